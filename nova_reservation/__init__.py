@@ -1,0 +1,1 @@
+"""nova-reservation: leases of compute capacity, inside Nova."""

@@ -1,0 +1,86 @@
+"""The lease API, compatible with Blazar's v1: a paste app served by
+nova-api, mounted at /reservation in the osapi_compute urlmap."""
+
+import re
+
+from oslo_log import log as logging
+import webob
+import webob.dec
+
+from nova_reservation.api.handlers import hosts
+from nova_reservation.api.handlers import leases
+from nova_reservation.api import wsgi
+
+LOG = logging.getLogger(__name__)
+
+ID = r'(?P<id>[^/]+)'
+ROUTES = [
+    ('GET', r'/v1/leases', leases.list_leases),
+    ('POST', r'/v1/leases', leases.create_lease),
+    ('GET', r'/v1/leases/' + ID, leases.show_lease),
+    ('PUT', r'/v1/leases/' + ID, leases.update_lease),
+    ('DELETE', r'/v1/leases/' + ID, leases.delete_lease),
+    ('POST', r'/v1/leases/' + ID + r'/events/(?P<event_id>[0-9]+)/retry',
+     leases.retry_event),
+    ('GET', r'/v1/os-hosts', hosts.list_hosts),
+    ('POST', r'/v1/os-hosts', hosts.create_host),
+    ('GET', r'/v1/os-hosts/allocations', hosts.list_allocations),
+    ('GET', r'/v1/os-hosts/' + ID + '/allocation', hosts.show_allocation),
+    ('GET', r'/v1/os-hosts/' + ID, hosts.show_host),
+    ('PUT', r'/v1/os-hosts/' + ID, hosts.update_host),
+    ('DELETE', r'/v1/os-hosts/' + ID, hosts.delete_host),
+]
+COMPILED = [(m, re.compile('^' + p + '/?$'), h) for m, p, h in ROUTES]
+
+
+class ReservationAPI:
+
+    @webob.dec.wsgify
+    def __call__(self, req: webob.Request) -> webob.Response:
+        resp = self._dispatch(req)
+        resp.headers['OpenStack-API-Version'] = 'reservation %s' % (
+            wsgi.VERSION)
+        resp.headers['Vary'] = 'OpenStack-API-Version'
+        return resp
+
+    def _dispatch(self, req: webob.Request) -> webob.Response:
+        path = req.path_info.rstrip('/') or '/'
+        if path in ('/', '/v1'):
+            return wsgi.json_response(200, {'versions': [{
+                'id': 'v1.0', 'status': 'CURRENT',
+                'links': [{'rel': 'self', 'href': req.application_url +
+                           '/v1/'}]}]})
+        allowed = []
+        for method, pattern, handler in COMPILED:
+            match = pattern.match(path)
+            if not match:
+                continue
+            if method != req.method:
+                allowed.append(method)
+                continue
+            try:
+                wsgi.check_version(req)
+                ctx = req.environ.get('nova.context')
+                if ctx is None:
+                    raise wsgi.Fault(401, 'Unauthorized',
+                                     'authentication is required')
+                body = wsgi.body_of(req) if method in ('POST', 'PUT') \
+                    else None
+                return handler(ctx, req, body=body, **match.groupdict())
+            except wsgi.Fault as f:
+                return f.response()
+            except Exception:
+                LOG.exception('%s %s failed', req.method, path)
+                return wsgi.Fault(500, 'InternalError',
+                                  'the request failed; see the nova-api '
+                                  'log').response()
+        if allowed:
+            return wsgi.Fault(405, 'MethodNotAllowed', '%s is not allowed '
+                              'on %s' % (req.method, path)).response()
+        return wsgi.Fault(404, 'NotFound', 'no resource at %s'
+                          % path).response()
+
+
+def app_factory(global_conf, **local_conf) -> ReservationAPI:
+    """Paste app factory: ``nova_reservation.api:app_factory``."""
+    return ReservationAPI()

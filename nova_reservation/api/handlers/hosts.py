@@ -1,0 +1,188 @@
+"""/v1/os-hosts: the reservable pool (admin only), and its allocations."""
+
+import json
+
+from nova.compute import api as compute_api
+from nova import exception as nova_exception
+from oslo_log import log as logging
+
+from nova_reservation.api import policies
+from nova_reservation.api import wsgi
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+HOST_FIELDS = ('id', 'hypervisor_hostname', 'service_name',
+               'hypervisor_type', 'hypervisor_version', 'vcpus', 'memory_mb',
+               'local_gb', 'cpu_info', 'reservable')
+DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+
+
+def _admin(ctx) -> None:
+    if not policies.authorize(ctx, 'reservation:os-hosts', {}):
+        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'only an admin may '
+                         'manage reservable hosts')
+
+
+def host_view(host) -> dict:
+    view = {f: getattr(host, f) for f in HOST_FIELDS}
+    view['id'] = str(host.id)
+    view['trust_id'] = None
+    view['created_at'] = host.created_at.strftime(DATE_FORMAT)
+    view['updated_at'] = (host.updated_at.strftime(DATE_FORMAT)
+                          if host.updated_at else None)
+    # Extra capabilities are flattened into the host, as in Blazar.
+    view.update(json.loads(host.extra_capabilities or '{}'))
+    return view
+
+
+def _host(host_id: str):
+    try:
+        host = db_api.get_host(int(host_id))
+    except ValueError:
+        host = None
+    if host is None:
+        raise wsgi.Fault(404, 'NotFound', 'host %s not found' % host_id)
+    return host
+
+
+def _capabilities(values: dict, field: str = '') -> dict:
+    caps = {}
+    for key, value in values.items():
+        if key in HOST_FIELDS or key in ('name', 'created_at',
+                                         'updated_at', 'trust_id'):
+            raise wsgi.Fault(400, 'InvalidInput', '%s%s: is not an extra '
+                             'capability and can not be set'
+                             % (field, key))
+        if not isinstance(value, (str, int, float, bool)) and \
+                value is not None:
+            raise wsgi.Fault(400, 'InvalidInput', '%s%s: must be a string '
+                             'or a number' % (field, key))
+        if len(str(key)) > 255 or len(str(value)) > 255:
+            raise wsgi.Fault(400, 'InvalidInput', '%s%s: keys and values '
+                             'are at most 255 characters' % (field, key))
+        caps[key] = value
+    return caps
+
+
+def _freepool(ctx):
+    """The freepool aggregate, made on first use."""
+    api = compute_api.AggregateAPI()
+    for agg in api.get_aggregate_list(ctx):
+        if agg.name == CONF.reservation.freepool_name:
+            return agg
+    return api.create_aggregate(ctx, CONF.reservation.freepool_name, None)
+
+
+def list_hosts(ctx, req, body=None):
+    _admin(ctx)
+    return wsgi.json_response(200, {'hosts': [host_view(h) for h in
+                                              db_api.list_hosts()]})
+
+
+def show_host(ctx, req, id, body=None):
+    _admin(ctx)
+    return wsgi.json_response(200, {'host': host_view(_host(id))})
+
+
+def create_host(ctx, req, body=None):
+    _admin(ctx)
+    if not isinstance(body, dict):
+        raise wsgi.Fault(400, 'InvalidInput', 'host: must be a JSON object')
+    name = body.get('name')
+    if not isinstance(name, str) or not name:
+        raise wsgi.Fault(400, 'InvalidInput', 'name: is required (the '
+                         'hypervisor hostname of a compute node)')
+    caps = _capabilities({k: v for k, v in body.items() if k != 'name'})
+    hosts_api = compute_api.HostAPI()
+    nodes = [n for n in hosts_api.compute_node_search_by_hypervisor(
+        ctx, name) if n.hypervisor_hostname == name]
+    if not nodes:
+        raise wsgi.Fault(404, 'NotFound', 'name: no compute node is named '
+                         '%s' % name)
+    if any(h.hypervisor_hostname == name for h in db_api.list_hosts()):
+        raise wsgi.Fault(409, 'Conflict', 'name: %s is reservable already'
+                         % name)
+    node = nodes[0]
+    servers = hosts_api.instance_get_all_by_host(ctx, node.host)
+    if servers:
+        raise wsgi.Fault(409, 'Conflict', 'name: %s runs %d servers; move '
+                         'them off before making it reservable'
+                         % (name, len(servers)))
+    try:
+        compute_api.AggregateAPI().add_host_to_aggregate(
+            ctx, _freepool(ctx).id, node.host)
+    except nova_exception.AggregateHostExists:
+        pass
+    host = db_api.create_host(
+        hypervisor_hostname=name, service_name=node.host,
+        hypervisor_type=node.hypervisor_type,
+        hypervisor_version=node.hypervisor_version, vcpus=node.vcpus,
+        memory_mb=node.memory_mb, local_gb=node.local_gb,
+        cpu_info=node.cpu_info, extra_capabilities=json.dumps(caps))
+    LOG.info('Host %s is reservable', name)
+    return wsgi.json_response(201, {'host': host_view(host)})
+
+
+def update_host(ctx, req, id, body=None):
+    _admin(ctx)
+    host = _host(id)
+    if not isinstance(body, dict):
+        raise wsgi.Fault(400, 'InvalidInput', 'values: must be a JSON '
+                         'object')
+    values = body.get('values', body)
+    if not isinstance(values, dict):
+        raise wsgi.Fault(400, 'InvalidInput', 'values: must be a JSON '
+                         'object')
+    caps = json.loads(host.extra_capabilities or '{}')
+    for key, value in _capabilities(values).items():
+        if value is None:
+            caps.pop(key, None)
+        else:
+            caps[key] = value
+    db_api.update_host(host.id, extra_capabilities=json.dumps(caps))
+    return wsgi.json_response(200, {'host': host_view(db_api.get_host(
+        host.id))})
+
+
+def _reservations_on(host) -> list:
+    """Reservations with a slot on the host that has not ended."""
+    now = db_api.utcnow()
+    return [r for r in db_api.reservations_on_node(host.hypervisor_hostname)
+            if r['end_at'] > now]
+
+
+def delete_host(ctx, req, id, body=None):
+    _admin(ctx)
+    host = _host(id)
+    held = _reservations_on(host)
+    if held:
+        raise wsgi.Fault(409, 'Conflict', 'host %s is reserved by lease %s '
+                         'until %s' % (host.hypervisor_hostname,
+                                       held[0]['lease_id'],
+                                       held[0]['end_at']))
+    try:
+        compute_api.AggregateAPI().remove_host_from_aggregate(
+            ctx, _freepool(ctx).id, host.service_name)
+    except nova_exception.AggregateHostNotFound:
+        pass
+    db_api.delete_host(host.id)
+    return wsgi.json_response(204)
+
+
+def _allocation(host) -> dict:
+    return {'resource_id': str(host.id), 'reservations': [
+        {'id': r['reservation_id'], 'lease_id': r['lease_id']}
+        for r in _reservations_on(host)]}
+
+
+def list_allocations(ctx, req, body=None):
+    _admin(ctx)
+    return wsgi.json_response(200, {'allocations': [
+        _allocation(h) for h in db_api.list_hosts()]})
+
+
+def show_allocation(ctx, req, id, body=None):
+    _admin(ctx)
+    return wsgi.json_response(200, {'allocation': _allocation(_host(id))})

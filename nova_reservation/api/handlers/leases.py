@@ -1,0 +1,214 @@
+"""/v1/leases: list, create, show, update, delete."""
+
+import time
+
+from nova.compute import flavors
+from nova import exception as nova_exception
+from nova import objects
+from nova.scheduler.client import report
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from nova_reservation.api import policies
+from nova_reservation.api import validation
+from nova_reservation.api import views
+from nova_reservation.api import wsgi
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.hooks import params
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import notifications
+from nova_reservation import planner
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+FINISHED = ('TERMINATED', 'DELETING', 'DELETED')
+_PLANNER = None
+
+
+def _planner() -> planner.Planner:
+    global _PLANNER
+    if _PLANNER is None:
+        _PLANNER = planner.Planner(ledger_mod.Ledger(),
+                                   report.report_client_singleton(),
+                                   time.time)
+    return _PLANNER
+
+
+# --------------------------------------------------------------- helpers
+
+def _authorize(ctx, rule: str, project_id: str) -> None:
+    if not policies.authorize(ctx, rule, {'project_id': project_id}):
+        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
+                         '%s for this user' % rule)
+
+
+def _lease(ctx, lease_id: str, rule: str):
+    lease = db_api.get_lease(lease_id)
+    if lease is None or lease.status == 'DELETED':
+        raise wsgi.Fault(404, 'NotFound', 'lease %s not found' % lease_id)
+    _authorize(ctx, rule, lease.project_id)
+    return lease
+
+
+def _flavor_need(ctx):
+    def need(flavor_id: str):
+        try:
+            flavor = flavors.get_flavor_by_flavor_id(ctx, flavor_id,
+                                                     read_deleted='no')
+        except nova_exception.FlavorNotFound:
+            return None
+        return capacity.need_of_flavor(flavor)
+    return need
+
+
+def _no_capacity(e: planner.NoCapacity) -> wsgi.Fault:
+    extra = {}
+    if e.earliest is not None:
+        extra['earliest_start'] = e.earliest.isoformat() + 'Z'
+    return wsgi.Fault(409, 'NotEnoughCapacity', str(e), **extra)
+
+
+def _private_flavor(ctx, req: planner.ReservationRequest):
+    """The private flavor of a virtual:instance reservation.
+
+    The owner gets access to it at the start.
+    """
+    flavor = objects.Flavor(
+        context=ctx, name='reservation:%s' % req.id, flavorid=req.id,
+        vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
+        root_gb=req.need.disk_gb, ephemeral_gb=0, swap=0, is_public=False)
+    flavor.create()
+    req.flavor_id = flavor.flavorid
+    return flavor
+
+
+# --------------------------------------------------------------- handlers
+
+def list_leases(ctx, req, body=None):
+    if policies.authorize(ctx, 'reservation:leases:list_all_projects', {}):
+        leases = db_api.list_leases()
+    else:
+        _authorize(ctx, 'reservation:leases:list', ctx.project_id)
+        leases = db_api.list_leases(ctx.project_id)
+    return wsgi.json_response(200, {'leases': [views.lease(x)
+                                               for x in leases]})
+
+
+def show_lease(ctx, req, id, body=None):
+    lease = _lease(ctx, id, 'reservation:leases:get')
+    return wsgi.json_response(200, {'lease': views.lease(lease)})
+
+
+def create_lease(ctx, req, body=None):
+    _authorize(ctx, 'reservation:leases:create', ctx.project_id)
+    try:
+        values, requests = validation.lease(
+            body, db_api.utcnow(), CONF.reservation.max_lease_duration,
+            CONF.reservation.max_advance, _flavor_need(ctx))
+    except params.InvalidParam as e:
+        raise wsgi.invalid(e)
+    lease_id = uuidutils.generate_uuid()
+    values.update(id=lease_id, project_id=ctx.project_id,
+                  user_id=ctx.user_id, status='PENDING', on_end='delete',
+                  created_at=db_api.utcnow())
+    made = [_private_flavor(ctx, r) for r in requests
+            if r.resource_type == planner.VIRTUAL]
+    try:
+        _planner().create(values, requests, planner.lease_events(values))
+    except planner.NoCapacity as e:
+        raise _no_capacity(e)
+    except planner.LedgerBusy:
+        raise wsgi.Fault(409, 'Conflict', 'the ledger is too busy to place '
+                         'the lease now; try again')
+    finally:
+        if not db_api.get_lease(lease_id):
+            for flavor in made:
+                flavor.destroy()
+    LOG.info('Lease %s (%s) created: %s', lease_id, values['name'],
+             '; '.join(r.describe() for r in requests))
+    notifications.api_notifier().lease('create', lease_id)
+    return wsgi.json_response(201, {'lease': views.lease(
+        db_api.get_lease(lease_id))})
+
+
+def _growth(lease, entries: list) -> list:
+    """(request for the extra slots, new amount) per grown reservation."""
+    current = {r.id: r for r in db_api.reservations_of(lease.id)}
+    growth = []
+    for i, entry in enumerate(entries):
+        prefix = 'reservations[%d].' % i
+        if not isinstance(entry, dict) or entry.get('id') not in current:
+            raise params.InvalidParam(prefix + 'id', 'must be the id of a '
+                                      'reservation of this lease')
+        res = current[entry['id']]
+        field = 'max' if res.resource_type == planner.HOST else 'amount'
+        unknown = sorted(set(entry) - {'id', field, 'min',
+                                       'resource_type'})
+        if unknown:
+            raise params.InvalidParam(prefix + unknown[0], 'can not change '
+                                      '(only %s can)' % field)
+        if field not in entry:
+            continue
+        old = res.max_count if field == 'max' else res.amount
+        new = validation.whole(prefix + field, entry[field])
+        if new < old:
+            raise params.InvalidParam(prefix + field, 'can grow but not '
+                                      'shrink (now %d)' % old)
+        if new == old:
+            continue
+        need = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
+        growth.append((planner.ReservationRequest(
+            id=res.id, resource_type=res.resource_type, count=new - old,
+            min_count=new - old, need=need,
+            hypervisor_properties=res.hypervisor_properties or '',
+            resource_properties=res.resource_properties or ''), new))
+    return growth
+
+
+def update_lease(ctx, req, id, body=None):
+    lease = _lease(ctx, id, 'reservation:leases:update')
+    if lease.status in FINISHED or lease.status == 'ERROR':
+        raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
+                         'change' % (lease.id, lease.status))
+    try:
+        values, entries = validation.update(
+            body, lease, db_api.utcnow(),
+            CONF.reservation.max_lease_duration,
+            CONF.reservation.max_advance, _flavor_need(ctx))
+        growth = _growth(lease, entries)
+    except params.InvalidParam as e:
+        raise wsgi.invalid(e)
+    try:
+        _planner().change(lease, lease.version, values, growth)
+    except planner.NoCapacity as e:
+        raise _no_capacity(e)
+    except (planner.LedgerBusy, db_api.LeaseChanged):
+        raise wsgi.Fault(409, 'Conflict', 'lease %s changed while this '
+                         'change was made; read it again and retry'
+                         % lease.id)
+    notifications.api_notifier().lease('update', lease.id)
+    return wsgi.json_response(200, {'lease': views.lease(
+        db_api.get_lease(lease.id))})
+
+
+def delete_lease(ctx, req, id, body=None):
+    lease = _lease(ctx, id, 'reservation:leases:delete')
+    db_api.begin_delete(lease.id)
+    notifications.api_notifier().lease('delete', lease.id)
+    LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
+             lease.name, lease.status)
+    return wsgi.json_response(204)
+
+
+def retry_event(ctx, req, id, event_id, body=None):
+    """An admin runs a failed event again; the lease leaves ERROR."""
+    lease = _lease(ctx, id, 'reservation:leases:retry_event')
+    if not db_api.retry_event(lease.id, int(event_id)):
+        raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
+                         'in ERROR' % (event_id, lease.id))
+    LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,
+             ctx.user_id)
+    return wsgi.json_response(202, {'lease': views.lease(
+        db_api.get_lease(lease.id))})

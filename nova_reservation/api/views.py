@@ -1,0 +1,65 @@
+"""The lease API's views, in Blazar's shapes (also the payloads of the
+lease notifications)."""
+
+from nova_reservation.db import api as db_api
+from nova_reservation import planner
+
+DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'   # what Blazar's clients parse
+EVENT_NAMES = {'start': 'start_lease', 'end': 'end_lease',
+               'before_end': 'before_end_lease',
+               'before_start': 'before_start_lease'}   # others as they are
+
+
+def _date(value) -> str:
+    return value.strftime(DATE_FORMAT) if value else None
+
+
+def reservation(res, servers: list) -> dict:
+    view = {'id': res.id, 'lease_id': res.lease_id,
+            'resource_type': res.resource_type, 'status': res.status,
+            'created_at': _date(res.created_at),
+            'updated_at': _date(res.updated_at),
+            'missing_resources': False, 'resources_changed': False}
+    if res.resource_type == planner.HOST:
+        view.update(min=res.min_count, max=res.max_count,
+                    hypervisor_properties=res.hypervisor_properties or '',
+                    resource_properties=res.resource_properties or '',
+                    before_end=res.before_end or 'default',
+                    resource_id=res.aggregate_id)
+    else:
+        view.update(amount=res.amount, flavor_id=res.flavor_id,
+                    resource_id=res.flavor_id, servers=servers)
+        if res.resource_type != planner.SERVER:
+            view['affinity'] = res.affinity
+        if res.resource_type == planner.VIRTUAL:
+            view.update(vcpus=res.vcpus, memory_mb=res.memory_mb,
+                        disk_gb=res.disk_gb, resource_properties='')
+    return view
+
+
+def lease(lease, details: tuple = None) -> dict:
+    """A lease with its reservations and events (`details`: what
+    db_api.lease_details gave, read again if not given).
+    """
+    _, reservations, bindings, events = details or db_api.lease_details(
+        lease.id)
+    before_end = None
+    if lease.before_end_minutes:
+        before_end = db_api.event_time('before_end', lease)
+    return {
+        'id': lease.id, 'name': lease.name, 'project_id': lease.project_id,
+        'user_id': lease.user_id, 'start_date': _date(lease.start_at),
+        'end_date': _date(lease.end_at), 'status': lease.status,
+        'status_reason': lease.status_reason, 'degraded': lease.degraded,
+        'trust_id': None, 'before_end_date': _date(before_end),
+        'created_at': _date(lease.created_at),
+        'updated_at': _date(lease.updated_at),
+        'reservations': [reservation(r, [
+            b.instance_uuid for b in bindings if b.reservation_id == r.id])
+            for r in reservations],
+        'events': [{'id': e.id, 'lease_id': lease.id,
+                    'event_type': EVENT_NAMES.get(e.event_type,
+                                                  e.event_type),
+                    'time': _date(e.due_at), 'status': e.status}
+                   for e in events],
+    }

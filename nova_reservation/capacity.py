@@ -1,0 +1,265 @@
+"""Capacity math of the ledger: pure functions and values, no I/O.
+
+Times are float seconds since the epoch (UTC).  A host's promised usage over
+time is a step function built from its allocations; `Timeline` answers "the
+peak usage over [start, end)" with two bisections and a sparse-table range
+maximum, so a query costs O(log n) whatever the number of allocations.
+"""
+
+import bisect
+import dataclasses
+import math
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence
+
+# An open-ended interval (an ordinary server has no end) runs to here.
+FOREVER = float(2 ** 40)
+
+
+class Resources(NamedTuple):
+    vcpus: float = 0
+    memory_mb: float = 0
+    disk_gb: float = 0
+
+    def __add__(self, other: 'Resources') -> 'Resources':  # type: ignore
+        return Resources(self.vcpus + other.vcpus,
+                         self.memory_mb + other.memory_mb,
+                         self.disk_gb + other.disk_gb)
+
+    def __sub__(self, other: 'Resources') -> 'Resources':
+        return Resources(self.vcpus - other.vcpus,
+                         self.memory_mb - other.memory_mb,
+                         self.disk_gb - other.disk_gb)
+
+    def scaled(self, factor: float) -> 'Resources':
+        return Resources(self.vcpus * factor, self.memory_mb * factor,
+                         self.disk_gb * factor)
+
+    def fits_in(self, limit: 'Resources') -> bool:
+        return (self.vcpus <= limit.vcpus and
+                self.memory_mb <= limit.memory_mb and
+                self.disk_gb <= limit.disk_gb)
+
+    def clamp_min(self, floor: float = 0) -> 'Resources':
+        return Resources(max(self.vcpus, floor), max(self.memory_mb, floor),
+                         max(self.disk_gb, floor))
+
+    def describe(self) -> str:
+        return '%g vCPU, %g MB RAM, %g GB disk' % self
+
+
+ZERO = Resources()
+
+
+@dataclasses.dataclass(frozen=True)
+class Allocation:
+    """One row of the ledger: a slot promised on a node over [start, end)."""
+    id: int
+    reservation_id: str
+    node: str
+    start: float
+    end: float
+    resources: Resources
+    instance_uuid: Optional[str] = None
+
+
+class Timeline:
+    """The promised usage of one node over time."""
+
+    def __init__(self, allocations: Iterable[Allocation] = ()) -> None:
+        self._allocations = {a.id: a for a in allocations}
+        self._built = False
+
+    def __len__(self) -> int:
+        return len(self._allocations)
+
+    def copy(self, exclude: Iterable[int] = ()) -> 'Timeline':
+        excluded = set(exclude)
+        return Timeline(a for a in self._allocations.values()
+                        if a.id not in excluded)
+
+    def add(self, allocation: Allocation) -> None:
+        self._allocations[allocation.id] = allocation
+        self._built = False
+
+    def remove(self, allocation_id: int) -> None:
+        if self._allocations.pop(allocation_id, None) is not None:
+            self._built = False
+
+    def _build(self) -> None:
+        deltas: dict = {}
+        for a in self._allocations.values():
+            if a.end <= a.start:
+                continue
+            deltas[a.start] = deltas.get(a.start, ZERO) + a.resources
+            deltas[a.end] = deltas.get(a.end, ZERO) - a.resources
+        times = sorted(deltas)
+        levels = []
+        level = ZERO
+        for t in times:
+            level = level + deltas[t]
+            levels.append(level)
+        self._times = times
+        # levels[i] is the usage over [times[i], times[i+1]).
+        self._tables = [_sparse_table([lv[k] for lv in levels])
+                        for k in range(3)]
+        self._built = True
+
+    def peak(self, start: float, end: float,
+             exclude: Iterable[int] = ()) -> Resources:
+        """Highest usage at any instant of [start, end), per resource.
+
+        Allocations listed in `exclude` (ids) are left out, so a
+        reservation can be checked against everything but itself.
+        """
+        excluded = set(exclude).intersection(self._allocations)
+        if excluded:
+            # Rare (re-binding a slot): a throw-away timeline is simplest.
+            return self.copy(excluded).peak(start, end)
+        if not self._allocations or end <= start:
+            return ZERO
+        if not self._built:
+            self._build()
+        times = self._times
+        lo = bisect.bisect_right(times, start) - 1
+        hi = bisect.bisect_left(times, end) - 1
+        if hi < 0:
+            return ZERO
+        lo = max(lo, 0)
+        return Resources(*(_range_max(table, lo, hi)
+                           for table in self._tables))
+
+    def ends_after(self, t: float) -> list:
+        """The end times of allocations later than t: the only instants at
+        which the usage can drop, so the only starts worth trying.
+        """
+        return sorted({a.end for a in self._allocations.values()
+                       if a.end > t})
+
+
+def _sparse_table(values: list) -> list:
+    table = [values]
+    span = 1
+    while 2 * span <= len(values):
+        prev = table[-1]
+        table.append([max(prev[i], prev[i + span])
+                      for i in range(len(values) - 2 * span + 1)])
+        span *= 2
+    return table
+
+
+def _range_max(table: list, lo: int, hi: int) -> float:
+    """Maximum of values[lo..hi] (inclusive) in O(1)."""
+    k = (hi - lo + 1).bit_length() - 1
+    row = table[k]
+    return max(row[lo], row[hi - (1 << k) + 1])
+
+
+@dataclasses.dataclass(frozen=True)
+class Host:
+    """A node as the ledger sees it.
+
+    `capacity` is what may be promised at all ((total - reserved) x
+    allocation ratio); `base` is what servers outside the ledger use now,
+    taken to stay for good since an ordinary server has no end.
+    """
+    node: str
+    capacity: Resources
+    base: Resources = ZERO
+    host: Optional[str] = None
+
+
+def fits(host: Host, timeline: Optional[Timeline], need: Resources,
+         start: float, end: float, exclude: Iterable[int] = ()) -> bool:
+    peak = timeline.peak(start, end, exclude) if timeline else ZERO
+    return (host.base + peak + need).fits_in(host.capacity)
+
+
+def headroom(host: Host, timeline: Optional[Timeline], start: float,
+             end: float) -> Resources:
+    peak = timeline.peak(start, end) if timeline else ZERO
+    return host.capacity - host.base - peak
+
+
+def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
+         count: int, start: float, end: float,
+         prefer: Optional[tuple] = None,
+         affinity: Optional[bool] = None) -> Optional[list]:
+    """Choose a node for each of `count` slots of `need` over [start, end).
+
+    Returns the list of nodes (one per slot) or None if they do not all fit.
+    Slots go to the node with the most free room (spread, like Nova's
+    default weighing); nodes that can also take the slot over the `prefer`
+    interval (start, end) come first.  `affinity` True puts every slot on
+    one node, False each on a node of its own.
+    """
+    free = {}
+    for h in hosts:
+        room = headroom(h, timelines.get(h.node), start, end)
+        if need.fits_in(room):
+            free[h.node] = room
+    if not free:
+        return None
+    preferred = set()
+    if prefer is not None:
+        by_node = {h.node: h for h in hosts}
+        preferred = {n for n in free
+                     if fits(by_node[n], timelines.get(n), need, *prefer)}
+
+    def rank(n):
+        return (n in preferred, _score(free[n], need), n)
+    if affinity:
+        whole = need.scaled(count)
+        nodes = [n for n in free if whole.fits_in(free[n])]
+        return [max(nodes, key=rank)] * count if nodes else None
+    chosen = []
+    for _ in range(count):
+        candidates = [n for n in free if need.fits_in(free[n])
+                      and not (affinity is False and n in chosen)]
+        if not candidates:
+            return None
+        best = max(candidates, key=rank)
+        free[best] = free[best] - need
+        chosen.append(best)
+    return chosen
+
+
+def plan_hosts(hosts: Sequence[Host], timelines: dict, start: float,
+               end: float, min_count: int,
+               max_count: int) -> Optional[list]:
+    """Whole nodes free over [start, end).
+
+    As many as `max_count`, at least `min_count`, else None.
+    """
+    free = sorted(h.node for h in hosts
+                  if fits(h, timelines.get(h.node), h.capacity, start, end))
+    return free[:max_count] if len(free) >= min_count else None
+
+
+def _score(room: Resources, need: Resources) -> float:
+    """How many more slots of `need` the room holds (for spreading)."""
+    ratios = [r / n for r, n in zip(room, need) if n > 0]
+    return min(ratios) if ratios else math.inf
+
+
+def earliest_start(timelines: dict, start: float, duration: float,
+                   horizon: float,
+                   place: Callable[[float, float], Optional[list]]
+                   ) -> Optional[float]:
+    """The earliest t in [start, horizon] at which `place(t, t + duration)`
+    finds room, or None.  Only `start` and the ends of allocations are
+    tried: usage drops nowhere else.
+    """
+    candidates = {start}
+    for tl in timelines.values():
+        candidates.update(t for t in tl.ends_after(start) if t <= horizon)
+    for t in sorted(candidates):
+        if place(t, t + duration) is not None:
+            return t
+    return None
+
+
+def need_of_flavor(flavor) -> Resources:
+    """What a server of `flavor` takes, as Placement counts it."""
+    swap_gb = math.ceil((flavor.swap or 0) / 1024)
+    return Resources(flavor.vcpus, flavor.memory_mb,
+                     flavor.root_gb + flavor.ephemeral_gb + swap_gb)

@@ -1,0 +1,31 @@
+"""``nova-reservation-engine``: runs lease events; reads nova.conf.
+
+Run as many as wanted against one database: each event runs once.
+"""
+
+import signal
+import sys
+
+import nova.conf  # noqa: F401  (registers Nova's options, api_database)
+from nova import config as nova_config
+from oslo_log import log as logging
+
+from nova_reservation import conf
+from nova_reservation.engine import nova_client
+from nova_reservation.engine import service
+from nova_reservation import notifications
+
+CONF = conf.CONF
+
+
+def main() -> None:
+    nova_config.parse_args(sys.argv, init_rpc=False,
+                           prog='nova-reservation-engine')
+    logging.setup(CONF, 'nova-reservation-engine')
+    notifier = notifications.Notifier()
+    engine = service.Engine(nova_client.NovaClient.from_conf(),
+                            on_event=notifier.event_done, notifier=notifier)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: engine.stop())
+    engine.run_forever()
+    engine.close()

@@ -1,0 +1,94 @@
+"""Configuration of nova-reservation: the ``[reservation]`` group of
+nova.conf."""
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+GROUP = 'reservation'
+
+reservation_group = cfg.OptGroup(
+    GROUP, title='Reservation options',
+    help='Leases of compute capacity: limits, the event engine, and the '
+         'credentials the engine uses to act on Nova through its REST API.')
+
+lease_opts = [
+    cfg.IntOpt('max_lease_duration', default=30 * 24 * 3600, min=60,
+               help='Longest lease a user may ask for, in seconds.'),
+    cfg.IntOpt('max_advance', default=365 * 24 * 3600, min=0,
+               help='How far in the future a lease may start, in seconds. '
+                    'It also bounds the search for the earliest start that '
+                    'fits, which a refused lease reports.'),
+    cfg.IntOpt('max_servers_per_lease', default=100, min=1,
+               help='Most servers one boot with lease_params may create.'),
+    cfg.StrOpt('freepool_name', default='freepool',
+               help='Name of the aggregate that holds the reservable hosts '
+                    '(os-hosts). Ordinary boots never land on its hosts.'),
+    cfg.IntOpt('boot_grace', default=600, min=0,
+               help='A future lease\'s servers are booted at once and then '
+                    'shelved until the start. The ledger prefers hosts that '
+                    'can also take them for this many seconds from now, so '
+                    'that the first boot lands.'),
+]
+
+engine_opts = [
+    cfg.IntOpt('before_start_offset', default=0, min=0,
+               help='Minutes before a lease starts at which the engine '
+                    'sends lease.event.before_start_lease, so that operators '
+                    'can prepare capacity. 0: no such notification.'),
+    cfg.FloatOpt('engine_poll_interval', default=1.0, min=0.05,
+                 help='Longest time in seconds the engine sleeps before it '
+                      'looks for new events. It wakes earlier for an event '
+                      'that is due.'),
+    cfg.IntOpt('host_check_interval', default=30, min=1,
+               help='Seconds between two looks for compute nodes that are '
+                    'down or disabled, whose future slots the engine moves '
+                    'to other nodes.'),
+    cfg.IntOpt('engine_workers', default=8, min=1,
+               help='Events one engine runs side by side.'),
+    cfg.IntOpt('engine_batch', default=200, min=1,
+               help='Most due events one engine takes up in one pass.'),
+    cfg.IntOpt('event_claim_timeout', default=300, min=5,
+               help='Seconds after which a claim on an event that its '
+                    'engine did not finish (the engine died) expires, so '
+                    'that another engine takes the event over.'),
+    cfg.FloatOpt('action_poll_interval', default=1.0, min=0.05,
+                 help='Seconds between two looks at a server while an event '
+                      'waits for Nova to finish an action on it.'),
+    cfg.IntOpt('start_retries', default=3, min=0,
+               help='How many times a failed event is retried, with '
+                    'exponential backoff, before its lease goes to ERROR.'),
+    cfg.FloatOpt('retry_backoff', default=5.0, min=0,
+                 help='Seconds before the first retry of a failed event; '
+                      'doubles at each retry.'),
+    cfg.IntOpt('action_timeout', default=900, min=10,
+               help='Seconds an event may wait for Nova to finish an action '
+                    'on a server before the event counts as failed.'),
+    cfg.StrOpt('compute_microversion', default='2.91',
+               help='Compute API microversion the engine uses (2.91 or '
+                    'later: unshelve onto the reserved host).'),
+]
+
+ALL_OPTS = lease_opts + engine_opts
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_group(reservation_group)
+    conf.register_opts(ALL_OPTS, group=reservation_group)
+    ks_loading.register_session_conf_options(conf, GROUP)
+    ks_loading.register_auth_conf_options(conf, GROUP)
+    ks_loading.register_adapter_conf_options(conf, GROUP)
+    conf.set_default('service_type', 'compute', group=GROUP)
+    conf.set_default('valid_interfaces', ['internal', 'public'], group=GROUP)
+
+
+def list_opts() -> list:
+    """The options of the sample file (oslo-config-generator)."""
+    ks_opts = (ks_loading.get_session_conf_options() +
+               ks_loading.get_auth_common_conf_options() +
+               ks_loading.get_adapter_conf_options(
+                   include_deprecated=False))
+    return [(reservation_group, ALL_OPTS + ks_opts)]
+
+
+CONF = cfg.CONF
+register_opts(CONF)

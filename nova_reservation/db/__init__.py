@@ -1,0 +1,1 @@
+"""The store: nova-reservation's tables in Nova's API database."""

@@ -1,0 +1,151 @@
+"""Tables of nova-reservation, kept in Nova's API database.
+
+Every name carries the ``rsv_`` prefix so that it can not meet one of
+Nova's own tables.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy import orm
+
+# Sub-second precision on MySQL/MariaDB: events run on time, not on the
+# second.
+Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql')
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class Lease(Base):
+    __tablename__ = 'rsv_leases'
+    id = sa.Column(sa.String(36), primary_key=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    project_id = sa.Column(sa.String(255), nullable=False, index=True)
+    user_id = sa.Column(sa.String(255))
+    start_at = sa.Column(Timestamp, nullable=False)
+    end_at = sa.Column(Timestamp, nullable=False)
+    status = sa.Column(sa.String(32), nullable=False)
+    status_reason = sa.Column(sa.Text)
+    on_end = sa.Column(sa.String(16), nullable=False, default='delete')
+    before_end_minutes = sa.Column(sa.Integer)
+    created_at = sa.Column(Timestamp, nullable=False)
+    updated_at = sa.Column(Timestamp)
+    # Bumped by every change: updates are conditional on it.
+    version = sa.Column(sa.Integer, nullable=False, default=0)
+    degraded = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class Reservation(Base):
+    __tablename__ = 'rsv_reservations'
+    id = sa.Column(sa.String(36), primary_key=True)
+    lease_id = sa.Column(sa.String(36), sa.ForeignKey('rsv_leases.id'),
+                         nullable=False, index=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    resource_type = sa.Column(sa.String(32), nullable=False)
+    flavor_id = sa.Column(sa.String(255))
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    disk_gb = sa.Column(sa.Integer, nullable=False)
+    amount = sa.Column(sa.Integer, nullable=False)
+    status = sa.Column(sa.String(32), nullable=False)
+    generation = sa.Column(sa.BigInteger, nullable=False, index=True)
+    deleted = sa.Column(sa.Boolean, nullable=False, default=False)
+    # physical:host
+    min_count = sa.Column(sa.Integer)
+    max_count = sa.Column(sa.Integer)
+    hypervisor_properties = sa.Column(sa.Text)
+    resource_properties = sa.Column(sa.Text)
+    before_end = sa.Column(sa.String(32))
+    aggregate_id = sa.Column(sa.Integer)
+    # flavor:instance and virtual:instance
+    affinity = sa.Column(sa.Boolean)
+    created_at = sa.Column(Timestamp)
+    updated_at = sa.Column(Timestamp)
+
+
+class Allocation(Base):
+    """The capacity ledger: one slot on one node over [start_at, end_at)."""
+    __tablename__ = 'rsv_allocations'
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    reservation_id = sa.Column(sa.String(36),
+                               sa.ForeignKey('rsv_reservations.id'),
+                               nullable=False, index=True)
+    node = sa.Column(sa.String(255), nullable=False)
+    host = sa.Column(sa.String(255))
+    start_at = sa.Column(Timestamp, nullable=False)
+    end_at = sa.Column(Timestamp, nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    disk_gb = sa.Column(sa.Integer, nullable=False)
+    instance_uuid = sa.Column(sa.String(36))
+    generation = sa.Column(sa.BigInteger, nullable=False, index=True)
+    deleted = sa.Column(sa.Boolean, nullable=False, default=False)
+
+
+class LedgerState(Base):
+    """One row: the ledger's generation, bumped by every ledger write.
+
+    Writers that must not act on a stale view change it with a
+    compare-and-swap; readers fetch only rows newer than the generation
+    they hold.
+    """
+    __tablename__ = 'rsv_ledger'
+    id = sa.Column(sa.Integer, primary_key=True)
+    generation = sa.Column(sa.BigInteger, nullable=False)
+    # Set once per store: a copy of another store's ledger is never
+    # mistaken for a copy of this one.
+    epoch = sa.Column(sa.String(36), nullable=False)
+
+
+class Event(Base):
+    __tablename__ = 'rsv_events'
+    __table_args__ = (sa.Index('rsv_events_status_due_idx',
+                               'status', 'due_at'),)
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    lease_id = sa.Column(sa.String(36), sa.ForeignKey('rsv_leases.id'),
+                         nullable=False, index=True)
+    event_type = sa.Column(sa.String(32), nullable=False)
+    due_at = sa.Column(Timestamp, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    claimed_by = sa.Column(sa.String(255))
+    claim_expires = sa.Column(Timestamp)
+    attempts = sa.Column(sa.Integer, nullable=False, default=0)
+    last_error = sa.Column(sa.Text)
+    updated_at = sa.Column(Timestamp)
+    # When the event was meant to run (due_at moves while an action waits
+    # on Nova), first ran and finished; `runs`: completions (exactly 1).
+    scheduled_at = sa.Column(Timestamp)
+    started_at = sa.Column(Timestamp)
+    finished_at = sa.Column(Timestamp)
+    runs = sa.Column(sa.Integer, nullable=False, default=0)
+
+
+class ServerBinding(Base):
+    """A server of a lease made by a boot with lease_params."""
+    __tablename__ = 'rsv_server_bindings'
+    instance_uuid = sa.Column(sa.String(36), primary_key=True)
+    lease_id = sa.Column(sa.String(36), sa.ForeignKey('rsv_leases.id'),
+                         nullable=False, index=True)
+    reservation_id = sa.Column(sa.String(36), nullable=False)
+    state = sa.Column(sa.String(32), nullable=False)
+    image_id = sa.Column(sa.String(36))
+
+
+class Host(Base):
+    """A compute node enrolled in the reservable pool (os-hosts)."""
+    __tablename__ = 'rsv_hosts'
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    hypervisor_hostname = sa.Column(sa.String(255), nullable=False,
+                                    unique=True)
+    service_name = sa.Column(sa.String(255), nullable=False)
+    hypervisor_type = sa.Column(sa.String(255))
+    hypervisor_version = sa.Column(sa.BigInteger)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    local_gb = sa.Column(sa.Integer, nullable=False)
+    cpu_info = sa.Column(sa.Text)
+    extra_capabilities = sa.Column(sa.Text, nullable=False, default='{}')
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    created_at = sa.Column(Timestamp, nullable=False)
+    updated_at = sa.Column(Timestamp)

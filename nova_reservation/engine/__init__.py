@@ -1,0 +1,1 @@
+"""The event engine (``nova-reservation-engine``)."""

@@ -1,0 +1,236 @@
+"""What each event does to a lease's servers.
+
+Every action is idempotent and never waits: it moves each server one step
+and raises `Pending` while Nova is still working, so that the engine looks
+again later and other events are not held up.  Running an action twice
+does no harm.  An action returns the lease's status once it is done (or
+None), which the engine records with the event's end, in one transaction.
+"""
+
+from oslo_log import log as logging
+
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.engine import nova_client
+
+CONF = conf.CONF
+
+LOG = logging.getLogger(__name__)
+
+TAG_PREFIX = 'lease-'
+
+
+class Pending(Exception):
+    """Nova has not finished yet: look again soon."""
+
+
+class ActionFailed(Exception):
+    """The event can not be carried out (it is retried, then ERROR)."""
+
+
+def _server(nova, uuid):
+    try:
+        return nova.server(uuid)
+    except nova_client.NotFound:
+        return None
+
+
+def _state(server) -> str:
+    """Nova's vm_state: the API's ``status`` is what users see, which the
+    hook itself changes (RESERVED).
+    """
+    return server['OS-EXT-STS:vm_state']
+
+
+def _busy(server) -> bool:
+    return (_state(server) == 'building' or
+            server.get('OS-EXT-STS:task_state') is not None)
+
+
+def _failed(server, lease) -> ActionFailed:
+    reason = (server.get('fault') or {}).get('message', 'no reason given')
+    return ActionFailed('server %s of lease %s is in ERROR: %s'
+                        % (server['id'], lease.name, reason))
+
+
+def _hold_slot(nova, lease, binding, server) -> None:
+    """Tie the server to a slot of its reservation (race-safe)."""
+    slot = db_api.bind_slot(binding.reservation_id, server['id'],
+                            server.get('OS-EXT-SRV-ATTR:hypervisor_hostname'),
+                            server.get('OS-EXT-SRV-ATTR:host'))
+    if slot is None:
+        raise ActionFailed('lease %s has no free slot left for server %s'
+                           % (lease.name, server['id']))
+    if slot.host is None:
+        # A slot no sibling landed on: the start needs its node's host.
+        db_api.set_slot_host(slot.id, nova.host_of_node(slot.node))
+    _tag(nova, lease, server)
+
+
+def _tag(nova, lease, server) -> None:
+    if TAG_PREFIX + lease.id not in (server.get('tags') or []):
+        nova.add_tag(server['id'], TAG_PREFIX + lease.id)
+
+
+def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
+    """Move each server of the lease one step with `step(binding, server,
+    state)`, which returns True while Nova still has work to do.  A server
+    that is gone is skipped; one in ERROR fails the event if `error_fails`.
+    """
+    waiting = False
+    for binding in bindings:
+        server = _server(nova, binding.instance_uuid)
+        if server is None:
+            continue
+        state = _state(server)
+        if state == 'error' and error_fails:
+            raise _failed(server, lease)
+        if (_busy(server) and state != 'error') or step(binding, server,
+                                                        state):
+            waiting = True
+    if waiting:
+        raise Pending()
+
+
+def reserve(nova, lease, bindings, now) -> None:
+    """A future lease's servers give their resources back until the start:
+    shelved and offloaded.
+    """
+    if now >= lease.start_at:
+        return   # The start event takes over.
+
+    def step(binding, server, state):
+        if state in ('active', 'stopped'):
+            _hold_slot(nova, lease, binding, server)
+            nova.action(server['id'], 'shelve')
+            return True
+        if state == 'shelved':
+            nova.action(server['id'], 'shelveOffload')
+            return True
+        if state == 'shelved_offloaded' and binding.state != 'RESERVED':
+            db_api.set_binding(binding.instance_uuid, state='RESERVED')
+        return False
+    _step_each(nova, lease, bindings, step)
+
+
+def _pool_moves(nova, lease, to_lease: bool) -> None:
+    """Host reservations: their hosts leave the freepool for the lease's
+    aggregate (to_lease), or go back; private flavors get access, or go.
+    """
+    freepool = hosts = None
+    for res in db_api.reservations_of(lease.id):
+        if res.resource_type == 'virtual:instance' and res.flavor_id:
+            if to_lease:
+                nova.flavor_access(res.flavor_id, lease.project_id)
+            else:
+                nova.delete_flavor(res.flavor_id)
+        if res.resource_type != 'physical:host':
+            continue
+        freepool = freepool or nova.aggregate(CONF.reservation.freepool_name,
+                                              {})
+        hosts = hosts or {h.hypervisor_hostname: h.service_name
+                          for h in db_api.list_hosts()}
+        agg = res.aggregate_id
+        if agg is None and to_lease:
+            agg = nova.aggregate('reservation:%s' % res.id, {
+                'reservation:lease_id': lease.id,
+                'reservation:project_id': lease.project_id})
+            db_api.set_reservation(res.id, aggregate_id=agg)
+        nodes = {s.node for s in db_api.allocations_of(res.id,
+                                                       deleted=True)}
+        for node in sorted(nodes):
+            host = hosts.get(node)
+            if host is None or agg is None:
+                continue
+            nova.aggregate_host(freepool, host, add=not to_lease)
+            nova.aggregate_host(agg, host, add=to_lease)
+        if not to_lease and agg is not None:
+            nova.delete_aggregate(agg)
+
+
+def start(nova, lease, bindings, now) -> str:
+    """Each server runs on its reserved node; reserved hosts and flavors
+    are handed to the project.
+    """
+    _pool_moves(nova, lease, to_lease=True)
+
+    def step(binding, server, state):
+        if state == 'active':
+            _hold_slot(nova, lease, binding, server)
+            if binding.state != 'ACTIVE':
+                db_api.set_binding(binding.instance_uuid, state='ACTIVE')
+            return False
+        if state == 'shelved_offloaded':
+            slot = db_api.slot_of(binding.reservation_id, server['id'])
+            if binding.state == 'UNSHELVING':
+                # Asked before, and Nova is done: it could not.
+                db_api.set_binding(binding.instance_uuid, state='RESERVED')
+                raise ActionFailed('server %s could not start on %s: %s' % (
+                    server['id'], slot.host if slot else 'its node',
+                    (server.get('fault') or {}).get('message',
+                                                    'no reason given')))
+            args = {'host': slot.host} if slot and slot.host else None
+            db_api.set_binding(binding.instance_uuid, state='UNSHELVING')
+            nova.action(server['id'], 'unshelve', args)
+        elif state == 'shelved':
+            nova.action(server['id'], 'unshelve')
+        elif state == 'stopped':
+            nova.action(server['id'], 'os-start')
+        return True
+    _step_each(nova, lease, bindings, step)
+    return 'ACTIVE'
+
+
+def before_end(nova, lease, bindings, now) -> None:
+    """Nothing to do to the servers: the event's notification
+    (lease.event.before_end_lease, or before_start_lease) tells that the
+    end, or the start, is near.
+    """
+
+
+def end(nova, lease, bindings, now) -> str:
+    """The lease's on_end action on each of its servers."""
+    def step(binding, server, state):
+        if binding.state == 'ENDED':
+            return False
+        if lease.on_end == 'shelve' and not state.startswith('shelved'):
+            nova.action(server['id'], 'shelve')
+            return True
+        if lease.on_end == 'snapshot' and binding.image_id is None:
+            image = nova.action(server['id'], 'createImage', {
+                'name': '%s-%s' % (lease.name, server['name'])})
+            db_api.set_binding(binding.instance_uuid,
+                               image_id=image['image_id'])
+            return True
+        if lease.on_end in ('delete', 'snapshot'):
+            nova.delete(server['id'])
+        db_api.set_binding(binding.instance_uuid, state='ENDED')
+        return False
+    # A server in ERROR still gets the end action (deleted, say).
+    _step_each(nova, lease, bindings, step, error_fails=False)
+    _pool_moves(nova, lease, to_lease=False)
+    db_api.unbind_slots(lease.id)
+    return 'DELETED' if lease.status == 'DELETING' else 'TERMINATED'
+
+
+def bind(nova, lease, bindings, now) -> None:
+    """Servers booted into a reservation hold the slot on their node (those
+    on reserved whole hosts hold none: the host is theirs).
+    """
+    whole_hosts = {r.id for r in db_api.reservations_of(lease.id)
+                   if r.resource_type == 'physical:host'}
+
+    def step(binding, server, state):
+        if binding.state == 'BOOTING':
+            if binding.reservation_id in whole_hosts:
+                _tag(nova, lease, server)
+            else:
+                _hold_slot(nova, lease, binding, server)
+            db_api.set_binding(binding.instance_uuid, state='ACTIVE')
+        return False
+    _step_each(nova, lease, [b for b in bindings if b.state == 'BOOTING'],
+               step)
+
+
+ACTIONS = {'reserve': reserve, 'start': start, 'before_end': before_end,
+           'before_start': before_end, 'end': end, 'bind': bind}

@@ -1,0 +1,124 @@
+"""The engine's hands: Nova's REST API through keystoneauth1."""
+
+from keystoneauth1 import loading as ks_loading
+
+from nova_reservation import conf
+
+CONF = conf.CONF
+
+
+class NotFound(Exception):
+    pass
+
+
+class NovaError(Exception):
+    pass
+
+
+class NovaClient:
+    """The few compute calls the engine makes, as an admin."""
+
+    def __init__(self, adapter) -> None:
+        self.adapter = adapter
+
+    @classmethod
+    def from_conf(cls) -> 'NovaClient':
+        group = conf.GROUP
+        auth = ks_loading.load_auth_from_conf_options(CONF, group)
+        session = ks_loading.load_session_from_conf_options(CONF, group,
+                                                            auth=auth)
+        return cls(ks_loading.load_adapter_from_conf_options(
+            CONF, group, session=session, auth=auth))
+
+    def _call(self, method: str, url: str, body=None, ok=(200, 202, 204)):
+        resp = self.adapter.request(
+            url, method, json=body, raise_exc=False,
+            headers={'OpenStack-API-Version':
+                     'compute %s' % CONF.reservation.compute_microversion})
+        if resp.status_code == 404:
+            raise NotFound(url)
+        if resp.status_code not in ok:
+            raise NovaError('%s %s: %s %s' % (method, url, resp.status_code,
+                                              resp.text[:500]))
+        return resp.json() if resp.content else None
+
+    def server(self, uuid: str) -> dict:
+        return self._call('GET', '/servers/%s' % uuid)['server']
+
+    def action(self, uuid: str, name: str, args=None):
+        return self._call('POST', '/servers/%s/action' % uuid, {name: args})
+
+    def delete(self, uuid: str) -> None:
+        self._call('DELETE', '/servers/%s' % uuid)
+
+    def add_tag(self, uuid: str, tag: str) -> None:
+        self._call('PUT', '/servers/%s/tags/%s' % (uuid, tag),
+                   ok=(201, 204))
+
+    def aggregates(self) -> list:
+        return self._call('GET', '/os-aggregates')['aggregates']
+
+    def aggregate(self, name: str, metadata: dict) -> int:
+        """The id of the aggregate `name`, made with `metadata` if new."""
+        for agg in self.aggregates():
+            if agg['name'] == name:
+                return agg['id']
+        agg = self._call('POST', '/os-aggregates',
+                         {'aggregate': {'name': name}})['aggregate']
+        self._call('POST', '/os-aggregates/%s/action' % agg['id'],
+                   {'set_metadata': {'metadata': metadata}})
+        return agg['id']
+
+    def aggregate_host(self, aggregate_id: int, host: str,
+                       add: bool) -> None:
+        """Add or remove a host; already done is fine (idempotent)."""
+        action = 'add_host' if add else 'remove_host'
+        try:
+            self._call('POST', '/os-aggregates/%s/action' % aggregate_id,
+                       {action: {'host': host}}, ok=(200,))
+        except (NovaError, NotFound) as e:
+            if '409' not in str(e) and not isinstance(e, NotFound):
+                raise
+
+    def delete_aggregate(self, aggregate_id: int) -> None:
+        try:
+            self._call('DELETE', '/os-aggregates/%s' % aggregate_id,
+                       ok=(200, 204))
+        except NotFound:
+            pass
+
+    def flavor_access(self, flavor_id: str, project_id: str) -> None:
+        try:
+            self._call('POST', '/flavors/%s/action' % flavor_id,
+                       {'addTenantAccess': {'tenant': project_id}},
+                       ok=(200,))
+        except NovaError as e:
+            if '409' not in str(e):
+                raise
+
+    def delete_flavor(self, flavor_id: str) -> None:
+        try:
+            self._call('DELETE', '/flavors/%s' % flavor_id, ok=(202, 204))
+        except NotFound:
+            pass
+
+    def failed_nodes(self) -> set:
+        """Nodes whose nova-compute service is down or disabled."""
+        services = self._call('GET', '/os-services?binary=nova-compute')[
+            'services']
+        failed = {s['host'] for s in services
+                  if s['state'] == 'down' or s['status'] == 'disabled'}
+        if not failed:
+            return set()
+        hypervisors = self._call('GET', '/os-hypervisors/detail')[
+            'hypervisors']
+        return {h['hypervisor_hostname'] for h in hypervisors
+                if h['service']['host'] in failed}
+
+    def host_of_node(self, node: str) -> str:
+        found = self._call('GET', '/os-hypervisors/detail?'
+                           'hypervisor_hostname_pattern=%s' % node)
+        for hyp in found['hypervisors']:
+            if hyp['hypervisor_hostname'] == node:
+                return hyp['service']['host']
+        raise NotFound('node %s' % node)

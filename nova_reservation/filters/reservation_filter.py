@@ -1,0 +1,117 @@
+"""ReservationFilter: the scheduler's time-aware view of the ledger."""
+
+import time
+
+from nova.scheduler import filters
+from oslo_log import log as logging
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation import ledger as ledger_mod
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+LEASE_KEY = 'reservation:lease_id'
+
+# One copy of the ledger per scheduler process, shared by filter instances.
+_LEDGER = ledger_mod.Ledger()
+
+
+class ReservationFilter(filters.BaseHostFilter):
+    """Keep boots within what the capacity ledger allows.
+
+    A boot with the ``reservation`` hint goes only to the nodes that hold a
+    slot of that reservation, and only for the reservation's project.  Any
+    other boot only goes where it takes no capacity that the ledger has
+    promised to a lease, now or later.
+    """
+
+    run_filter_once_per_request = False
+    RUN_ON_REBUILD = False
+
+    def __init__(self, ledger=None, clock=time.time) -> None:
+        self.ledger = ledger or _LEDGER
+        self.clock = clock
+
+    def filter_all(self, host_states, spec_obj):
+        # The per-request work (ledger refresh, the request's need) is done
+        # once here, not once per host.
+        self.ledger.refresh()
+        rid = spec_obj.get_scheduler_hint('reservation')
+        if rid:
+            check = self._reserved_check(rid, spec_obj)
+        else:
+            check = self._ordinary_check(spec_obj)
+        return (h for h in host_states if check(h))
+
+    def host_passes(self, host_state, spec_obj) -> bool:
+        return any(True for _ in self.filter_all([host_state], spec_obj))
+
+    def _reserved_check(self, rid: str, spec_obj):
+        res = self.ledger.reservation(rid)
+        if res is None or res.project_id != spec_obj.project_id:
+            LOG.info('ReservationFilter: reservation %s is not one of '
+                     'project %s', rid, spec_obj.project_id)
+            return lambda host_state: False
+        slots = self.ledger.slots(rid)
+        own = {s.node for s in slots
+               if s.instance_uuid == spec_obj.instance_uuid}
+        if res.resource_type == 'server':
+            # A leased server goes to its own slot (unshelve), a new one
+            # to a free slot.
+            nodes = own or {s.node for s in slots
+                            if s.instance_uuid is None}
+        else:
+            # Capacity and host reservations: the nodes of their slots,
+            # only while the lease runs (the boot hook holds the slots).
+            now = self.clock()
+            nodes = own or {s.node for s in slots if s.start <= now < s.end}
+        return lambda host_state: host_state.nodename in nodes
+
+    def _ordinary_check(self, spec_obj):
+        need = capacity.need_of_flavor(spec_obj.flavor)
+        now = self.clock()
+        timelines = self.ledger.timelines
+        bound = self.ledger.bound
+        freepool = CONF.reservation.freepool_name
+
+        def reservable(agg) -> bool:
+            """The freepool, or the aggregate of a host reservation."""
+            return agg.name == freepool or LEASE_KEY in agg.metadata
+
+        def passes(host_state) -> bool:
+            if any(reservable(agg) for agg in host_state.aggregates):
+                return False
+            timeline = timelines.get(host_state.nodename)
+            if timeline is None:
+                return True
+            host = node_of(host_state, bound)
+            ok = capacity.fits(host, timeline, need, now, capacity.FOREVER)
+            if not ok:
+                LOG.debug('ReservationFilter: %s would take capacity '
+                          'promised to a lease', host_state.nodename)
+            return ok
+        return passes
+
+
+def node_of(host_state, bound: dict) -> capacity.Host:
+    """The node's limits and the usage of its servers outside the ledger
+    (`bound`: the lease servers, which the timelines already count).
+    """
+    cap = capacity.Resources(
+        host_state.vcpus_total * (host_state.cpu_allocation_ratio or 1.0),
+        host_state.total_usable_ram_mb * (host_state.ram_allocation_ratio
+                                          or 1.0),
+        host_state.total_usable_disk_gb * (host_state.disk_allocation_ratio
+                                           or 1.0))
+    used = capacity.Resources(
+        host_state.vcpus_used,
+        host_state.total_usable_ram_mb - host_state.free_ram_mb,
+        host_state.disk_mb_used / 1024.0)
+    running = host_state.instances or {}
+    small, big = sorted((running, bound), key=len)
+    for uuid in small:
+        if uuid in big:
+            used = used - bound[uuid]
+    return capacity.Host(node=host_state.nodename, capacity=cap,
+                         base=used.clamp_min(0))

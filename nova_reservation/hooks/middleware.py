@@ -1,0 +1,319 @@
+"""The boot-hint hook: a paste filter in nova-api's /v2.1 pipeline.
+
+It turns ``POST /servers`` with the ``lease_params`` hint into a lease
+whose capacity the ledger holds before Nova schedules anything, passes the
+reservation to the scheduler as the ``reservation`` hint, and shows each
+leased server's reservation in the server views.
+"""
+
+import json
+import re
+import time
+
+from nova.api.openstack import common as nova_common
+from nova.compute import api as compute_api
+from nova.compute import flavors
+from nova import exception as nova_exception
+from nova.scheduler.client import report
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import webob
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.hooks import params
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import notifications
+from nova_reservation import planner
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')
+SERVER_VIEW_PATH = re.compile(r'^(/[^/]+)?/servers/(detail|[0-9a-f-]{36})/?$')
+HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
+LEDGER_RETRIES = 5
+FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
+               409: 'conflictingRequest'}
+METADATA_LEASE_ID = 'reservation:lease_id'
+METADATA_LEASE_NAME = 'reservation:lease_name'
+
+
+class LeaseRefused(Exception):
+    def __init__(self, status: int, message: str, **extra) -> None:
+        super().__init__(message)
+        self.status = status
+        self.extra = extra
+
+
+def fault(status: int, message: str, **extra) -> webob.Response:
+    """An error in Nova's fault shape, which nova and openstack CLIs
+    print.
+    """
+    name = FAULT_NAMES.get(status, 'computeFault')
+    body = {name: dict(code=status, message=message, **extra)}
+    return webob.Response(status=status, json_body=body,
+                          content_type='application/json', charset='UTF-8')
+
+
+class ReservationHook:
+
+    def __init__(self, app, clock=time.time) -> None:
+        self.app = app
+        self.clock = clock
+        self.planner = planner.Planner(ledger_mod.Ledger(),
+                                       report.report_client_singleton(),
+                                       clock)
+
+    @webob.dec.wsgify
+    def __call__(self, req: webob.Request):
+        if req.method == 'POST' and SERVERS_PATH.match(req.path_info):
+            return self._create(req)
+        resp = req.get_response(self.app)
+        if (req.method == 'GET' and SERVER_VIEW_PATH.match(req.path_info)
+                and resp.status_int == 200):
+            self._decorate(resp)
+        return resp
+
+    # ------------------------------------------------------------ boot
+
+    def _create(self, req: webob.Request):
+        try:
+            body = json.loads(req.body or b'{}')
+            server = body['server']
+            hints = next((body[k] for k in HINT_KEYS if k in body), None)
+        except (ValueError, KeyError, TypeError):
+            return req.get_response(self.app)   # Nova reports it.
+        if not isinstance(server, dict):
+            return req.get_response(self.app)
+        if not isinstance(hints, dict):
+            hints = {}
+            if 'os:scheduler_hints' not in body:
+                body['os:scheduler_hints'] = hints
+        ctx = req.environ['nova.context']
+        try:
+            lease = params.lease_request(
+                hints, db_api.utcnow(), CONF.reservation.max_lease_duration,
+                CONF.reservation.max_advance)
+            if lease is None:
+                res = self._reservation_of_boot(ctx, server, hints)
+                if res is None:
+                    return req.get_response(self.app)
+                hints['reservation'] = res.id
+                req.body = json.dumps(body).encode('utf-8')
+                return self._boot_into(req, ctx, server, res)
+            if 'reservation' in hints:
+                raise params.InvalidParam(
+                    'reservation', 'can not be given with lease_params: '
+                    'the lease makes its own reservation')
+            count = params.server_count(
+                server, CONF.reservation.max_servers_per_lease)
+            flavor = self._flavor(ctx, server.get('flavorRef'))
+            lease_id, reservation_id = self._reserve(ctx, lease, flavor,
+                                                     count)
+        except params.InvalidParam as e:
+            return fault(400, str(e))
+        except LeaseRefused as e:
+            return fault(e.status, str(e), **e.extra)
+
+        hints['reservation'] = reservation_id
+        metadata = server.setdefault('metadata', {})
+        if isinstance(metadata, dict):
+            metadata[METADATA_LEASE_ID] = lease_id
+            metadata[METADATA_LEASE_NAME] = lease.name[:255]
+        req.body = json.dumps(body).encode('utf-8')
+        try:
+            resp = req.get_response(self.app)
+            if resp.status_int >= 400:
+                LOG.info('Nova refused the boot of lease %s (%s): removing '
+                         'the lease', lease_id, resp.status)
+                db_api.discard_lease(lease_id)
+                return resp
+            self._bind(ctx, resp, lease, lease_id, reservation_id, count)
+            notifications.api_notifier().lease('create', lease_id)
+        except Exception:
+            LOG.exception('Boot of lease %s failed; removing it', lease_id)
+            db_api.discard_lease(lease_id)
+            raise
+        return resp
+
+    def _reservation_of_boot(self, ctx, server: dict, hints: dict):
+        """The reservation a boot goes into: its ``reservation`` hint, or
+        the private flavor of a virtual:instance reservation.
+        """
+        rid = params.single_hint(hints, 'reservation')
+        if rid is None:
+            flavor_ref = server.get('flavorRef')
+            if not isinstance(flavor_ref, (str, int)):
+                return None
+            res = db_api.reservation_of_flavor(
+                nova_common.get_id_from_href(str(flavor_ref)))
+            if res is None:
+                return None
+            rid = res.id
+        res = db_api.get_reservation(rid) if isinstance(rid, str) else None
+        # Another project's reservation is as good as none to this one.
+        if res is None or res.deleted or res.project_id != ctx.project_id:
+            raise LeaseRefused(404, 'reservation: %s not found' % rid)
+        if res.resource_type == planner.SERVER:
+            raise LeaseRefused(409, 'reservation: %s holds the servers of '
+                               'lease %s and takes no other server'
+                               % (rid, res.lease_id))
+        lease = db_api.get_lease(res.lease_id)
+        now = db_api.utcnow()
+        if not (lease.start_at <= now < lease.end_at) or \
+                lease.status not in ('PENDING', 'ACTIVE'):
+            raise LeaseRefused(409, 'reservation: lease %s is not active '
+                               '(it is %s, from %s to %s UTC)' % (
+                                   lease.id, lease.status,
+                                   lease.start_at.replace(microsecond=0),
+                                   lease.end_at.replace(microsecond=0)))
+        return res
+
+    def _boot_into(self, req, ctx, server: dict, res):
+        """A boot into a capacity or host reservation."""
+        count = params.server_count(
+            server, CONF.reservation.max_servers_per_lease)
+        token = None
+        if res.resource_type in (planner.FLAVOR, planner.VIRTUAL):
+            need = capacity.need_of_flavor(
+                self._flavor(ctx, server.get('flavorRef')))
+            slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
+            if not need.fits_in(slot):
+                raise params.InvalidParam(
+                    'flavorRef', 'the flavor (%s) is larger than the '
+                    'reserved slots (%s)' % (need.describe(),
+                                             slot.describe()))
+            token = 'boot-%s' % uuidutils.generate_uuid()[:30]
+            if not db_api.claim_slots(res.id, count, token):
+                free = sum(1 for a in db_api.allocations_of(res.id)
+                           if a.instance_uuid is None)
+                raise LeaseRefused(409, 'reservation: %d of its %d slots are '
+                                   'free; %d servers asked for'
+                                   % (free, res.amount, count))
+        try:
+            resp = req.get_response(self.app)
+        except Exception:
+            if token:
+                db_api.release_claim(token)
+            raise
+        if resp.status_int >= 400:
+            if token:
+                db_api.release_claim(token)
+            return resp
+        uuids = self._created(ctx, resp, count)
+        db_api.bind_servers(res.lease_id, res.id, uuids, token=token,
+                            bind_event=True,
+                            take_slots=res.resource_type != planner.HOST)
+        return resp
+
+    def _flavor(self, ctx, flavor_ref):
+        if not isinstance(flavor_ref, (str, int)):
+            raise params.InvalidParam('flavorRef', 'is required')
+        flavor_id = nova_common.get_id_from_href(str(flavor_ref))
+        try:
+            return flavors.get_flavor_by_flavor_id(ctx, flavor_id,
+                                                   read_deleted='no')
+        except nova_exception.FlavorNotFound:
+            raise params.InvalidParam('flavorRef', 'flavor %s not found'
+                                      % flavor_id)
+
+    def _reserve(self, ctx, lease: params.LeaseRequest, flavor,
+                 count: int) -> tuple:
+        """Hold `count` slots of `flavor` over the lease in the ledger."""
+        lease_id = uuidutils.generate_uuid()
+        request = planner.ReservationRequest(
+            resource_type=planner.SERVER, count=count,
+            need=capacity.need_of_flavor(flavor), flavor_id=flavor.name)
+        try:
+            row = self._lease_row(ctx, lease_id, lease)
+            self.planner.create(row, [request], planner.lease_events(
+                row, reserve=not lease.immediate))
+        except planner.NoCapacity as e:
+            extra = {}
+            if e.earliest is not None:
+                extra['earliest_start'] = e.earliest.isoformat() + 'Z'
+            raise LeaseRefused(409, str(e), **extra)
+        except planner.LedgerBusy:
+            raise LeaseRefused(409, 'The ledger is too busy to place the '
+                               'lease now; try again')
+        LOG.info('Lease %s (%s): %d x %s', lease_id, lease.name, count,
+                 flavor.name)
+        return lease_id, request.id
+
+    @staticmethod
+    def _lease_row(ctx, lease_id: str, lease: params.LeaseRequest) -> dict:
+        return dict(id=lease_id, name=lease.name, project_id=ctx.project_id,
+                    user_id=ctx.user_id, start_at=lease.start,
+                    end_at=lease.end, status='CREATING',
+                    on_end=lease.on_end,
+                    before_end_minutes=lease.before_end,
+                    created_at=db_api.utcnow())
+
+    @staticmethod
+    def _created(ctx, resp, count: int) -> list:
+        """The servers a boot made (all of them, for a multi-create)."""
+        first = resp.json_body.get('server', {}).get('id')
+        if not first or count == 1:
+            return [first] if first else []
+        api = compute_api.API()
+        rid = api.get(ctx, first).reservation_id
+        return [i.uuid for i in api.get_all(
+            ctx, search_opts={'reservation_id': rid})]
+
+    def _bind(self, ctx, resp, lease, lease_id, reservation_id, count):
+        data = resp.json_body
+        uuids = self._created(ctx, resp, count)
+        db_api.bind_servers(lease_id, reservation_id, uuids,
+                            'ACTIVE' if lease.immediate else 'PENDING')
+        if 'server' in data:
+            data['server']['reservation'] = dict(
+                lease_id=lease_id, lease_name=lease.name,
+                reservation_id=reservation_id,
+                status='ACTIVE' if lease.immediate else 'RESERVED')
+            resp.json_body = data
+
+    # ----------------------------------------------------------- views
+
+    def _decorate(self, resp: webob.Response) -> None:
+        try:
+            data = resp.json_body
+        except ValueError:
+            return
+        servers = ([data['server']] if isinstance(data.get('server'), dict)
+                   else data.get('servers') or [])
+        bound = db_api.bindings_for(s.get('id') for s in servers
+                                    if isinstance(s, dict))
+        if not bound:
+            return
+        now = db_api.utcnow()
+        for s in servers:
+            if s.get('id') not in bound:
+                continue
+            binding, lease = bound[s['id']]
+            status = lease_view_status(lease, now)
+            s['reservation'] = dict(
+                lease_id=lease.id, lease_name=lease.name,
+                reservation_id=binding.reservation_id, status=status,
+                start=lease.start_at.isoformat() + 'Z',
+                end=lease.end_at.isoformat() + 'Z',
+                on_end=lease.on_end)
+            if status == 'RESERVED' and s.get('status', '').startswith(
+                    'SHELVED'):
+                s['status'] = 'RESERVED'
+        resp.json_body = data
+
+
+def lease_view_status(lease, now) -> str:
+    """RESERVED before the start, then the lease's own status."""
+    if lease.status in ('PENDING', 'CREATING') and now < lease.start_at:
+        return 'RESERVED'
+    return lease.status
+
+
+def filter_factory(global_conf, **local_conf):
+    """Paste filter factory: ``nova_reservation.hooks:filter_factory``."""
+    def _factory(app):
+        return ReservationHook(app)
+    return _factory

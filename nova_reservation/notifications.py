@@ -1,0 +1,71 @@
+"""Notifications of leases and their events, through oslo.messaging on
+Nova's transport, with Blazar's event types and payload.
+
+``lease.create``, ``lease.update`` and ``lease.delete`` come from the API
+and the boot hook; ``lease.event.<event>`` from the engine, once an event
+is done (never for an action that did not happen).
+"""
+
+import socket
+
+import oslo_messaging
+
+from nova_reservation.api import views
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+
+CONF = conf.CONF
+
+# Engine events that are told, as Blazar names them.
+TOLD = ('start', 'end', 'before_end', 'before_start')
+
+
+def lease_payload(lease_id: str, details: tuple = None) -> dict:
+    """Blazar's notification payload of a lease (`details`: as
+    db_api.lease_details gives them, read now if not given).
+    """
+    details = details or db_api.lease_details(lease_id)
+    lease = details[0]
+    view = views.lease(lease, details)
+    payload = {k: view[k] for k in (
+        'user_id', 'project_id', 'trust_id', 'start_date', 'end_date',
+        'status', 'reservations', 'events', 'name', 'created_at',
+        'updated_at', 'degraded')}
+    payload['lease_id'] = lease.id
+    return payload
+
+
+class Notifier:
+
+    def __init__(self, transport=None, publisher: str = 'engine') -> None:
+        transport = transport or oslo_messaging.get_notification_transport(
+            CONF)
+        self._notifier = oslo_messaging.Notifier(
+            transport, publisher_id='reservation.%s.%s'
+            % (publisher, socket.gethostname()))
+
+    def lease(self, action: str, lease_id: str) -> None:
+        """lease.create, lease.update or lease.delete."""
+        self._notifier.info({}, 'lease.%s' % action, lease_payload(lease_id))
+
+    def event_done(self, event, lease, outcome: str,
+                   details: tuple = None) -> None:
+        if event.event_type not in TOLD or outcome != 'DONE':
+            return
+        self._notifier.info({}, 'lease.event.%s' % views.EVENT_NAMES[
+            event.event_type], lease_payload(lease.id, details))
+
+
+_API_NOTIFIERS: dict = {}
+
+
+def api_notifier() -> Notifier:
+    """The notifier of nova-api (the lease API and the boot hook), one per
+    notification configuration.
+    """
+    key = (tuple(CONF.oslo_messaging_notifications.driver),
+           CONF.oslo_messaging_notifications.transport_url,
+           CONF.transport_url)
+    if key not in _API_NOTIFIERS:
+        _API_NOTIFIERS[key] = Notifier(publisher='api')
+    return _API_NOTIFIERS[key]

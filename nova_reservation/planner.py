@@ -1,0 +1,340 @@
+"""Placing leases on the ledger: the one place where a lease's capacity is
+chosen, for the boot hook and the lease API alike.
+
+A lease holds one or more reservations; each becomes slots (ledger
+allocations) on nodes.  Reservations on the shared pool (servers,
+flavor:instance, virtual:instance) take slots of their size on nodes that
+are not reservable hosts; host reservations take whole reservable hosts.
+Everything is written in one transaction that only commits if the ledger is
+still at the generation the plan was made on.
+"""
+
+import dataclasses
+import datetime
+import json
+from typing import Callable, Iterable, Optional
+
+from oslo_utils import uuidutils
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import placement
+from nova_reservation import properties
+
+CONF = conf.CONF
+LEDGER_RETRIES = 5
+
+SERVER = 'server'
+FLAVOR = 'flavor:instance'
+VIRTUAL = 'virtual:instance'
+HOST = 'physical:host'
+SHARED_POOL_TYPES = (SERVER, FLAVOR, VIRTUAL)
+
+
+@dataclasses.dataclass
+class ReservationRequest:
+    resource_type: str
+    count: int                 # servers, amount, or most hosts
+    need: Optional[capacity.Resources] = None   # a slot (shared pool)
+    min_count: Optional[int] = None             # fewest hosts
+    affinity: Optional[bool] = None
+    flavor_id: Optional[str] = None
+    hypervisor_properties: str = ''
+    resource_properties: str = ''
+    before_end: Optional[str] = None
+    id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
+
+    def describe(self) -> str:
+        if self.resource_type == HOST:
+            return '%d to %d reservable hosts' % (self.min_count, self.count)
+        return '%d x %s (%s each)' % (self.count, self.flavor_id or
+                                      self.resource_type,
+                                      self.need.describe())
+
+
+class NoCapacity(Exception):
+    def __init__(self, message: str,
+                 earliest: Optional[datetime.datetime] = None) -> None:
+        super().__init__(message)
+        self.earliest = earliest
+
+
+class LedgerBusy(Exception):
+    pass
+
+
+def lease_events(lease: dict, reserve: bool = False) -> list:
+    """The events of a new lease (`lease`: its row's values).
+
+    `reserve` adds one due now that shelves its servers until the start.
+    """
+    class Row:
+        pass
+    row = Row()
+    row.__dict__.update(lease)
+    events = [dict(event_type='reserve', due_at=db_api.utcnow())] \
+        if reserve else []
+    for event_type in ('before_start', 'start', 'before_end', 'end'):
+        due = db_api.event_time(event_type, row)
+        if due is not None and (event_type != 'before_start' or
+                                due > db_api.utcnow()):
+            events.append(dict(event_type=event_type, due_at=due))
+    return events
+
+
+def host_properties(host) -> dict:
+    """What hypervisor_properties of a host reservation are matched on."""
+    return {'vcpus': host.vcpus, 'memory_mb': host.memory_mb,
+            'local_gb': host.local_gb,
+            'hypervisor_type': host.hypervisor_type,
+            'hypervisor_version': host.hypervisor_version,
+            'hypervisor_hostname': host.hypervisor_hostname,
+            'service_name': host.service_name}
+
+
+class Planner:
+
+    def __init__(self, ledger: ledger_mod.Ledger, placement_client,
+                 clock: Callable[[], float]) -> None:
+        self.ledger = ledger
+        self.client = placement_client
+        self.clock = clock
+
+    # ------------------------------------------------------------ plans
+
+    def _pools(self, unusable: Iterable[str] = ()) -> tuple:
+        """(shared pool nodes, reservable nodes with their host rows),
+        without the `unusable` nodes.
+        """
+        enrolled = {h.hypervisor_hostname: h for h in db_api.list_hosts()}
+        unusable = set(unusable)
+        nodes = [n for n in placement.compute_hosts(self.client)
+                 if n.node not in unusable]
+        shared = [n for n in nodes if n.node not in enrolled]
+        reservable = [(n, enrolled[n.node]) for n in nodes
+                      if n.node in enrolled and enrolled[n.node].reservable]
+        return shared, reservable
+
+    def _place_one(self, req: ReservationRequest, pools, timelines, start,
+                   end, prefer) -> Optional[list]:
+        """[(node, slot resources)] for one reservation, or None."""
+        shared, reservable = pools
+        if req.resource_type == HOST:
+            hyp = properties.parse(req.hypervisor_properties)
+            res = properties.parse(req.resource_properties)
+            hosts = [n for n, row in reservable
+                     if hyp(host_properties(row)) and
+                     res(json.loads(row.extra_capabilities or '{}'))]
+            nodes = capacity.plan_hosts(hosts, timelines, start, end,
+                                        req.min_count, req.count)
+            by_node = {h.node: h for h in hosts}
+            return nodes and [(n, by_node[n].capacity) for n in nodes]
+        nodes = capacity.plan(shared, timelines, req.need, req.count, start,
+                              end, prefer=prefer, affinity=req.affinity)
+        return nodes and [(n, req.need) for n in nodes]
+
+    def plan(self, requests: Iterable[ReservationRequest], start: float,
+             end: float, prefer=None, moved: Iterable = ()) -> dict:
+        """{reservation id: [(node, resources)]} or NoCapacity.
+
+        `moved`: slots (capacity.Allocation) of a lease being changed; they
+        are checked at [start, end) instead of where they are now.
+        """
+        moved = list(moved)
+        excluded = {s.id for s in moved}
+        timelines = {n: tl.copy(excluded) if excluded else tl
+                     for n, tl in self.ledger.timelines.items()}
+        pools = self._pools()
+        if moved:
+            self._check_moved(moved, pools, timelines, start, end)
+        placed = {}
+        fake_id = -1
+        for slot in moved:
+            fake_id = self._overlay(timelines, slot.reservation_id,
+                                    [(slot.node, slot.resources)], start,
+                                    end, fake_id)
+        for req in requests:
+            slots = self._place_one(req, pools, timelines, start, end,
+                                    prefer)
+            if not slots:
+                raise self._no_capacity(req, pools, timelines, start, end)
+            placed[req.id] = slots
+            # Later reservations of the lease see this one's slots.
+            fake_id = self._overlay(timelines, req.id, slots, start, end,
+                                    fake_id)
+        return placed
+
+    @staticmethod
+    def _overlay(timelines, rid, slots, start, end, fake_id) -> int:
+        for node, res in slots:
+            tl = timelines[node] = (timelines[node].copy()
+                                    if node in timelines
+                                    else capacity.Timeline())
+            tl.add(capacity.Allocation(fake_id, rid, node, start, end, res))
+            fake_id -= 1
+        return fake_id
+
+    @staticmethod
+    def _check_moved(moved, pools, timelines, start, end) -> None:
+        """A changed lease keeps its nodes: they must hold it then."""
+        shared, reservable = pools
+        hosts = {h.node: h for h in shared}
+        hosts.update({h.node: h for h, _ in reservable})
+        need_by_node = {}
+        for s in moved:
+            need_by_node[s.node] = need_by_node.get(
+                s.node, capacity.ZERO) + s.resources
+        for node, need in sorted(need_by_node.items()):
+            host = hosts.get(node)
+            if host is None or not capacity.fits(
+                    host, timelines.get(node), need, start, end):
+                raise NoCapacity(
+                    'Node %s can not hold the lease from %s to %s UTC: other '
+                    'leases or servers use it then'
+                    % (node, _text(start), _text(end)))
+
+    def _no_capacity(self, req, pools, timelines, start, end) -> NoCapacity:
+        horizon = self.clock() + CONF.reservation.max_advance
+        earliest = capacity.earliest_start(
+            timelines, start, end - start, horizon,
+            lambda s, e: self._place_one(req, pools, timelines, s, e, None))
+        message = ('Not enough capacity for %s from %s to %s UTC'
+                   % (req.describe(), _text(start), _text(end)))
+        when = None
+        if earliest is not None:
+            when = ledger_mod.from_epoch(earliest).replace(microsecond=0)
+            message += '; the earliest start that fits is %s UTC' % when
+        else:
+            message += '; no start within the next %d days fits' % (
+                CONF.reservation.max_advance // 86400)
+        return NoCapacity(message, when)
+
+    # ----------------------------------------------------------- writes
+
+    def create(self, lease: dict, requests: list,
+               events: list) -> None:
+        """Plan and write a lease (`lease`: the row's values)."""
+        start = ledger_mod.to_epoch(lease['start_at'])
+        end = ledger_mod.to_epoch(lease['end_at'])
+        now = self.clock()
+        prefer = None
+        if start > now:
+            prefer = (now, min(start, now + CONF.reservation.boot_grace))
+        for _ in range(LEDGER_RETRIES):
+            gen = self.ledger.refresh()
+            placed = self.plan(requests, start, end, prefer)
+            try:
+                db_api.create_lease(gen, lease, [
+                    (self._reservation_row(lease, req),
+                     self._slot_rows(lease, placed[req.id]))
+                    for req in requests], events)
+                return
+            except db_api.LedgerConflict:
+                continue   # Someone else wrote the ledger: plan again.
+        raise LedgerBusy()
+
+    def change(self, lease, version: int, values: dict,
+               growth: Iterable[tuple] = ()) -> None:
+        """Rename, move, extend, shorten or grow a lease, all or nothing.
+
+        The lease keeps its nodes; `growth` holds ``(request, new amount)``
+        pairs: extra slots (the request's count) for some of its
+        reservations (same ids).  Refused with NoCapacity, or
+        db_api.LeaseChanged if the lease changed since `version`.
+        """
+        totals = {req.id: total for req, total in growth}
+        growth = [req for req, _ in growth]
+        start_at = values.get('start_at', lease.start_at)
+        end_at = values.get('end_at', lease.end_at)
+        start = ledger_mod.to_epoch(start_at)
+        end = ledger_mod.to_epoch(end_at)
+        for _ in range(LEDGER_RETRIES):
+            gen = self.ledger.refresh()
+            own = [s for r in db_api.reservations_of(lease.id)
+                   for s in self.ledger.slots(r.id)]
+            placed = self.plan(growth, start, end, moved=own)
+            try:
+                db_api.change_lease(
+                    gen, lease.id, version, values, start_at, end_at,
+                    {req.id: (totals[req.id], self._slot_rows(
+                        lease, placed[req.id], start_at, end_at))
+                     for req in growth})
+                return
+            except db_api.LedgerConflict:
+                continue
+        raise LedgerBusy()
+
+    def relocate(self, failed_nodes: Iterable[str], now: float) -> tuple:
+        """Move the future slots off nodes whose compute service is down or
+        disabled, to nodes that fit.
+
+        Returns (moved slot count, leases that could not be moved, which
+        are marked degraded).
+        """
+        failed = set(failed_nodes)
+        for _ in range(LEDGER_RETRIES):
+            gen = self.ledger.refresh()
+            stranded = [s for s in self.ledger.allocations.values()
+                        if s.node in failed and s.start > now]
+            if not stranded:
+                return 0, []
+            pools = self._pools(unusable=failed)
+            excluded = {s.id for s in stranded}
+            timelines = {n: tl.copy(excluded) if excluded else tl
+                         for n, tl in self.ledger.timelines.items()
+                         if n not in failed}
+            moves, degraded = {}, set()
+            fake_id = -1
+            for slot in sorted(stranded, key=lambda s: (s.start, s.id)):
+                res = self.ledger.reservation(slot.reservation_id)
+                if res is None:
+                    continue
+                req = ReservationRequest(
+                    resource_type=res.resource_type, count=1, min_count=1,
+                    need=slot.resources)
+                placed = self._place_one(req, pools, timelines, slot.start,
+                                         slot.end, None)
+                if not placed:
+                    degraded.add(res.lease_id)
+                    continue
+                node, resources = placed[0]
+                moves[slot.id] = (node, resources)
+                fake_id = self._overlay(timelines, res.id, placed,
+                                        slot.start, slot.end, fake_id)
+            try:
+                db_api.move_slots(gen, moves, degraded)
+                return len(moves), sorted(degraded)
+            except db_api.LedgerConflict:
+                continue
+        raise LedgerBusy()
+
+    @staticmethod
+    def _reservation_row(lease, req: ReservationRequest) -> dict:
+        get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+        need = req.need or capacity.ZERO
+        return dict(
+            id=req.id, lease_id=get('id'), project_id=get('project_id'),
+            resource_type=req.resource_type, flavor_id=req.flavor_id,
+            vcpus=need.vcpus, memory_mb=need.memory_mb,
+            disk_gb=need.disk_gb, amount=req.count, status='pending',
+            min_count=req.min_count, max_count=(
+                req.count if req.resource_type == HOST else None),
+            affinity=req.affinity,
+            hypervisor_properties=req.hypervisor_properties or None,
+            resource_properties=req.resource_properties or None,
+            before_end=req.before_end, created_at=db_api.utcnow())
+
+    @staticmethod
+    def _slot_rows(lease, slots, start_at=None, end_at=None) -> list:
+        if isinstance(lease, dict):
+            start_at = start_at or lease['start_at']
+            end_at = end_at or lease['end_at']
+        return [dict(node=node, start_at=start_at, end_at=end_at,
+                     vcpus=res.vcpus, memory_mb=res.memory_mb,
+                     disk_gb=res.disk_gb) for node, res in slots]
+
+
+def _text(t: float) -> str:
+    return str(ledger_mod.from_epoch(t).replace(microsecond=0))

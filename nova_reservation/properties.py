@@ -1,0 +1,73 @@
+"""Host requirements of a host reservation (pure).
+
+The format is Blazar's: a JSON list ``[op, "$key", value]``, or
+``["and", req, req, ...]`` (``"or"`` works too).  Unlike Blazar, values
+that both read as numbers are compared as numbers, so ``[">=", "$vcpus",
+"16"]`` holds for 32 vCPUs.
+"""
+
+import json
+import operator
+from typing import Any, Callable, Optional
+
+OPERATORS = {'=': operator.eq, '==': operator.eq, '!=': operator.ne,
+             '<': operator.lt, '<=': operator.le, '>': operator.gt,
+             '>=': operator.ge}
+
+
+class InvalidRequirements(ValueError):
+    pass
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _compare(op: str, actual: Any, wanted: Any) -> bool:
+    a, w = _number(actual), _number(wanted)
+    if a is not None and w is not None:
+        return OPERATORS[op](a, w)
+    if op not in ('=', '==', '!='):
+        return False   # An order between text and numbers means nothing.
+    return OPERATORS[op](str(actual), str(wanted))
+
+
+def parse(text: Any) -> Callable[[dict], bool]:
+    """A predicate over a host's properties, or InvalidRequirements."""
+    if isinstance(text, str) and text.strip():
+        try:
+            text = json.loads(text)
+        except ValueError as e:
+            raise InvalidRequirements('is not valid JSON (%s)' % e)
+    if text in (None, '', []):
+        return lambda props: True
+    return _build(text)
+
+
+def _build(req: Any) -> Callable[[dict], bool]:
+    if not isinstance(req, list) or not req:
+        raise InvalidRequirements('must be a list such as '
+                                  '[">=", "$vcpus", "4"]')
+    head = req[0]
+    if head in ('and', 'or'):
+        parts = [_build(r) for r in req[1:]]
+        if not parts:
+            raise InvalidRequirements('"%s" needs at least one term' % head)
+        combine = all if head == 'and' else any
+        return lambda props: combine(p(props) for p in parts)
+    if head not in OPERATORS or len(req) != 3:
+        raise InvalidRequirements('%s is not [op, "$key", value] with op '
+                                  'one of %s' % (json.dumps(req),
+                                                 ' '.join(OPERATORS)))
+    key = req[1]
+    if not isinstance(key, str) or not key.startswith('$') or len(key) < 2:
+        raise InvalidRequirements('%s: the key must be a string starting '
+                                  'with $' % json.dumps(req))
+    name, wanted = key[1:], req[2]
+    return lambda props: name in props and _compare(head, props[name],
+                                                    wanted)

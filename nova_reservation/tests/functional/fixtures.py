@@ -1,0 +1,164 @@
+"""The machine's own MariaDB and RabbitMQ, each test with a database and a
+vhost of its own, and engines as real processes."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import fixtures
+from nova.db.api import api as nova_api_db
+from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import test_fixtures as db_fixtures
+import pymysql
+import sqlalchemy as sa
+
+from nova_reservation.db import migration
+
+MARIADB = dict(host='127.0.0.1', user='root', password='')
+
+
+def mariadb_available() -> bool:
+    try:
+        pymysql.connect(**MARIADB).close()
+        return True
+    except pymysql.err.MySQLError:
+        return False
+
+
+def rabbitmq_available() -> bool:
+    return subprocess.run(['rabbitmqctl', '-q', 'status'],
+                          capture_output=True).returncode == 0
+
+
+def require(test, available: bool, what: str) -> None:
+    """Fail in CI (where the service must be there), skip elsewhere."""
+    if not available:
+        if os.environ.get('CI'):
+            test.fail('%s is not running' % what)
+        test.skipTest('%s is not running' % what)
+
+
+class MariaDBStore(fixtures.Fixture):
+    """A fresh database (with nova-reservation's tables if `migrate`), used
+    by this process's store too.
+    """
+
+    def __init__(self, migrate: bool = True) -> None:
+        self.migrate = migrate
+
+    def _setUp(self) -> None:
+        self.name = 'rsv_test_%s' % uuid.uuid4().hex[:12]
+        self._sql('CREATE DATABASE %s' % self.name)
+        self.addCleanup(self._sql, 'DROP DATABASE IF EXISTS %s' % self.name)
+        self.url = ('mysql+pymysql://root:@127.0.0.1/%s?charset=utf8mb4'
+                    % self.name)
+        if self.migrate:
+            engine = sa.create_engine(self.url)
+            migration.db_sync(engine)
+            engine.dispose()
+        facade = enginefacade.transaction_context()
+        facade.configure(connection=self.url, max_pool_size=20)
+        self.useFixture(db_fixtures.ReplaceEngineFacadeFixture(
+            nova_api_db.context_manager, facade))
+
+    @staticmethod
+    def _sql(statement: str) -> None:
+        conn = pymysql.connect(**MARIADB)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(statement)
+        finally:
+            conn.close()
+
+
+class RabbitVhost(fixtures.Fixture):
+
+    def _setUp(self) -> None:
+        self.name = 'rsv_test_%s' % uuid.uuid4().hex[:12]
+        ctl = ['rabbitmqctl', '-q']
+        subprocess.run(ctl + ['add_vhost', self.name], check=True,
+                       capture_output=True)
+        self.addCleanup(subprocess.run, ctl + ['delete_vhost', self.name],
+                        capture_output=True)
+        subprocess.run(ctl + ['set_permissions', '-p', self.name, 'guest',
+                              '.*', '.*', '.*'], check=True,
+                       capture_output=True)
+        self.url = 'rabbit://guest:guest@127.0.0.1:5672/%s' % self.name
+
+
+class EngineProcess(fixtures.Fixture):
+    """``nova-reservation-engine`` as its own process, on a nova.conf."""
+
+    def __init__(self, conf_text: str) -> None:
+        self.conf_text = conf_text
+
+    def _setUp(self) -> None:
+        conf = tempfile.NamedTemporaryFile('w', suffix='.conf',
+                                           delete=False)
+        conf.write(self.conf_text)
+        conf.close()
+        self.addCleanup(os.unlink, conf.name)
+        self.log = tempfile.NamedTemporaryFile('w+', suffix='.log',
+                                               delete=False)
+        self.addCleanup(os.unlink, self.log.name)
+        self.proc = subprocess.Popen(
+            [sys.executable, '-c', 'from nova_reservation.cmd import '
+             'engine; engine.main()', '--config-file', conf.name],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.addCleanup(self.stop)
+
+    def worker_id(self, timeout: float = 60) -> str:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            match = re.search(r'Engine (\S+) running', self.output())
+            if match:
+                return match.group(1)
+            if self.proc.poll() is not None:
+                raise RuntimeError('engine exited: %s' % self.output())
+            time.sleep(0.1)
+        raise RuntimeError('engine did not start: %s' % self.output())
+
+    def output(self) -> str:
+        with open(self.log.name) as f:
+            return f.read()
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def restart_mariadb(down_for: float = 2.0) -> None:
+    """Stop the machine's MariaDB and start it again, as its operator
+    would; returns once it answers.
+    """
+    subprocess.run(['mariadb-admin', 'shutdown'], check=True,
+                   capture_output=True)
+    time.sleep(down_for)
+    start_mariadb()
+
+
+def start_mariadb() -> None:
+    subprocess.run(['start-stop-daemon', '--start', '--oknodo',
+                    '--background', '--exec', '/usr/sbin/mariadbd'],
+                   check=True, capture_output=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if mariadb_available():
+            return
+        time.sleep(0.5)
+    raise RuntimeError('MariaDB did not come back')

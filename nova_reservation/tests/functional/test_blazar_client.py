@@ -1,0 +1,111 @@
+"""python-blazarclient's `openstack reservation ...` commands, unchanged,
+against the lease API in nova-api."""
+
+import contextlib
+import datetime
+import io
+import json
+
+import fixtures
+from nova import context as nova_context
+from openstackclient import shell
+
+from nova_reservation.db import api as db_api
+from nova_reservation.tests.functional import base
+
+
+def at(minutes: float) -> str:
+    return (db_api.utcnow() + datetime.timedelta(minutes=minutes)).strftime(
+        '%Y-%m-%d %H:%M')
+
+
+class BlazarClientTest(base.ReservationTestCase):
+    NODES = ('host1', 'host2', 'host3')
+
+    def setUp(self) -> None:
+        super().setUp()
+        # The CLI authenticates with a token; the harness's stand-in for
+        # Keystone reads it as "user:project:role,role".
+        stub = nova_context.RequestContext
+
+        def from_token(env, **kwargs):
+            if 'HTTP_X_AUTH_TOKEN' not in env:   # Nova's own test clients
+                user, project, roles = (env['HTTP_X_AUTH_USER'],
+                                        env['HTTP_X_AUTH_PROJECT_ID'],
+                                        env['HTTP_X_ROLES'])
+            else:
+                user, project, roles = env['HTTP_X_AUTH_TOKEN'].split(':')
+            return stub(user, project, is_admin='admin' in roles,
+                        roles=roles.split(','), **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.api.auth.NovaKeystoneContext._create_context',
+            from_token))
+        self.endpoint = self.api_fixture.base_url.rsplit('/', 1)[0] + \
+            '/reservation/v1'
+
+    def openstack(self, *args):
+        # One identity per test: the CLI, run in this process, keeps the
+        # first token it is given.
+        token = 'admin:%s:reader,member,admin' % base.nova_fixtures.PROJECT_ID
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(out):
+            try:
+                rc = shell.main(['--os-auth-type', 'admin_token',
+                                 '--os-token', token, '--os-endpoint',
+                                 self.endpoint, 'reservation'] + list(args))
+            except SystemExit as e:
+                rc = e.code
+        text = out.getvalue()
+        self.assertIn(rc, (0, None), text)   # `set` returns None
+        start = min(i for i in (text.find('{'), text.find('['))
+                    if i >= 0) if ('{' in text or '[' in text) else None
+        return json.loads(text[start:]) if start is not None else text
+
+    def test_leases_of_every_type_and_hosts(self):
+        host = self.openstack('host', 'create', '--extra', 'gpu=yes',
+                              'host3', '-f', 'json')
+        self.assertEqual('host3', host['hypervisor_hostname'])
+        hosts = self.openstack('host', 'list', '-f', 'json')
+        self.assertEqual(['host3'], [h['hypervisor_hostname']
+                                     for h in hosts])
+        shown = self.openstack('host', 'show', str(host['id']), '-f',
+                               'json')
+        self.assertEqual('yes', shown['gpu'])
+
+        start, end = at(60), at(120)
+        made = {}
+        made['host'] = self.openstack(
+            'lease', 'create', '--start-date', start, '--end-date', end,
+            '--reservation', 'resource_type=physical:host,min=1,max=1,'
+            'resource_properties=["==", "$gpu", "yes"]', 'hosts-lease', '-f',
+            'json')
+        made['flavor'] = self.openstack(
+            'lease', 'create', '--start-date', start, '--end-date', end,
+            '--reservation', 'resource_type=flavor:instance,flavor_id=%s,'
+            'amount=2' % base.ONE_PER_NODE, 'flavor-lease', '-f', 'json')
+        made['virtual'] = self.openstack(
+            'lease', 'create', '--start-date', start, '--end-date', end,
+            '--reservation', 'resource_type=virtual:instance,vcpus=1,'
+            'memory_mb=512,disk_gb=1,amount=1', 'virtual-lease', '-f',
+            'json')
+        for kind, lease in made.items():
+            self.assertEqual('PENDING', lease['status'], kind)
+
+        listed = self.openstack('lease', 'list', '-f', 'json')
+        self.assertEqual(sorted(x['id'] for x in made.values()),
+                         sorted(x['id'] for x in listed))
+
+        self.openstack('lease', 'set', '--prolong-for', '1h',
+                       made['flavor']['id'])
+        shown = self.openstack('lease', 'show', made['flavor']['id'], '-f',
+                               'json')
+        self.assertEqual(at(180)[:13], shown['end_date'][:13].replace(
+            'T', ' '))
+
+        for lease in made.values():
+            self.openstack('lease', 'delete', lease['id'])
+        self.run_engine()
+        self.assertEqual([], self.openstack('lease', 'list', '-f', 'json'))
+        self.openstack('host', 'delete', str(host['id']))
+        self.assertEqual([], self.openstack('host', 'list', '-f', 'json'))

@@ -1,0 +1,84 @@
+"""The ledger in real Nova: refusals with the earliest start, gaps, and
+ordinary boots that must not take promised capacity."""
+
+import threading
+
+from nova_reservation.db import api as db_api
+from nova_reservation.tests.functional import base
+from nova_reservation.tests.functional.test_server_lease import params
+from nova_reservation.tests.functional.test_server_lease import when
+
+TINY = '1'
+
+
+class CapacityTest(base.ReservationTestCase):
+
+    def _lease(self, start, end, count=None, expect=202, api=None):
+        resp = self.boot(params(start, end), count=count, api=api)
+        self.assertEqual(expect, resp.status, resp.content)
+        return resp
+
+    def test_full_interval_is_refused_with_the_earliest_start(self):
+        self._lease(when(60), when(120), count=2)
+        resp = self._lease(when(90), when(150), expect=409)
+        fault = resp.body['conflictingRequest']
+        self.assertIn('Not enough capacity', fault['message'])
+        first = db_api.list_leases()[0]
+        expected = first.end_at.replace(microsecond=0).isoformat() + 'Z'
+        self.assertEqual(expected, fault['earliest_start'])
+        self.assertIn('earliest start that fits', fault['message'])
+        self.assertEqual(1, len(db_api.list_leases()))
+        self.assertEqual(2, len(self.api.get_servers()))   # the first's
+
+    def test_leases_fit_in_the_gaps(self):
+        self._lease(when(60), when(120), count=2)
+        self._lease(when(10), when(50), count=2)
+        self._lease(when(120), when(180), count=2)
+        self.assertEqual(3, len(db_api.list_leases()))
+
+    def test_ordinary_boot_keeps_off_promised_capacity(self):
+        resp = self._lease(when(60), when(120))
+        self.run_engine()
+        rid = resp.body['server']['reservation']['reservation_id']
+        reserved_node = db_api.allocations_of(rid)[0].node
+
+        server = self._create_server(
+            name='ordinary', image_uuid=base.IMAGE,
+            flavor_id=base.ONE_PER_NODE, networks='none')
+        landed = self.admin_api.get_server(server['id'])
+        self.assertNotEqual(reserved_node,
+                            landed['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+
+        # The other node is full now; the reserved one is free now but
+        # promised later: an ordinary server, which has no end, must not
+        # take it.
+        refused = self._create_server(
+            name='refused', image_uuid=base.IMAGE,
+            flavor_id=base.ONE_PER_NODE, networks='none',
+            expected_state='ERROR')
+        self.assertIn('No valid host', refused['fault']['message'])
+
+        # What the promise leaves free is still there for ordinary boots.
+        small = self._create_server(
+            name='small', image_uuid=base.IMAGE, flavor_id=TINY,
+            networks='none')
+        self.assertEqual('ACTIVE', small['status'])
+
+    def test_concurrent_boots_for_the_last_slot(self):
+        self._lease(when(60), when(120))   # one of the two nodes
+        results = []
+
+        def boot(name):
+            results.append(self.boot(params(when(60), when(120)), name=name))
+        threads = [threading.Thread(target=boot, args=('vm%d' % i,))
+                   for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual([202, 409], sorted(r.status for r in results))
+        self.assertEqual(2, len(db_api.list_leases()))
+        nodes = {a.node for lease in db_api.list_leases()
+                 for r in db_api.reservations_of(lease.id)
+                 for a in db_api.allocations_of(r.id)}
+        self.assertEqual({'host1', 'host2'}, nodes)

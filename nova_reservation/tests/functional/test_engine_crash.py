@@ -1,0 +1,137 @@
+"""kill -9 of an engine process in the middle of a lease's start, with real
+Nova: another engine finishes the start, the server runs on its host, and
+Nova was asked to start it once."""
+
+import os
+import signal
+import socketserver
+import sqlite3
+import threading
+import time
+from wsgiref import simple_server
+
+import fixtures
+from nova import context as nova_context
+from nova import utils
+
+from nova_reservation.db import api as db_api
+from nova_reservation import ledger
+from nova_reservation.tests.functional import base
+from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+ENGINE_CONF = """
+[api_database]
+connection = %(db)s
+[reservation]
+auth_type = none
+endpoint_override = %(nova)s
+event_claim_timeout = 5
+engine_poll_interval = 0.2
+action_poll_interval = 0.2
+"""
+
+
+class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _Quiet(simple_server.WSGIRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+class EngineCrashTest(base.ReservationTestCase):
+
+    def setUp(self) -> None:
+        if not utils.concurrency_mode_threading():
+            # Engine processes share the harness's database file, which
+            # only native threads mode has (tools/run-tests sets it).
+            self.skipTest('run with OS_NOVA_DISABLE_EVENTLET_PATCHING=1')
+        super().setUp()
+        # Nova's API on a real port, so that engine processes reach it; the
+        # harness's stand-in for Keystone takes them for the admin.
+        fake_ctx = nova_context.RequestContext
+
+        def admin_unless_told(env, **kwargs):
+            return fake_ctx(env.get('HTTP_X_AUTH_USER', 'admin'),
+                            env.get('HTTP_X_AUTH_PROJECT_ID', 'admin'),
+                            is_admin='HTTP_X_AUTH_USER' not in env or
+                            env['HTTP_X_AUTH_USER'] == 'admin',
+                            roles=env.get('HTTP_X_ROLES',
+                                          'admin,member,reader').split(','),
+                            **kwargs)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.api.auth.NovaKeystoneContext._create_context',
+            admin_unless_told))
+        server = simple_server.make_server(
+            '127.0.0.1', 0, self.api_fixture.app(), server_class=_Server,
+            handler_class=_Quiet)
+        server.timeout = 0.1
+        stop = threading.Event()
+
+        def serve():
+            # Nova's harness may run on eventlet's green threads: the loop
+            # must yield (time.sleep) and notice the end of the test.
+            while not stop.is_set():
+                server.handle_request()
+                time.sleep(0.001)
+        runner = threading.Thread(target=serve, daemon=True)
+        runner.start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(runner.join, 10)
+        self.addCleanup(stop.set)
+        self.nova_url = 'http://127.0.0.1:%d/v2.1' % server.server_port
+        self.db_url = str(db_api.get_engine().url)
+        self.db_path = db_api.get_engine().url.database
+
+    def engine_process(self) -> rsv_fixtures.EngineProcess:
+        return self.useFixture(rsv_fixtures.EngineProcess(ENGINE_CONF % {
+            'db': self.db_url, 'nova': self.nova_url}))
+
+    def test_kill_9_during_a_start(self):
+        uuid = self.boot_reserved()
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        slot = db_api.slot_of(db_api.reservations_of(lease.id)[0].id, uuid)
+        # The start falls due now.
+        with sqlite3.connect(self.db_path) as conn:
+            conn.execute("UPDATE rsv_events SET due_at = ? WHERE lease_id = ?"
+                         " AND event_type = 'start'",
+                         (str(db_api.utcnow()), lease.id))
+        doomed = self.engine_process()
+        doomed_id = doomed.worker_id()
+
+        def claimed() -> bool:
+            with sqlite3.connect(self.db_path) as conn:
+                return bool(conn.execute(
+                    "SELECT id FROM rsv_events WHERE claimed_by = ? AND "
+                    "status = 'IN_PROGRESS'", (doomed_id,)).fetchall())
+        deadline = time.time() + 30
+        while not claimed() and time.time() < deadline:
+            time.sleep(0.005)
+        os.kill(doomed.proc.pid, signal.SIGSTOP)
+        self.assertTrue(claimed(), 'the engine never took the start')
+        doomed.kill()
+
+        survivor = self.engine_process()
+        survivor.worker_id()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if db_api.get_lease(lease.id).status == 'ACTIVE':
+                break
+            time.sleep(0.2)
+        self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status,
+                         survivor.output()[-3000:])
+        start = next(e for e in db_api.events_of(lease.id)
+                     if e.event_type == 'start')
+        self.assertEqual((db_api.DONE, 1), (start.status, start.runs))
+        self.assertNotEqual(doomed_id, start.claimed_by)
+        server = self.admin_api.get_server(uuid)
+        self.assertEqual(('ACTIVE', slot.host),
+                         (server['status'], server['OS-EXT-SRV-ATTR:host']))
+        actions = [a['action'] for a in self.admin_api.api_get(
+            '/servers/%s/os-instance-actions' % uuid).body[
+            'instanceActions']]
+        self.assertEqual(1, actions.count('unshelve'), actions)
+        self.assertEqual(ledger.to_epoch(lease.start_at),
+                         ledger.to_epoch(db_api.get_lease(lease.id).start_at))

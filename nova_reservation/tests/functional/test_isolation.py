@@ -1,0 +1,70 @@
+"""A lease's reservation belongs to its project alone."""
+
+from nova import context
+from nova import objects
+from oslo_utils.fixture import uuidsentinel as uuids
+
+from nova_reservation.db import api as db_api
+from nova_reservation.filters import reservation_filter
+from nova_reservation.tests.functional import base
+from nova_reservation.tests.functional.test_server_lease import params
+from nova_reservation.tests.functional.test_server_lease import when
+
+
+class IsolationTest(base.ReservationTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        resp = self.boot(params('now', when(60)))
+        self.assertEqual(202, resp.status, resp.content)
+        self.server = resp.body['server']
+        self.rid = self.server['reservation']['reservation_id']
+
+    def test_other_project_can_not_boot_into_the_reservation(self):
+        resp = self.boot(None, api=self.other_api,
+                         extra_hints={'reservation': self.rid})
+        self.assertEqual(404, resp.status, resp.content)
+        self.assertEqual('reservation: %s not found' % self.rid,
+                         resp.body['itemNotFound']['message'])
+        self.assertEqual([], self.other_api.get_servers())
+
+    def test_other_project_can_not_see_the_leased_server(self):
+        resp = self.other_api.api_get('/servers/%s' % self.server['id'],
+                                      check_response_status=False)
+        self.assertEqual(404, resp.status)
+        listed = self.other_api.get_servers()
+        self.assertNotIn(self.server['id'], [s['id'] for s in listed])
+
+    def test_owner_can_not_add_servers_to_a_server_lease(self):
+        resp = self.boot(None, extra_hints={'reservation': self.rid})
+        self.assertEqual(409, resp.status, resp.content)
+        self.assertIn('reservation:', resp.body['conflictingRequest'][
+            'message'])
+        self.assertEqual(1, len(self.api.get_servers()))
+
+    def test_scheduler_refuses_a_reservation_of_another_project(self):
+        # Past the hook (e.g. a request spec replayed by a move), the filter
+        # still holds: another project's boot with the hint lands nowhere.
+        flavor = objects.Flavor(vcpus=1, memory_mb=512, root_gb=1,
+                                ephemeral_gb=0, swap=0)
+        owner = db_api.get_reservation(self.rid).project_id
+
+        def spec(project, instance):
+            values = dict(project_id=project, flavor=flavor,
+                          scheduler_hints={'reservation': [self.rid]})
+            if instance:
+                values['instance_uuid'] = instance
+            return objects.RequestSpec(**values)
+        nodes = [self._get_provider_uuid_by_host(n) for n in self.NODES]
+        hosts = list(self.scheduler.manager.host_manager
+                     .get_host_states_by_uuids(context.get_admin_context(),
+                                               nodes, spec(owner, None)))
+        flt = reservation_filter.ReservationFilter()
+        self.assertEqual([], list(flt.filter_all(
+            hosts, spec('other-project', uuids.other))))
+        # The owner's server itself (unshelve, say) goes to its slot's node.
+        self.assertEqual(1, len(list(flt.filter_all(
+            hosts, spec(owner, self.server['id'])))))
+        # No other server takes the slot it holds, even in the project.
+        self.assertEqual([], list(flt.filter_all(
+            hosts, spec(owner, uuids.another))))

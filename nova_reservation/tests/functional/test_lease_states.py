@@ -1,0 +1,133 @@
+"""No lease gets stuck: failures are retried then explained, an admin can
+retry, and every lease can be deleted whatever its state."""
+
+import datetime
+
+from oslo_messaging.notify import _impl_test as sent
+import sqlalchemy as sa
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import models
+from nova_reservation import ledger
+from nova_reservation import notifications
+from nova_reservation.tests.functional import base
+from nova_reservation.tests.functional.test_api_leases import flavor_lease
+
+when = base.when
+
+
+class FailedStartTest(base.ReservationTestCase):
+
+    def test_failed_start_is_retried_explained_and_retried_by_an_admin(self):
+        self.flags(start_retries=2, retry_backoff=0, group='reservation')
+        uuid = self.boot_reserved()
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        slot = db_api.slot_of(db_api.reservations_of(lease.id)[0].id, uuid)
+        service = next(s for s in self.admin_api.get_services(
+            binary='nova-compute', host=slot.host))
+        self.admin_api.put_service(service['id'], {'status': 'disabled'})
+
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        failed = db_api.get_lease(lease.id)
+        self.assertEqual('ERROR', failed.status)
+        self.assertIn('start failed', failed.status_reason)
+        start = next(e for e in db_api.events_of(lease.id)
+                     if e.event_type == 'start')
+        self.assertEqual((db_api.ERROR, 2), (start.status, start.attempts))
+        shown = self.lease_api()('GET', '/leases/%s' % lease.id).json()
+        self.assertEqual('ERROR', shown['lease']['status'])
+
+        path = '/leases/%s/events/%d/retry' % (lease.id, start.id)
+        self.assertEqual(403, self.lease_api()('POST', path, {}).status_code)
+        self.admin_api.put_service(service['id'], {'status': 'enabled'})
+        admin = self.lease_api('admin', roles=('reader', 'member', 'admin'))
+        self.assertEqual(202, admin('POST', path, {}).status_code)
+        self.assertEqual(409, admin('POST', path, {}).status_code)
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 2)
+        self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status)
+        server = self.admin_api.get_server(uuid)
+        self.assertEqual(('ACTIVE', slot.host),
+                         (server['status'], server['OS-EXT-SRV-ATTR:host']))
+
+
+class DeleteInEveryStateTest(base.ReservationTestCase):
+
+    def _set(self, lease_id: str, **values) -> None:
+        with db_api._writer() as session:
+            session.execute(sa.update(models.Lease).where(
+                models.Lease.id == lease_id).values(**values))
+
+    def test_every_lease_can_be_deleted(self):
+        rsv = self.lease_api()
+        made = {}
+        for state in ('PENDING', 'ERROR', 'TERMINATED', 'CREATING',
+                      'STARTING', 'DELETING'):
+            made[state] = rsv('POST', '/leases', flavor_lease(
+                amount=1, start=10 * len(made) + 60,
+                end=10 * len(made) + 65)).json()['lease']['id']
+            if state != 'PENDING':
+                self._set(made[state], status=state)
+        # A lease whose start crashed with its engine: claimed, never done.
+        with db_api._writer() as session:
+            session.execute(sa.update(models.Event).where(
+                models.Event.lease_id == made['STARTING'],
+                models.Event.event_type == 'start').values(
+                status=db_api.IN_PROGRESS, claimed_by='dead-engine',
+                claim_expires=db_api.utcnow() + datetime.timedelta(
+                    hours=1)))
+        resp = self.boot(base.params('now', when(60)))
+        self.assertEqual(202, resp.status, resp.content)
+        server = resp.body['server']['id']
+        made['ACTIVE'] = resp.body['server']['reservation']['lease_id']
+
+        for state, lease_id in made.items():
+            resp = rsv('DELETE', '/leases/%s' % lease_id)
+            self.assertEqual(204, resp.status_code, (state, resp.text))
+        self.run_engine()
+        for state, lease_id in made.items():
+            self.assertEqual(404, rsv('GET', '/leases/%s'
+                                      % lease_id).status_code, state)
+        self.wait_gone(server)
+        self.assertEqual([], rsv('GET', '/leases').json()['leases'])
+        # Their capacity is free again.
+        self.assertEqual(201, rsv('POST', '/leases', flavor_lease(
+            amount=2, start=50, end=200)).status_code)
+
+
+class HostFailureTest(base.ReservationTestCase):
+    NODES = ('host1', 'host2', 'host3')
+
+    def _disable(self, node: str) -> None:
+        service = next(s for s in self.admin_api.get_services(
+            binary='nova-compute', host=node))
+        self.admin_api.put_service(service['id'], {'status': 'disabled'})
+
+    def test_future_slots_leave_a_failed_host(self):
+        self.flags(driver=['test'], group='oslo_messaging_notifications')
+        sent.reset()
+        self.addCleanup(sent.reset)
+        self.engine.notifier = notifications.Notifier()
+        rsv = self.lease_api()
+        first = rsv('POST', '/leases', flavor_lease(amount=2)).json()['lease']
+        rid = first['reservations'][0]['id']
+        nodes = {s.node for s in db_api.allocations_of(rid)}
+        self.assertEqual(2, len(nodes))
+        failed = sorted(nodes)[0]
+        self._disable(failed)
+        self.engine.check_hosts()
+        moved = {s.node for s in db_api.allocations_of(rid)}
+        self.assertNotIn(failed, moved)
+        self.assertEqual(2, len(moved))
+        self.assertFalse(db_api.get_lease(first['id']).degraded)
+
+        # Another node fails: two slots, one healthy node; degraded.
+        self._disable(sorted(moved)[0])
+        self.engine.check_hosts()
+        lease = db_api.get_lease(first['id'])
+        self.assertTrue(lease.degraded)
+        told = [n[1] for n in sent.NOTIFICATIONS
+                if n[1]['event_type'] == 'lease.update']
+        self.assertEqual([first['id']], [n['payload']['lease_id']
+                                         for n in told])
+        self.assertTrue(told[0]['payload']['degraded'])

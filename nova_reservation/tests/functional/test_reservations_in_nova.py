@@ -1,0 +1,203 @@
+"""Capacity and host reservations made through the lease API, used by real
+boots in real Nova."""
+
+import datetime
+import time
+
+from nova_reservation.db import api as db_api
+from nova_reservation.tests.functional import base
+
+TINY = '1'
+
+
+def soon(seconds: float) -> str:
+    t = db_api.utcnow() + datetime.timedelta(seconds=seconds)
+    return t.isoformat() + 'Z'
+
+
+class ReservationsTestCase(base.ReservationTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.rsv = self.lease_api()
+        self.admin_rsv = self.lease_api('admin',
+                                        roles=('reader', 'member', 'admin'))
+
+    def lease(self, reservation, start=3.0, minutes=60):
+        body = {'name': 'l', 'start_date': soon(start),
+                'end_date': soon(minutes * 60), 'events': [],
+                'reservations': [reservation]}
+        resp = self.rsv('POST', '/leases', body)
+        self.assertEqual(201, resp.status_code, resp.text)
+        return resp.json()['lease']
+
+    def wait_for_start(self, lease) -> None:
+        start = datetime.datetime.strptime(lease['start_date'],
+                                           '%Y-%m-%dT%H:%M:%S.%f')
+        delay = (start - db_api.utcnow()).total_seconds()
+        if delay > 0:
+            time.sleep(delay + 0.1)
+        self.run_engine()
+        self.assertEqual('ACTIVE', self.rsv(
+            'GET', '/leases/%s' % lease['id']).json()['lease']['status'])
+
+    def boot_into(self, rid, api=None, flavor=base.ONE_PER_NODE,
+                  name='vm'):
+        return self.boot(None, api=api, flavor=flavor, name=name,
+                         extra_hints={'reservation': rid} if rid else None)
+
+    def node_of(self, uuid) -> str:
+        server = self._wait_for_state_change(
+            self.admin_api.get_server(uuid), 'ACTIVE')
+        return server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+
+
+class CapacityReservationTest(ReservationsTestCase):
+
+    def test_flavor_reservation(self):
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': base.ONE_PER_NODE, 'amount': '1',
+                            'affinity': 'None'})
+        rid = lease['reservations'][0]['id']
+        reserved = db_api.allocations_of(rid)[0].node
+
+        # Before the start, ordinary boots fill the cloud, but not the
+        # capacity promised to the lease.
+        first = self._create_server(name='o1', image_uuid=base.IMAGE,
+                                    flavor_id=base.ONE_PER_NODE,
+                                    networks='none')
+        self.assertNotEqual(reserved, self.node_of(first['id']))
+        self._create_server(name='o2', image_uuid=base.IMAGE,
+                            flavor_id=base.ONE_PER_NODE, networks='none',
+                            expected_state='ERROR')
+        early = self.boot_into(rid)
+        self.assertEqual(409, early.status, early.content)
+        self.assertIn('not active', early.body['conflictingRequest'][
+            'message'])
+
+        self.wait_for_start(lease)
+        resp = self.boot_into(rid)
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        self.assertEqual(reserved, self.node_of(uuid))
+        self.run_engine()   # binds the server to its slot
+        self.assertEqual(uuid, db_api.allocations_of(rid)[0].instance_uuid)
+
+        full = self.boot_into(rid, name='vm2')
+        self.assertEqual(409, full.status, full.content)
+        self.assertIn('0 of its 1 slots are free',
+                      full.body['conflictingRequest']['message'])
+        other = self.boot_into(rid, api=self.other_api)
+        self.assertEqual(404, other.status, other.content)
+        too_big = self.boot_into(rid, flavor='4')
+        self.assertEqual(400, too_big.status, too_big.content)
+        self.assertTrue(too_big.body['badRequest']['message'].startswith(
+            'flavorRef:'))
+
+        self.assertEqual(204, self.rsv('DELETE', '/leases/%s'
+                                       % lease['id']).status_code)
+        self.run_engine()
+        self.wait_gone(uuid)
+        self.assertEqual(404, self.rsv('GET', '/leases/%s'
+                                       % lease['id']).status_code)
+
+    def test_virtual_reservation_with_its_private_flavor(self):
+        lease = self.lease({'resource_type': 'virtual:instance',
+                            'vcpus': 1, 'memory_mb': 1024, 'disk_gb': 1,
+                            'amount': 2, 'affinity': 'True',
+                            'resource_properties': ''})
+        res = lease['reservations'][0]
+        slots = db_api.allocations_of(res['id'])
+        self.assertEqual(1, len({s.node for s in slots}))   # affinity
+        self.wait_for_start(lease)
+        # Blazar's way: boot with the reservation's flavor, no hint.
+        uuids = []
+        for name in ('a', 'b'):
+            resp = self.boot(None, flavor=res['flavor_id'], name=name)
+            self.assertEqual(202, resp.status, resp.content)
+            uuids.append(resp.body['server']['id'])
+        self.assertEqual({slots[0].node}, {self.node_of(u) for u in uuids})
+        third = self.boot(None, flavor=res['flavor_id'], name='c')
+        self.assertEqual(409, third.status, third.content)
+        flavors = [f['id'] for f in self.api.get_flavors()]
+        self.assertIn(res['flavor_id'], flavors)
+        other = [f['id'] for f in self.other_api.get_flavors()]
+        self.assertNotIn(res['flavor_id'], other)
+
+
+class HostReservationTest(ReservationsTestCase):
+    NODES = ('host1', 'host2', 'host3')
+
+    def _aggregates(self) -> dict:
+        return {a['name']: a for a in self.admin_api.api_get(
+            '/os-aggregates').body['aggregates']}
+
+    def test_host_reservation(self):
+        resp = self.admin_rsv('POST', '/os-hosts', {'name': 'host3',
+                                                    'gpu': 'yes'})
+        self.assertEqual(201, resp.status_code, resp.text)
+        host = resp.json()['host']
+        self.assertEqual(('host3', 'yes'), (host['hypervisor_hostname'],
+                                            host['gpu']))
+        self.assertEqual(['host3'], self._aggregates()['freepool']['hosts'])
+
+        # Ordinary boots never land on a reservable host.
+        for name in ('o1', 'o2', 'o3', 'o4'):
+            server = self._create_server(name=name, image_uuid=base.IMAGE,
+                                         flavor_id=TINY, networks='none')
+            self.assertNotEqual('host3', self.node_of(server['id']))
+
+        lease = self.lease({'resource_type': 'physical:host', 'min': '1',
+                            'max': '1', 'hypervisor_properties':
+                            '[">=", "$memory_mb", "4096"]',
+                            'resource_properties': '["==", "$gpu", "yes"]'})
+        rid = lease['reservations'][0]['id']
+        allocs = self.admin_rsv('GET', '/os-hosts/allocations').json()
+        self.assertEqual([{'id': rid, 'lease_id': lease['id']}],
+                         allocs['allocations'][0]['reservations'])
+        self.wait_for_start(lease)
+        aggs = self._aggregates()
+        self.assertEqual([], aggs['freepool']['hosts'])
+        lease_agg = aggs['reservation:%s' % rid]
+        self.assertEqual(['host3'], lease_agg['hosts'])
+        self.assertEqual(lease['project_id'], lease_agg['metadata'][
+            'reservation:project_id'])
+
+        resp = self.boot_into(rid, flavor=TINY)
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        self.assertEqual('host3', self.node_of(uuid))
+        # The host is the project's: as many servers as it holds.
+        second = self.boot_into(rid, flavor=TINY, name='vm2')
+        self.assertEqual(202, second.status, second.content)
+        second = second.body['server']['id']
+        self.assertEqual('host3', self.node_of(second))
+        self.run_engine()
+        self.assertEqual('ACTIVE', db_api.get_lease(lease['id']).status)
+        self.assertEqual([None], [s.instance_uuid for s in
+                                  db_api.allocations_of(rid)])
+        other = self.boot_into(rid, api=self.other_api, flavor=TINY)
+        self.assertEqual(404, other.status, other.content)
+        ordinary = self._create_server(name='o5', image_uuid=base.IMAGE,
+                                       flavor_id=TINY, networks='none')
+        self.assertNotEqual('host3', self.node_of(ordinary['id']))
+        self.assertEqual(409, self.admin_rsv(
+            'DELETE', '/os-hosts/%s' % host['id']).status_code)
+
+        self.assertEqual(204, self.rsv('DELETE', '/leases/%s'
+                                       % lease['id']).status_code)
+        self.run_engine()
+        self.wait_gone(uuid)
+        self.wait_gone(second)
+        aggs = self._aggregates()
+        self.assertEqual(['host3'], aggs['freepool']['hosts'])
+        self.assertNotIn('reservation:%s' % rid, aggs)
+
+    def test_no_matching_host_is_a_409(self):
+        self.admin_rsv('POST', '/os-hosts', {'name': 'host3'})
+        body = {'name': 'l', 'start_date': soon(60), 'end_date': soon(3600),
+                'reservations': [{'resource_type': 'physical:host',
+                                  'min': 2, 'max': 2}]}
+        resp = self.rsv('POST', '/leases', body)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('2 to 2 reservable hosts', resp.json()['error_message'])

@@ -1,0 +1,250 @@
+"""Server leases booted with ``--hint lease_params``, on real Nova."""
+
+import datetime
+import threading
+import time
+
+from nova import context as nova_context
+from nova import objects
+
+from nova_reservation.db import api as db_api
+from nova_reservation.engine import service
+from nova_reservation import ledger
+from nova_reservation import notifications
+from nova_reservation.tests.functional import base
+
+
+when = base.when
+params = base.params
+
+
+class FutureLeaseTest(base.ReservationTestCase):
+
+    def _reserved(self, **extra):
+        return self.boot_reserved(**extra)
+
+    def test_reserved_until_start_then_active_on_its_node(self):
+        uuid = self._reserved()
+        server = self.api.get_server(uuid)
+        self.assertEqual('RESERVED', server['status'])
+        admin_view = self.admin_api.get_server(uuid)
+        self.assertEqual('RESERVED', admin_view['status'])
+        self.assertEqual('shelved_offloaded',
+                         admin_view['OS-EXT-STS:vm_state'])
+        self.assertIsNone(admin_view['OS-EXT-SRV-ATTR:host'])
+        reservation = server['reservation']
+        self.assertEqual('RESERVED', reservation['status'])
+        lease = db_api.get_lease(reservation['lease_id'])
+        self.assertEqual('PENDING', lease.status)
+        self.assertIn('lease-' + lease.id, server['tags'])
+        self.assertEqual(lease.id, server['metadata']['reservation:lease_id'])
+        for node in self.NODES:
+            self.assertEqual(0, self.placement_usage(node)['VCPU'])
+        slot = db_api.slot_of(reservation['reservation_id'], uuid)
+
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        server = self.admin_api.get_server(uuid)
+        self.assertEqual('ACTIVE', server['status'])
+        self.assertEqual(slot.host, server['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual(2, self.placement_usage(slot.node)['VCPU'])
+        self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status)
+        self.assertEqual('ACTIVE',
+                         self.api.get_server(uuid)['reservation']['status'])
+
+        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self._wait_until_deleted(server)
+        self.assertEqual('TERMINATED', db_api.get_lease(lease.id).status)
+
+    def test_on_end_shelve(self):
+        uuid = self._reserved(on_end='shelve')
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        server = self.admin_api.get_server(uuid)
+        self.assertTrue(server['status'].startswith('SHELVED'),
+                        server['status'])
+        self.assertEqual('TERMINATED', db_api.get_lease(lease.id).status)
+
+
+class SnapshotOnEndTest(base.ReservationTestCase):
+    CAST_AS_CALL = False
+
+    def test_on_end_snapshot(self):
+        uuid = self.boot_reserved(on_end='snapshot')
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        try:
+            self.run_engine(at=ledger.to_epoch(lease.end_at) + 1,
+                            passes=30)
+        except AssertionError:
+            pass   # Nova's fake driver may leave the snapshot unfinished.
+        image_id = db_api.bindings_of(lease.id)[0].image_id
+        self.assertEqual('l1-vm', self.glance.show(None, image_id)['name'])
+        resp = self.admin_api.api_get('/servers/%s' % uuid,
+                                      check_response_status=False)
+        if resp.status == 200 and resp.body['server'][
+                'OS-EXT-STS:task_state'] == 'image_snapshot':
+            # Never deleted while its image is being taken.
+            self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status)
+        else:
+            # The image was taken, then the server deleted.
+            self.wait_gone(uuid)
+            self.run_engine()
+            self.assertEqual('TERMINATED', db_api.get_lease(lease.id).status)
+
+
+class SlowActionTest(base.ReservationTestCase):
+
+    def test_a_slow_action_does_not_hold_up_other_events(self):
+        uuid = self.boot_reserved()
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        # Nova takes its time over this server (a delete that lasts).
+        ctx = nova_context.get_admin_context()
+        instance = objects.Instance.get_by_uuid(ctx, uuid)
+        instance.task_state = 'deleting'
+        instance.save()
+        other = self.lease_api()('POST', '/leases', {
+            'name': 'other', 'start_date': when(125)[:16],
+            'end_date': when(150)[:16],
+            'reservations': [{'resource_type': 'flavor:instance',
+                              'flavor_id': '1', 'amount': 1}]})
+        self.assertEqual(201, other.status_code, other.text)
+        other = db_api.get_lease(other.json()['lease']['id'])
+        self.clock.now = ledger.to_epoch(other.start_at) + 1
+        due = {e.event_type for e in db_api.due_events(self.engine.now())
+               if e.lease_id == lease.id}
+        self.assertEqual({'end'}, due)
+        for _ in range(3):
+            self.engine.run_once()
+        self.assertEqual('ACTIVE', db_api.get_lease(other.id).status)
+        self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status)
+        end = next(e for e in db_api.events_of(lease.id)
+                   if e.event_type == 'end')
+        self.assertEqual((db_api.UNDONE, 0), (end.status, end.attempts))
+
+
+class ImmediateLeaseTest(base.ReservationTestCase):
+
+    def test_now_boots_at_once_and_ends_at_end(self):
+        resp = self.boot(params('now', when(30)))
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        server = self._wait_for_state_change(
+            self.admin_api.get_server(uuid), 'ACTIVE')
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        self.assertEqual('ACTIVE', lease.status)
+        self.run_engine()
+        self.assertIn('lease-' + lease.id,
+                      self.api.get_server(uuid)['tags'])
+        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self._wait_until_deleted(server)
+        self.assertEqual('TERMINATED', db_api.get_lease(lease.id).status)
+
+
+class MultiCreateTest(base.ReservationTestCase):
+
+    def test_one_lease_for_all_servers(self):
+        resp = self.boot(params(when(60), when(120)), count=2)
+        self.assertEqual(202, resp.status, resp.content)
+        lease_id = resp.body['server']['reservation']['lease_id']
+        self.run_engine()
+        self.assertEqual(1, len(db_api.list_leases()))
+        bindings = db_api.bindings_of(lease_id)
+        self.assertEqual(2, len(bindings))
+        self.assertEqual({'RESERVED'}, {b.state for b in bindings})
+        lease = db_api.get_lease(lease_id)
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        nodes = set()
+        for b in bindings:
+            server = self.admin_api.get_server(b.instance_uuid)
+            self.assertEqual('ACTIVE', server['status'])
+            nodes.add(server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+            slot = db_api.slot_of(b.reservation_id, b.instance_uuid)
+            self.assertEqual(slot.node,
+                             server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertEqual(set(self.NODES), nodes)
+
+
+class RealClockTest(base.ReservationTestCase):
+    """The engine on the real clock: a lease a few seconds long."""
+
+    def test_short_lease_runs_on_time(self):
+        self.flags(engine_poll_interval=0.2, action_poll_interval=0.2,
+                   group='reservation')
+        start = db_api.utcnow() + datetime.timedelta(seconds=3)
+        end = start + datetime.timedelta(seconds=4)
+        resp = self.boot(params(start.isoformat() + 'Z',
+                                end.isoformat() + 'Z'))
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        engine = service.Engine(self.nova_client())
+        runner = threading.Thread(target=engine.run_forever)
+        runner.start()
+        self.addCleanup(runner.join)
+        self.addCleanup(engine.stop)
+
+        def server_or_none():
+            resp = self.admin_api.api_get('/servers/%s' % uuid,
+                                          check_response_status=False)
+            return resp.body['server'] if resp.status == 200 else None
+
+        seen = []
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            server = server_or_none()
+            state = server['OS-EXT-STS:vm_state'] if server else 'deleted'
+            if not seen or seen[-1][0] != state:
+                seen.append((state, db_api.utcnow()))
+            if state == 'deleted':
+                break
+            time.sleep(0.1)
+        states = [s for s, _ in seen]
+        self.assertEqual('deleted', states[-1], seen)
+        self.assertIn('shelved_offloaded', states)
+        active_at = next(t for s, t in seen if s == 'active' and t > start)
+        deleted_at = seen[-1][1]
+        # On time: the engine wakes for the event, not on a coarse poll.
+        self.assertLess(abs((active_at - start).total_seconds()), 3)
+        self.assertLess(abs((deleted_at - end).total_seconds()), 3)
+        # The engine records the end right after Nova took the delete.
+        for _ in range(50):
+            if db_api.list_leases()[0].status == 'TERMINATED':
+                break
+            time.sleep(0.1)
+        self.assertEqual('TERMINATED', db_api.list_leases()[0].status)
+
+
+class NotificationTest(base.ReservationTestCase):
+
+    def test_one_notification_per_event(self):
+        self.flags(driver=['test'], group='oslo_messaging_notifications')
+        self.flags(before_start_offset=15, group='reservation')
+        from oslo_messaging.notify import _impl_test as sent
+        sent.reset()
+        self.addCleanup(sent.reset)
+        self.engine.on_event = notifications.Notifier().event_done
+        resp = self.boot(params(when(60), when(120), before_end=10))
+        self.assertEqual(202, resp.status, resp.content)
+        lease = db_api.get_lease(resp.body['server']['reservation'][
+            'lease_id'])
+        self.run_engine()
+        # Nothing is told of the reserve event (shelving), only the lease.
+        self.assertEqual(['lease.create'], [
+            n[1]['event_type'] for n in sent.NOTIFICATIONS])
+        self.run_engine(at=ledger.to_epoch(lease.start_at) - 15 * 60 + 1)
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=ledger.to_epoch(lease.end_at) - 600 + 1)
+        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        types = [n[1]['event_type'] for n in sent.NOTIFICATIONS]
+        self.assertEqual(['lease.create', 'lease.event.before_start_lease',
+                          'lease.event.start_lease',
+                          'lease.event.before_end_lease',
+                          'lease.event.end_lease'], types)
+        end = sent.NOTIFICATIONS[-1][1]['payload']
+        self.assertEqual(lease.id, end['lease_id'])
+        self.assertEqual('TERMINATED', end['status'])

@@ -1,0 +1,84 @@
+"""Validation of lease hints."""
+
+import datetime
+import json
+import unittest
+
+from nova_reservation.hooks import params
+
+NOW = datetime.datetime(2026, 11, 21, 12, 0, 0)
+DAY = 86400
+
+
+def parse(**fields):
+    return params.lease_request({'lease_params': json.dumps(fields)}, NOW,
+                                30 * DAY, 365 * DAY)
+
+
+class LeaseRequestTest(unittest.TestCase):
+
+    def test_ordinary_boot(self):
+        self.assertIsNone(params.lease_request({}, NOW, DAY, DAY))
+
+    def test_minute_utc_dates(self):
+        lease = parse(name='l1', start='2026-12-01 10:00',
+                      end='2026-12-01 18:00')
+        self.assertEqual(datetime.datetime(2026, 12, 1, 10), lease.start)
+        self.assertEqual('delete', lease.on_end)
+        self.assertFalse(lease.immediate)
+
+    def test_seed_date_without_leading_zero(self):
+        lease = parse(name='l1', start='now', end='2026-12-1 16:07')
+        self.assertEqual(datetime.datetime(2026, 12, 1, 16, 7), lease.end)
+        self.assertTrue(lease.immediate)
+        self.assertEqual(NOW, lease.start)
+
+    def test_iso_8601_with_offset_is_utc(self):
+        lease = parse(name='l1', start='2026-12-01T12:00:00+02:00',
+                      end='2026-12-01T18:00:00Z', on_end='snapshot',
+                      before_end=30)
+        self.assertEqual(datetime.datetime(2026, 12, 1, 10), lease.start)
+        self.assertEqual(30, lease.before_end)
+
+    def test_errors_name_the_field(self):
+        cases = [
+            (dict(name='l', start='now'), 'lease_params.end'),
+            (dict(name='l', start='now', end='2026-11-21 11:00'),
+             'lease_params.end'),
+            (dict(name='l', start='2026-11-20 11:00',
+                  end='2026-11-22 11:00'), 'lease_params.start'),
+            (dict(name='l', start='now', end='2027-11-22 11:00'),
+             'lease_params.end'),
+            (dict(name='l', start='now', end='2026-11-22 11:00',
+                  before_end=True), 'lease_params.before_end'),
+            (dict(name='l', start='now', end='2026-11-22 11:00', x=1),
+             'lease_params.x'),
+        ]
+        for fields, field in cases:
+            with self.assertRaises(params.InvalidParam) as ctx:
+                parse(**fields)
+            self.assertEqual(field, ctx.exception.field, fields)
+            self.assertTrue(str(ctx.exception).startswith(field + ': '))
+
+    def test_not_json(self):
+        with self.assertRaises(params.InvalidParam) as ctx:
+            params.lease_request({'lease_params': '{'}, NOW, DAY, DAY)
+        self.assertEqual('lease_params', ctx.exception.field)
+
+
+class ServerCountTest(unittest.TestCase):
+
+    def test_counts(self):
+        self.assertEqual(1, params.server_count({}, 10))
+        self.assertEqual(3, params.server_count({'min_count': 3}, 10))
+        self.assertEqual(4, params.server_count(
+            {'min_count': '2', 'max_count': 4}, 10))
+
+    def test_bad_counts(self):
+        for body, field in (({'max_count': 11}, 'max_count'),
+                            ({'min_count': 0}, 'min_count'),
+                            ({'min_count': 'x'}, 'min_count'),
+                            ({'min_count': 3, 'max_count': 2}, 'min_count')):
+            with self.assertRaises(params.InvalidParam) as ctx:
+                params.server_count(body, 10)
+            self.assertEqual(field, ctx.exception.field)
