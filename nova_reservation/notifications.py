@@ -3,12 +3,16 @@ Nova's transport, with Blazar's event types and payload.
 
 ``lease.create``, ``lease.update`` and ``lease.delete`` come from the API
 and the boot hook; ``lease.event.<event>`` from the engine, once an event
-is done (never for an action that did not happen).
+is done (never for an action that did not happen).  An event's notification
+is stored with its outcome, in one transaction, and dropped once sent.
 """
 
 import socket
+from typing import Optional
 
 import oslo_messaging
+from oslo_serialization import jsonutils
+from oslo_utils import uuidutils
 
 from nova_reservation.api import views
 from nova_reservation import conf
@@ -48,12 +52,20 @@ class Notifier:
         """lease.create, lease.update or lease.delete."""
         self._notifier.info({}, 'lease.%s' % action, lease_payload(lease_id))
 
-    def event_done(self, event, lease, outcome: str,
-                   details: tuple = None) -> None:
-        if event.event_type not in TOLD or outcome != 'DONE':
-            return
-        self._notifier.info({}, 'lease.event.%s' % views.EVENT_NAMES[
-            event.event_type], lease_payload(lease.id, details))
+    def send(self, event_type: str, payload: dict) -> None:
+        self._notifier.info({}, event_type, payload)
+
+
+def event_notice(event, lease, details: tuple) -> Optional[dict]:
+    """The notification of a done event, as the store keeps it until it is
+    sent (None for an event that is not told).
+    """
+    if event.event_type not in TOLD:
+        return None
+    return dict(id=uuidutils.generate_uuid(), lease_id=lease.id,
+                event_type='lease.event.%s' % views.EVENT_NAMES[
+                    event.event_type],
+                payload=jsonutils.dumps(lease_payload(lease.id, details)))
 
 
 _API_NOTIFIERS: dict = {}

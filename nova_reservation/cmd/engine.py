@@ -24,7 +24,7 @@ def main() -> None:
     logging.setup(CONF, 'nova-reservation-engine')
     notifier = notifications.Notifier()
     engine = service.Engine(nova_client.NovaClient.from_conf(),
-                            on_event=notifier.event_done, notifier=notifier)
+                            notifier=notifier)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: engine.stop())
     engine.run_forever()

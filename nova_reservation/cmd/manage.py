@@ -1,4 +1,6 @@
-"""``nova-reservation-manage``: ``db sync`` and ``db version``."""
+"""``nova-reservation-manage``: ``db sync``, ``db version`` and
+``deploy configure`` (nova.conf and api-paste.ini of a Nova deployment).
+"""
 
 import sys
 
@@ -7,6 +9,7 @@ from nova import config as nova_config
 from oslo_config import cfg
 
 from nova_reservation.db import migration
+from nova_reservation import deploy
 
 CONF = cfg.CONF
 
@@ -20,13 +23,38 @@ def _add_commands(subparsers) -> None:
     sync.add_argument('version', nargs='?', default='head')
     actions.add_parser('version', help='Print the schema revision.')
 
+    setup = subparsers.add_parser(
+        'deploy', help='Plug nova-reservation into a Nova deployment.')
+    actions = setup.add_subparsers(dest='action')
+    actions.required = True
+    configure = actions.add_parser(
+        'configure', help='Add the scheduler filter and the engine\'s '
+                          'credentials to nova.conf, the boot hook and the '
+                          'lease API to api-paste.ini (idempotent).')
+    configure.add_argument('--nova-conf', required=True)
+    configure.add_argument('--api-paste', required=True)
+    for name in ('auth-url', 'username', 'password', 'project-name',
+                 'user-domain-name', 'project-domain-name', 'region-name'):
+        configure.add_argument('--' + name,
+                               help='[reservation] %s of the engine'
+                               % name.replace('-', '_'))
+
 
 def main(argv=None) -> int:
     CONF.register_cli_opt(cfg.SubCommandOpt('category',
                                             handler=_add_commands))
     nova_config.parse_args(argv or sys.argv, init_rpc=False,
                            prog='nova-reservation-manage')
-    if CONF.category.action == 'sync':
+    if CONF.category.name == 'deploy':
+        auth = {name: getattr(CONF.category, name) for name in (
+            'auth_url', 'username', 'password', 'project_name',
+            'user_domain_name', 'project_domain_name', 'region_name')
+            if getattr(CONF.category, name)}
+        deploy.configure(CONF.category.nova_conf, CONF.category.api_paste,
+                         auth)
+        print('nova-reservation added to %s and %s'
+              % (CONF.category.nova_conf, CONF.category.api_paste))
+    elif CONF.category.action == 'sync':
         migration.db_sync(version=CONF.category.version)
         print('nova-reservation tables at revision %s'
               % migration.db_version())

@@ -9,6 +9,7 @@ cover them too.
 import datetime
 from typing import Iterable, Optional
 
+from oslo_db import api as oslo_db_api
 from oslo_utils import uuidutils
 
 from nova.db.api import api as nova_api_db
@@ -420,6 +421,10 @@ def due_events(now: datetime.datetime, limit: int = 100) -> list:
         models.Event.due_at, models.Event.id).limit(limit))
 
 
+# Engines that claim at the same moment may deadlock on the index: the
+# loser tries again at once.
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True,
+                           retry_interval=0.01, max_retry_interval=0.1)
 def claim_due(worker: str, now: datetime.datetime, ttl: float,
               limit: int) -> Optional[list]:
     """Take up to `limit` due events in one atomic UPDATE, so that engines
@@ -462,9 +467,13 @@ def claim_event(event: models.Event, worker: str, now: datetime.datetime,
 
 def finish_event(event_id: int, worker: str, status: str,
                  error: Optional[str] = None, lease_id: Optional[str] = None,
-                 lease_status: Optional[str] = None) -> bool:
+                 lease_status: Optional[str] = None,
+                 notice: Optional[dict] = None) -> bool:
     """Close an event this worker still holds, and set its lease's status
     with it; False (nothing written) if the worker lost the event.
+
+    `notice` (models.Notice's columns but created_at) is stored in the
+    same transaction.
     """
     with _writer() as session:
         t = models.Event
@@ -482,7 +491,45 @@ def finish_event(event_id: int, worker: str, status: str,
                 models.Lease.id == lease_id,
                 models.Lease.status != 'DELETED').values(
                 status=lease_status, status_reason=error, updated_at=now))
+        if notice:
+            session.execute(sa.insert(models.Notice).values(
+                created_at=now, **notice))
         return True
+
+
+def claim_unsent(worker: str, now: datetime.datetime, ttl: float,
+                 limit: int = 50) -> list:
+    """Take notices whose sender's claim expired (it died or lost the
+    store before it could send them), oldest first, as dicts of
+    id, lease_id, event_type and payload.
+    """
+    t = models.Notice
+    stale = _select(sa.select(t).where(t.claim_expires <= now).order_by(
+        t.created_at, t.id).limit(limit))
+    taken = []
+    with _writer() as session:
+        for notice in stale:
+            if session.execute(sa.update(t).where(
+                    t.id == notice.id,
+                    t.claim_expires == notice.claim_expires).values(
+                    claimed_by=worker, claim_expires=now +
+                    datetime.timedelta(seconds=ttl))).rowcount == 1:
+                taken.append(dict(
+                    id=notice.id, lease_id=notice.lease_id,
+                    event_type=notice.event_type, payload=notice.payload))
+    return taken
+
+
+def forget_notices(notice_ids: Iterable[str]) -> None:
+    """Notices sent: drop them."""
+    with _writer() as session:
+        session.execute(sa.delete(models.Notice).where(
+            models.Notice.id.in_(list(notice_ids))))
+
+
+def unsent_notices() -> list:
+    return _select(sa.select(models.Notice).order_by(
+        models.Notice.created_at))
 
 
 def retry_event(lease_id: str, event_id: int) -> bool:

@@ -121,6 +121,21 @@ class Event(Base):
     runs = sa.Column(sa.Integer, nullable=False, default=0)
 
 
+class Notice(Base):
+    """A notification of an event, written with the event's outcome and
+    deleted once sent: a store or broker outage can not lose it.
+    """
+    __tablename__ = 'rsv_notices'
+    id = sa.Column(sa.String(36), primary_key=True)
+    lease_id = sa.Column(sa.String(36), nullable=False)
+    event_type = sa.Column(sa.String(64), nullable=False)
+    payload = sa.Column(sa.Text, nullable=False)
+    created_at = sa.Column(Timestamp, nullable=False, index=True)
+    # The engine sending it; past `claim_expires` any engine may send it.
+    claimed_by = sa.Column(sa.String(255))
+    claim_expires = sa.Column(Timestamp, index=True)
+
+
 class ServerBinding(Base):
     """A server of a lease made by a boot with lease_params."""
     __tablename__ = 'rsv_server_bindings'

@@ -17,12 +17,14 @@ from typing import Callable, Optional
 
 from nova.scheduler.client import report
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.engine import actions
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import notifications
 from nova_reservation import planner
 
 LOG = logging.getLogger(__name__)
@@ -39,11 +41,13 @@ class Engine:
         self.clock = clock
         self.worker_id = worker_id or '%s:%s' % (
             socket.gethostname(), uuidutils.generate_uuid()[:8])
-        # Called after each event with (event, lease, outcome), e.g.
-        # `notifications.Notifier.event_done`.
+        # Called after each event with (event, lease, outcome, details).
         self.on_event = on_event
         self.notifier = notifier
         self.planner = None   # made on first need (it reads Placement)
+        # Notices sent but not yet dropped from the store.
+        self._sent: set = set()
+        self._sent_lock = threading.Lock()
         self._stop = threading.Event()
         self._pool = futures.ThreadPoolExecutor(
             CONF.reservation.engine_workers,
@@ -74,9 +78,13 @@ class Engine:
         random.shuffle(due)
         work = [(e, True) for e in claimed] + [(e, False) for e in due]
         if len(work) <= 1:
-            return sum(self._claim_and_run(e, now, held) for e, held in work)
-        return sum(self._pool.map(
-            lambda item: self._claim_and_run(item[0], now, item[1]), work))
+            done = sum(self._claim_and_run(e, now, held) for e, held in work)
+        else:
+            done = sum(self._pool.map(
+                lambda item: self._claim_and_run(item[0], now, item[1]),
+                work))
+        self.send_unsent()
+        return done
 
     def _claim_and_run(self, event, now: datetime.datetime,
                        held: bool = False) -> int:
@@ -110,19 +118,65 @@ class Engine:
             return False
         except Exception as e:
             return self._failed(event, lease, now, e, holder)
+        if lease_status:
+            lease.status = lease_status
+        notice = (notifications.event_notice(event, lease, details)
+                  if self.notifier else None)
+        if notice:
+            # Held by this engine to send; taken over if it dies first.
+            notice.update(claimed_by=self.worker_id, claim_expires=(
+                self.now() + datetime.timedelta(
+                    seconds=CONF.reservation.event_claim_timeout)))
         if not db_api.finish_event(event.id, holder, db_api.DONE,
                                    lease_id=lease.id,
-                                   lease_status=lease_status):
+                                   lease_status=lease_status, notice=notice):
             LOG.warning('Lease %s: %s was taken over by another engine',
                         lease.id, event.event_type)
             return False
         LOG.info('Lease %s (%s): %s done', lease.id, lease.name,
                  event.event_type)
-        if lease_status:
-            lease.status = lease_status
-        # What the report tells was read before: the store may be gone now.
+        if notice:
+            try:
+                self._send([notice])
+            except Exception as e:
+                LOG.warning('Lease %s: the notification of %s is kept to be '
+                            'sent later: %s', lease.id, event.event_type, e)
         self._report(event, lease, 'DONE', details)
         return True
+
+    def _send(self, notices: list) -> None:
+        """Send stored notices, oldest first, then drop them from the store;
+        where the store is away, drop them later (`send_unsent`), never
+        send them twice.
+        """
+        for notice in notices:
+            self.notifier.send(notice['event_type'],
+                               jsonutils.loads(notice['payload']))
+            with self._sent_lock:
+                self._sent.add(notice['id'])
+        self._forget_sent()
+
+    def _forget_sent(self) -> None:
+        with self._sent_lock:
+            sent, self._sent = self._sent, set()
+        if not sent:
+            return
+        try:
+            db_api.forget_notices(sent)
+        except Exception:
+            with self._sent_lock:
+                self._sent |= sent
+            raise
+
+    def send_unsent(self) -> None:
+        """Drop what was sent while the store was away; send the notices
+        that an engine stored but could not send (it died).
+        """
+        if not self.notifier:
+            return
+        self._forget_sent()
+        self._send(db_api.claim_unsent(
+            self.worker_id, self.now(), CONF.reservation.event_claim_timeout))
 
     def _failed(self, event, lease, now, error: Exception,
                 holder: str) -> bool:

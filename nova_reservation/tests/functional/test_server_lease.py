@@ -227,7 +227,7 @@ class NotificationTest(base.ReservationTestCase):
         from oslo_messaging.notify import _impl_test as sent
         sent.reset()
         self.addCleanup(sent.reset)
-        self.engine.on_event = notifications.Notifier().event_done
+        self.engine.notifier = notifications.Notifier()
         resp = self.boot(params(when(60), when(120), before_end=10))
         self.assertEqual(202, resp.status, resp.content)
         lease = db_api.get_lease(resp.body['server']['reservation'][
@@ -248,3 +248,45 @@ class NotificationTest(base.ReservationTestCase):
         end = sent.NOTIFICATIONS[-1][1]['payload']
         self.assertEqual(lease.id, end['lease_id'])
         self.assertEqual('TERMINATED', end['status'])
+        # Sent notices are not kept.
+        self.assertEqual([], db_api.unsent_notices())
+
+    def test_a_notice_the_engine_could_not_send_is_sent_once_later(self):
+        self.flags(driver=['test'], group='oslo_messaging_notifications')
+        self.flags(event_claim_timeout=30, group='reservation')
+        from oslo_messaging.notify import _impl_test as sent
+        sent.reset()
+        self.addCleanup(sent.reset)
+
+        class Unreachable(notifications.Notifier):
+            """A broker that is gone while the engine holds the notice."""
+            def send(self, event_type, payload):
+                raise ConnectionError('broker gone')
+
+        self.engine.notifier = Unreachable()
+        resp = self.boot(params(when(60), when(120)))
+        lease_id = resp.body['server']['reservation']['lease_id']
+        lease = db_api.get_lease(lease_id)
+        self.run_engine()
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        # The event is done, its notice kept, held by the first engine.
+        self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+        kept = db_api.unsent_notices()
+        self.assertEqual(['lease.event.start_lease'],
+                         [n.event_type for n in kept])
+
+        other = service.Engine(self.nova_client(), clock=self.clock,
+                               notifier=notifications.Notifier())
+        other.run_once()
+        self.assertNotIn('lease.event.start_lease', [
+            n[1]['event_type'] for n in sent.NOTIFICATIONS])
+        # Once the first engine's hold has expired, another sends it.
+        self.clock.now += 31
+        other.run_once()
+        other.run_once()
+        started = [n[1] for n in sent.NOTIFICATIONS
+                   if n[1]['event_type'] == 'lease.event.start_lease']
+        self.assertEqual(1, len(started))
+        self.assertEqual(lease_id, started[0]['payload']['lease_id'])
+        self.assertEqual('ACTIVE', started[0]['payload']['status'])
+        self.assertEqual([], db_api.unsent_notices())

@@ -1,0 +1,1 @@
+"""A local multi-process cloud with nova-reservation (``tools/localcloud``)."""

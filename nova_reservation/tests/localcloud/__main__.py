@@ -1,0 +1,44 @@
+"""tools/localcloud up [--engines N] [--computes N] [--fresh] | down |
+env NAME | status
+"""
+
+import argparse
+import sys
+
+from nova_reservation.tests.localcloud import cloud
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog='tools/localcloud',
+        description='A local multi-process cloud with nova-reservation.')
+    commands = parser.add_subparsers(dest='command', required=True)
+    up = commands.add_parser('up', help='Start the cloud (set up at first).')
+    up.add_argument('--engines', type=int, default=1,
+                    help='Engine processes (default 1).')
+    up.add_argument('--computes', type=int, default=3,
+                    help='nova-compute processes (default 3).')
+    up.add_argument('--fresh', action='store_true',
+                    help='Start from empty databases.')
+    commands.add_parser('down', help='Stop every process of the cloud.')
+    env = commands.add_parser(
+        'env', help='Print the shell exports of a user for the nova and '
+                    'openstack CLIs.')
+    env.add_argument('name', choices=('admin', 'alice', 'bob'))
+    commands.add_parser('status', help='List the running processes.')
+    args = parser.parse_args(argv)
+    local = cloud.LocalCloud()
+    if args.command == 'up':
+        local.up(args.engines, args.computes, args.fresh)
+        print('local cloud up: eval "$(tools/localcloud env alice)"')
+    elif args.command == 'down':
+        local.down()
+    elif args.command == 'env':
+        sys.stdout.write(local.env(args.name))
+    else:
+        print('\n'.join(local.running()) or 'not running')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,603 @@
+"""A local multi-process cloud for tests and demos, on loopback only.
+
+Real Keystone, Glance, Placement and nova-api under gunicorn; nova-conductor,
+nova-scheduler and several nova-compute processes (fake driver, small
+hosts, stable node identities); the reservation engine(s); on the machine's
+MariaDB and RabbitMQ with their own databases and vhost.  Networking and
+networking is a stand-in (``standins.py``).  Nova is configured for
+nova-reservation by ``nova_reservation.deploy``, the code that the devstack
+plugin runs too.
+"""
+
+import json
+import os
+import pwd
+import grp
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Optional
+
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
+import pymysql
+
+from nova_reservation import deploy
+
+HOST = '127.0.0.1'
+PORTS = dict(keystone=15000, nova=18774, placement=18778, image=19292,
+             network=19696)
+DB_USER = DB_PASSWORD = 'nrsv_localcloud'
+DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
+                 nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
+                 nova_cell0='nrsv_lc_nova_cell0',
+                 placement='nrsv_lc_placement')
+VHOST = 'nrsv_localcloud'
+REGION = 'RegionOne'
+# name: (project, roles); every password is "<name>-secret".
+USERS = {
+    'admin': ('admin', ('admin',)),
+    'alice': ('alpha', ('member', 'reader')),
+    'bob': ('beta', ('member', 'reader')),
+    'nova': ('service', ('admin', 'service')),
+    'placement': ('service', ('admin', 'service')),
+    'glance': ('service', ('admin', 'service')),
+    'nova-reservation': ('service', ('admin',)),
+}
+FLAVORS = {'m1.tiny': (1, 512, 1), 'm1.small': (1, 2048, 20),
+           'm1.large': (4, 8192, 80)}
+IMAGE = 'cirros'
+BIN = os.path.dirname(sys.executable)
+PACKAGE = 'nova_reservation.tests.localcloud'
+
+
+def password(user: str) -> str:
+    return '%s-secret' % user
+
+
+def url(service: str) -> str:
+    path = {'keystone': '/v3', 'nova': '/v2.1'}.get(service, '')
+    return 'http://%s:%d%s' % (HOST, PORTS[service], path)
+
+
+def db_url(name: str) -> str:
+    return 'mysql+pymysql://%s:%s@%s/%s?charset=utf8' % (
+        DB_USER, DB_PASSWORD, HOST, DATABASES[name])
+
+
+def _wait(what: str, check, timeout: float = 120,
+          alive=lambda: True) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not alive():
+            raise RuntimeError('%s: the process died' % what)
+        try:
+            if check():
+                return
+        except Exception:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError('timed out waiting for %s' % what)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((HOST, port)) == 0
+
+
+def _run(*cmd: str, env: Optional[dict] = None, log=None) -> None:
+    subprocess.run(cmd, check=True, env=env, stdin=subprocess.DEVNULL,
+                   stdout=log or subprocess.DEVNULL,
+                   stderr=subprocess.STDOUT if log else subprocess.DEVNULL)
+
+
+class LocalCloud:
+
+    def __init__(self, base: Optional[str] = None) -> None:
+        self.base = os.path.abspath(base or os.environ.get(
+            'LOCALCLOUD_DIR') or '.localcloud')
+        self.etc = os.path.join(self.base, 'etc')
+        self.data = os.path.join(self.base, 'data')
+        self.logs = os.path.join(self.base, 'log')
+        self.run_dir = os.path.join(self.base, 'run')
+
+    # ---------------------------------------------------------- processes
+    def _pidfile(self, name: str) -> str:
+        return os.path.join(self.run_dir, name + '.pid')
+
+    def running(self) -> list:
+        if not os.path.isdir(self.run_dir):
+            return []
+        names = []
+        for f in sorted(os.listdir(self.run_dir)):
+            with open(os.path.join(self.run_dir, f)) as pidfile:
+                pid = int(pidfile.read())
+            try:
+                os.kill(pid, 0)
+                names.append(f[:-4])
+            except ProcessLookupError:
+                pass
+        return names
+
+    def start(self, name: str, *cmd: str, env: Optional[dict] = None) -> int:
+        """Start a service in a session of its own (it outlives `up`)."""
+        log = open(os.path.join(self.logs, name + '.log'), 'ab')
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.base,
+            env=dict(os.environ, **(env or {})))
+        with open(self._pidfile(name), 'w') as f:
+            f.write(str(proc.pid))
+        return proc.pid
+
+    def stop(self, name: str, timeout: float = 15) -> None:
+        """Stop a service and what it forked (by its pid file only)."""
+        path = self._pidfile(name)
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            pid = int(f.read())
+        for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.time() + wait
+            while time.time() < deadline:
+                try:
+                    os.killpg(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.2)
+            else:
+                continue
+            break
+        os.unlink(path)
+
+    def _gunicorn(self, name: str, app: str, port: int,
+                  env: dict) -> None:
+        if _port_open(port):
+            raise RuntimeError('%s: port %d is taken by another process'
+                               % (name, port))
+        self.start(name, os.path.join(BIN, 'gunicorn'), '-b',
+                   '%s:%d' % (HOST, port), '-w', '1', '--threads', '8',
+                   '--timeout', '120', '--no-control-socket', app, env=env)
+
+    # -------------------------------------------------- MariaDB, RabbitMQ
+    def ensure_mariadb(self) -> None:
+        """Reuse the MariaDB that runs; install and start one otherwise."""
+        if not _port_open(3306):
+            if not os.path.exists('/usr/sbin/mariadbd'):
+                _apt_install('mariadb-server')
+            _run('start-stop-daemon', '--start', '--oknodo', '--background',
+                 '--exec', '/usr/sbin/mariadbd')
+            _wait('MariaDB', lambda: _port_open(3306))
+        _wait('MariaDB', lambda: self._root_db().close() or True)
+
+    def _root_db(self):
+        return pymysql.connect(host=HOST, user='root', password='',
+                               autocommit=True)
+
+    def create_databases(self, fresh: bool) -> None:
+        conn = self._root_db()
+        with conn.cursor() as cur:
+            cur.execute("CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY "
+                        "'%s'" % (DB_USER, HOST, DB_PASSWORD))
+            for name in DATABASES.values():
+                if fresh:
+                    cur.execute('DROP DATABASE IF EXISTS %s' % name)
+                cur.execute('CREATE DATABASE IF NOT EXISTS %s' % name)
+                cur.execute("GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s'"
+                            % (name, DB_USER, HOST))
+        conn.close()
+
+    def ensure_rabbitmq(self) -> None:
+        """Reuse the RabbitMQ that runs; install and start one otherwise;
+        then the cloud's own vhost.
+        """
+        if not _port_open(5672):
+            if not shutil.which('rabbitmq-server'):
+                _apt_install('rabbitmq-server')
+            _run('rabbitmq-server', '-detached')
+            _wait('RabbitMQ', lambda: _port_open(5672), timeout=180)
+        _wait('RabbitMQ', lambda: subprocess.run(
+            ['rabbitmqctl', '-q', 'status'], capture_output=True
+        ).returncode == 0, timeout=180)
+        _run('rabbitmqctl', '-q', 'add_vhost', VHOST) if VHOST not in (
+            subprocess.run(['rabbitmqctl', '-q', 'list_vhosts'],
+                           capture_output=True, text=True).stdout.split()
+        ) else None
+        _run('rabbitmqctl', '-q', 'set_permissions', '-p', VHOST, 'guest',
+             '.*', '.*', '.*')
+
+    # ------------------------------------------------------ configuration
+    def write_config(self) -> None:
+        os.makedirs(self.etc, exist_ok=True)
+        auth = dict(auth_url=url('keystone'), auth_type='password',
+                    project_name='service', user_domain_name='Default',
+                    project_domain_name='Default', region_name=REGION)
+
+        def service_auth(user):
+            return dict(auth, username=user, password=password(user))
+
+        def authtoken(user):
+            return dict(service_auth(user), www_authenticate_uri=url(
+                'keystone'), service_token_roles_required='true')
+
+        self._write_ini('keystone.conf', {
+            'DEFAULT': dict(log_file=os.path.join(self.logs,
+                                                  'keystone-app.log')),
+            'database': dict(connection=db_url('keystone')),
+            'token': dict(provider='fernet'),
+            'fernet_tokens': dict(key_repository=os.path.join(
+                self.data, 'keystone', 'fernet-keys')),
+            'credential': dict(key_repository=os.path.join(
+                self.data, 'keystone', 'credential-keys')),
+            'cache': dict(enabled='false'),
+        })
+        self._write_ini('placement.conf', {
+            'api': dict(auth_strategy='keystone'),
+            'keystone_authtoken': authtoken('placement'),
+            'placement_database': dict(connection=db_url('placement')),
+        })
+        glance = os.path.join(self.data, 'glance')
+        self._write_ini('glance-api.conf', {
+            'DEFAULT': dict(log_file=os.path.join(self.logs,
+                                                  'glance-app.log'),
+                            enabled_backends='fs:file'),
+            'database': dict(connection=db_url('glance')),
+            'paste_deploy': dict(flavor='keystone', config_file=os.path.join(
+                sys.prefix, 'etc', 'glance', 'glance-api-paste.ini')),
+            'keystone_authtoken': authtoken('glance'),
+            'glance_store': dict(default_backend='fs'),
+            'fs': dict(filesystem_store_datadir=os.path.join(glance,
+                                                             'images')),
+            'os_glance_staging_store': dict(
+                filesystem_store_datadir=os.path.join(glance, 'staging')),
+            'os_glance_tasks_store': dict(
+                filesystem_store_datadir=os.path.join(glance, 'tasks')),
+            'oslo_concurrency': dict(lock_path=os.path.join(glance, 'lock')),
+        })
+        nova = {
+            'DEFAULT': dict(
+                host='controller', my_ip=HOST,
+                state_path=os.path.join(self.data, 'nova'),
+                transport_url='rabbit://guest:guest@%s:5672/%s'
+                % (HOST, VHOST),
+                compute_driver='fake.FakeDriverWithoutFakeNodes',
+                # The fake driver has 1000 vCPUs, 800000 MiB and 600000 GB:
+                # what it keeps back leaves each node the size of a small
+                # real host (4 vCPUs, 8 GiB, 80 GB), so tests reach limits.
+                reserved_host_cpus=str(1000 - 4),
+                reserved_host_memory_mb=str(800000 - 8192),
+                reserved_host_disk_mb=str((600000 - 80) * 1024),
+                cpu_allocation_ratio='1.0', ram_allocation_ratio='1.0',
+                disk_allocation_ratio='1.0',
+                use_rootwrap_daemon='false', max_concurrent_builds='10',
+                max_concurrent_snapshots='10',
+                default_log_levels='amqp=WARN,oslo.messaging=INFO,'
+                'oslo_messaging=INFO,sqlalchemy=WARN,stevedore=WARN,'
+                'urllib3.connectionpool=WARN,keystoneauth=WARN,'
+                'keystonemiddleware=WARN,oslo_policy=INFO'),
+            'wsgi': dict(api_paste_config=os.path.join(self.etc,
+                                                       'api-paste.ini')),
+            'keystone_authtoken': authtoken('nova'),
+            'placement': dict(service_auth('nova'),
+                              valid_interfaces='public'),
+            'neutron': dict(service_auth('nova'), valid_interfaces='public'),
+            'glance': dict(valid_interfaces='public', region_name=REGION),
+            'keystone': dict(valid_interfaces='public', region_name=REGION),
+            'conductor': dict(workers='1'),
+            'scheduler': dict(workers='1',
+                              discover_hosts_in_cells_interval='-1'),
+            'filter_scheduler': dict(enabled_filters=','.join((
+                'ComputeFilter', 'ComputeCapabilitiesFilter',
+                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+                'ServerGroupAffinityFilter'))),
+            'compute': dict(heal_instance_info_cache_interval='-1'),
+            'quota': dict(instances='-1', cores='-1', ram='-1'),
+            'oslo_concurrency': dict(lock_path=os.path.join(
+                self.data, 'nova', 'lock')),
+            'vnc': dict(enabled='false'),
+            'oslo_messaging_notifications': dict(driver='noop'),
+        }
+        self._write_ini('nova.conf', nova)
+        # Only for the processes that use the databases: nova-compute must
+        # not see them.
+        self._write_ini('nova-db.conf', {
+            'api_database': dict(connection=db_url('nova_api')),
+            'database': dict(connection=db_url('nova')),
+        })
+        shipped = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
+        shutil.copy(shipped, os.path.join(self.etc, 'api-paste.ini'))
+        # What an operator (or the devstack plugin) does to plug in.
+        r = service_auth('nova-reservation')
+        deploy.configure(
+            os.path.join(self.etc, 'nova.conf'),
+            os.path.join(self.etc, 'api-paste.ini'),
+            {k: r[k] for k in ('auth_url', 'username', 'password',
+                               'project_name', 'user_domain_name',
+                               'project_domain_name', 'region_name')})
+
+    def _write_ini(self, name: str, sections: dict) -> None:
+        lines = []
+        for section, options in sections.items():
+            lines.append('[%s]' % section)
+            lines += ['%s = %s' % item for item in options.items()]
+            lines.append('')
+        with open(os.path.join(self.etc, name), 'w') as f:
+            f.write('\n'.join(lines))
+
+    def _nova_args(self, db: bool = True) -> list:
+        args = ['--config-file', os.path.join(self.etc, 'nova.conf')]
+        if db:
+            args += ['--config-file', os.path.join(self.etc, 'nova-db.conf')]
+        return args
+
+    # ----------------------------------------------------------- services
+    def start_keystone(self, fresh: bool) -> None:
+        manage = [os.path.join(BIN, 'keystone-manage'), '--config-file',
+                  os.path.join(self.etc, 'keystone.conf')]
+        log = open(os.path.join(self.logs, 'setup.log'), 'ab')
+        if fresh:
+            user = pwd.getpwuid(os.getuid()).pw_name
+            group = grp.getgrgid(os.getgid()).gr_name
+            _run(*manage, 'db_sync', log=log)
+            for keys in ('fernet_setup', 'credential_setup'):
+                _run(*manage, keys, '--keystone-user', user,
+                     '--keystone-group', group, log=log)
+            _run(*manage, 'bootstrap', '--bootstrap-password',
+                 password('admin'), '--bootstrap-region-id', REGION,
+                 '--bootstrap-admin-url', url('keystone'),
+                 '--bootstrap-internal-url', url('keystone'),
+                 '--bootstrap-public-url', url('keystone'), log=log)
+        self._gunicorn('keystone', PACKAGE + '.keystone_wsgi:application',
+                       PORTS['keystone'],
+                       dict(OS_KEYSTONE_CONFIG_DIR=self.etc,
+                            OS_KEYSTONE_CONFIG_FILES='keystone.conf'))
+        _wait('Keystone', lambda: self.session('admin').get(
+            url('keystone') + '/auth/projects').ok,
+            alive=lambda: 'keystone' in self.running())
+
+    def session(self, user: str) -> ks_session.Session:
+        project = USERS[user][0]
+        return ks_session.Session(auth=v3.Password(
+            auth_url=url('keystone'), username=user,
+            password=password(user), project_name=project,
+            user_domain_name='Default', project_domain_name='Default'))
+
+    def create_identities(self) -> None:
+        """Projects, users, roles and the catalog (idempotent)."""
+        admin = self.session('admin')
+        ks = url('keystone')
+
+        def find_or_create(kind: str, body: dict, **query) -> str:
+            found = admin.get('%s/%s' % (ks, kind), params=query or {
+                'name': body['name']}).json()[kind]
+            if found:
+                return found[0]['id']
+            return admin.post('%s/%s' % (ks, kind), json={
+                kind[:-1]: body}).json()[kind[:-1]]['id']
+
+        roles = {name: find_or_create('roles', {'name': name})
+                 for name in ('admin', 'member', 'reader', 'service')}
+        for user, (project, user_roles) in USERS.items():
+            project_id = find_or_create('projects', {
+                'name': project, 'domain_id': 'default'})
+            user_id = find_or_create('users', {
+                'name': user, 'domain_id': 'default',
+                'password': password(user)})
+            for role in user_roles:
+                admin.put('%s/projects/%s/users/%s/roles/%s' % (
+                    ks, project_id, user_id, roles[role]))
+        catalog = {
+            'compute': ('nova', url('nova')),
+            'placement': ('placement', url('placement')),
+            'image': ('glance', url('image')),
+            'network': ('neutron', url('network')),
+            'reservation': ('nova-reservation', 'http://%s:%d/reservation'
+                            % (HOST, PORTS['nova'])),
+        }
+        for kind, (name, endpoint) in catalog.items():
+            service_id = find_or_create('services', {
+                'name': name, 'type': kind}, type=kind)
+            for interface in ('public', 'internal', 'admin'):
+                if not admin.get(ks + '/endpoints', params=dict(
+                        service_id=service_id,
+                        interface=interface)).json()['endpoints']:
+                    admin.post(ks + '/endpoints', json={'endpoint': dict(
+                        service_id=service_id, interface=interface,
+                        url=endpoint, region_id=REGION)})
+
+    def start_network(self) -> None:
+        self.start('network', sys.executable, '-m', PACKAGE + '.standins',
+                   '--port', str(PORTS['network']))
+        _wait('the network stand-in', lambda: _port_open(PORTS['network']),
+              alive=lambda: 'network' in self.running())
+
+    def start_glance(self) -> None:
+        for d in ('images', 'staging', 'tasks', 'lock'):
+            os.makedirs(os.path.join(self.data, 'glance', d), exist_ok=True)
+        _run(os.path.join(BIN, 'glance-manage'), '--config-file',
+             os.path.join(self.etc, 'glance-api.conf'), 'db_sync',
+             log=open(os.path.join(self.logs, 'setup.log'), 'ab'))
+        self._gunicorn('glance', 'glance.wsgi.api:application',
+                       PORTS['image'], dict(OS_GLANCE_CONFIG_DIR=self.etc))
+        _wait('Glance', lambda: _port_open(PORTS['image']),
+              alive=lambda: 'glance' in self.running())
+
+    def start_placement(self, fresh: bool) -> None:
+        env = dict(OS_PLACEMENT_CONFIG_DIR=self.etc)
+        subprocess.run([os.path.join(BIN, 'placement-manage'),
+                        '--config-file', os.path.join(self.etc,
+                                                      'placement.conf'),
+                        'db', 'sync'], check=True, env=dict(
+                            os.environ, **env), capture_output=True)
+        self._gunicorn('placement', 'placement.wsgi.api:application',
+                       PORTS['placement'], env)
+        _wait('Placement', lambda: _port_open(PORTS['placement']),
+              alive=lambda: 'placement' in self.running())
+
+    def sync_nova(self, fresh: bool) -> None:
+        manage = [os.path.join(BIN, 'nova-manage')] + self._nova_args()
+        log = open(os.path.join(self.logs, 'setup.log'), 'ab')
+        _run(*manage, 'api_db', 'sync', log=log)
+        if fresh:
+            _run(*manage, 'cell_v2', 'map_cell0', '--database_connection',
+                 db_url('nova_cell0'), log=log)
+            _run(*manage, 'cell_v2', 'create_cell', '--name', 'cell1',
+                 log=log)
+        _run(*manage, 'db', 'sync', log=log)
+        _run(os.path.join(BIN, 'nova-reservation-manage'),
+             *self._nova_args(), 'db', 'sync', log=log)
+
+    def start_nova(self, computes: int) -> None:
+        self._gunicorn('nova-api', PACKAGE + '.nova_api_wsgi:application',
+                       PORTS['nova'], dict(
+                           OS_NOVA_CONFIG_DIR=self.etc,
+                           OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf;'
+                                                'nova-db.conf'))
+        for service in ('conductor', 'scheduler'):
+            self.start('nova-' + service,
+                       os.path.join(BIN, 'nova-' + service),
+                       *self._nova_args())
+        for i in range(1, computes + 1):
+            host = 'compute%d' % i
+            state = os.path.join(self.data, host)
+            os.makedirs(state, exist_ok=True)
+            self._write_ini(host + '.conf', {'DEFAULT': dict(
+                host=host, state_path=state,
+                instances_path=os.path.join(state, 'instances'))})
+            self.start('nova-' + host, os.path.join(BIN, 'nova-compute'),
+                       *self._nova_args(db=False), '--config-file',
+                       os.path.join(self.etc, host + '.conf'))
+        admin = self.session('admin')
+        _wait('nova-api', lambda: admin.get(url('nova') + '/flavors').ok,
+              alive=lambda: 'nova-api' in self.running())
+        placement = url('placement')
+        _wait('%d compute nodes in Placement' % computes, lambda: len(
+            admin.get(placement + '/resource_providers').json()[
+                'resource_providers']) >= computes, timeout=180)
+        _run(os.path.join(BIN, 'nova-manage'), *self._nova_args(),
+             'cell_v2', 'discover_hosts', log=open(os.path.join(
+                 self.logs, 'setup.log'), 'ab'))
+
+        def services_up():
+            services = admin.get(url('nova') + '/os-services').json()[
+                'services']
+            up = [s for s in services if s['state'] == 'up']
+            return len(up) >= computes + 2
+        _wait('Nova services up', services_up, timeout=180)
+        _wait('the hypervisors', lambda: len(admin.get(
+            url('nova') + '/os-hypervisors').json()['hypervisors']
+        ) >= computes)
+
+    def start_engines(self, engines: int) -> None:
+        for i in range(1, engines + 1):
+            self.start('engine%d' % i,
+                       os.path.join(BIN, 'nova-reservation-engine'),
+                       *self._nova_args())
+
+    def create_resources(self) -> None:
+        """Flavors, the image and the freepool aggregate (idempotent)."""
+        admin = self.session('admin')
+        nova = url('nova')
+        have = {f['name'] for f in admin.get(nova + '/flavors').json()[
+            'flavors']}
+        for name, (vcpus, ram, disk) in FLAVORS.items():
+            if name not in have:
+                admin.post(nova + '/flavors', json={'flavor': dict(
+                    name=name, vcpus=vcpus, ram=ram, disk=disk)})
+        image = url('image') + '/v2/images'
+        if not admin.get(image, params={'name': IMAGE}).json()['images']:
+            made = admin.post(image, json=dict(
+                name=IMAGE, visibility='public', container_format='bare',
+                disk_format='raw', min_disk=0, min_ram=0)).json()
+            admin.put('%s/%s/file' % (image, made['id']),
+                      data=b'The fake compute driver never reads image data.',
+                      headers={'Content-Type': 'application/octet-stream'})
+        aggregates = admin.get(nova + '/os-aggregates').json()['aggregates']
+        if 'freepool' not in {a['name'] for a in aggregates}:
+            admin.post(nova + '/os-aggregates', json={
+                'aggregate': {'name': 'freepool'}})
+
+    # ------------------------------------------------------------ commands
+    def up(self, engines: int = 1, computes: int = 3,
+           fresh: bool = False) -> None:
+        if self.running():
+            raise SystemExit('the local cloud runs already (%s): '
+                             'tools/localcloud down first'
+                             % ', '.join(self.running()))
+        fresh = fresh or not os.path.exists(os.path.join(self.base,
+                                                         'state.json'))
+        if fresh:
+            for d in (self.data, self.logs):
+                shutil.rmtree(d, ignore_errors=True)
+        for d in (self.etc, self.data, self.logs, self.run_dir):
+            os.makedirs(d, exist_ok=True)
+        steps = [
+            ('MariaDB', self.ensure_mariadb),
+            ('databases', lambda: self.create_databases(fresh)),
+            ('RabbitMQ', self.ensure_rabbitmq),
+            ('configuration', self.write_config),
+            ('Keystone', lambda: self.start_keystone(fresh)),
+            ('users, projects and catalog', self.create_identities),
+            ('Glance', self.start_glance),
+            ('network stand-in', self.start_network),
+            ('Placement', lambda: self.start_placement(fresh)),
+            ('Nova databases', lambda: self.sync_nova(fresh)),
+            ('Nova', lambda: self.start_nova(computes)),
+            ('flavors, image, freepool', self.create_resources),
+            ('%d engine(s)' % engines, lambda: self.start_engines(engines)),
+        ]
+        t0 = time.time()
+        for name, step in steps:
+            try:
+                step()
+            except (subprocess.CalledProcessError, RuntimeError,
+                    ks_exceptions.ClientException) as e:
+                print('local cloud: %s failed: %s (logs in %s)'
+                      % (name, e, self.logs), file=sys.stderr)
+                raise SystemExit(1)
+            print('[%5.1fs] %s ready' % (time.time() - t0, name),
+                  file=sys.stderr)
+        with open(os.path.join(self.base, 'state.json'), 'w') as f:
+            json.dump(dict(engines=engines, computes=computes,
+                           ports=PORTS, vhost=VHOST,
+                           databases=DATABASES), f)
+
+    def down(self) -> None:
+        names = self.running()
+        # The engines and Nova first, Keystone last.
+        order = sorted(names, key=lambda n: (
+            n != 'keystone', n.startswith(('engine', 'nova'))), reverse=True)
+        for name in order:
+            self.stop(name)
+        if os.path.isdir(self.run_dir):
+            for f in os.listdir(self.run_dir):
+                os.unlink(os.path.join(self.run_dir, f))
+
+    def env(self, user: str) -> str:
+        """Shell exports for the nova and openstack CLIs as `user`."""
+        if user not in ('admin', 'alice', 'bob'):
+            raise SystemExit('no user %r: admin, alice or bob' % user)
+        exports = dict(
+            OS_AUTH_URL=url('keystone'), OS_AUTH_TYPE='password',
+            OS_IDENTITY_API_VERSION='3', OS_USERNAME=user,
+            OS_PASSWORD=password(user), OS_PROJECT_NAME=USERS[user][0],
+            OS_USER_DOMAIN_NAME='Default', OS_PROJECT_DOMAIN_NAME='Default',
+            OS_REGION_NAME=REGION, OS_INTERFACE='public',
+            OS_COMPUTE_API_VERSION='2.latest',
+            PATH='%s:%s' % (BIN, os.environ.get('PATH', '')))
+        return ''.join('export %s=%s\n' % item for item in exports.items())
+
+
+def _apt_install(package: str) -> None:
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    _run('apt-get', 'update', '-qq', env=env)
+    _run('apt-get', 'install', '-y', '-qq', package, env=env)

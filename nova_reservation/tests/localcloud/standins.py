@@ -1,0 +1,70 @@
+"""The stand-in for the one service of the local cloud that can not run
+here: networking (Neutron needs agents, bridges and namespaces).
+
+It owns nothing: every list is empty, which is all that servers booted
+with ``--nic none`` need from it.  It listens on loopback only and trusts
+every caller: it is for tests and demos.
+
+    python -m nova_reservation.tests.localcloud.standins --port 19696
+"""
+
+import argparse
+import json
+import socketserver
+import threading
+from wsgiref import simple_server
+
+HOST = '127.0.0.1'
+
+
+def _reply(start_response, status: str, body: dict) -> list:
+    data = json.dumps(body).encode()
+    start_response(status, [('Content-Type', 'application/json'),
+                            ('Content-Length', str(len(data)))])
+    return [data]
+
+
+def network_service(environ, start_response):
+    """A network service that owns no port, network or address."""
+    path = environ['PATH_INFO'].rstrip('/')
+    if path == '':
+        return _reply(start_response, '200 OK', {'versions': [{
+            'id': 'v2.0', 'status': 'CURRENT', 'links': [{
+                'rel': 'self', 'href': 'http://%s/v2.0/' %
+                environ['HTTP_HOST']}]}]})
+    parts = path.split('/')[2:]   # after /v2.0
+    if environ['REQUEST_METHOD'] == 'GET' and len(parts) == 1:
+        name = parts[0].split('.')[0]
+        return _reply(start_response, '200 OK',
+                      {name.replace('-', '_'): []})
+    return _reply(start_response, '404 Not Found', {'NeutronError': {
+        'type': 'NotFound', 'message': '%s not found' % path,
+        'detail': ''}})
+
+
+class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve(app, port: int) -> simple_server.WSGIServer:
+    server = simple_server.make_server(HOST, port, app, _Server,
+                                       _QuietHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description='A network stand-in.')
+    parser.add_argument('--port', type=int, required=True)
+    args = parser.parse_args()
+    serve(network_service, args.port)
+    threading.Event().wait()
+
+
+if __name__ == '__main__':
+    main()
