@@ -104,6 +104,12 @@ def create_host(ctx, req, body=None):
     if any(h.hypervisor_hostname == name for h in db_api.list_hosts()):
         raise wsgi.Fault(409, 'Conflict', 'name: %s is reservable already'
                          % name)
+    promised = _reservations_on_node(name)
+    if promised:
+        raise wsgi.Fault(409, 'Conflict', 'name: %s holds capacity of lease '
+                         '%s until %s; enroll it once that has ended'
+                         % (name, promised[0]['lease_id'],
+                            promised[0]['end_at']))
     node = nodes[0]
     servers = hosts_api.instance_get_all_by_host(ctx, node.host)
     if servers:
@@ -148,8 +154,12 @@ def update_host(ctx, req, id, body=None):
 
 def _reservations_on(host) -> list:
     """Reservations with a slot on the host that has not ended."""
+    return _reservations_on_node(host.hypervisor_hostname)
+
+
+def _reservations_on_node(node: str) -> list:
     now = db_api.utcnow()
-    return [r for r in db_api.reservations_on_node(host.hypervisor_hostname)
+    return [r for r in db_api.reservations_on_node(node)
             if r['end_at'] > now]
 
 

@@ -201,3 +201,19 @@ class HostReservationTest(ReservationsTestCase):
         resp = self.rsv('POST', '/leases', body)
         self.assertEqual(409, resp.status_code, resp.text)
         self.assertIn('2 to 2 reservable hosts', resp.json()['error_message'])
+
+    def test_a_node_that_holds_promised_capacity_is_not_enrolled(self):
+        # One slot on each of the three nodes.
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': base.ONE_PER_NODE, 'amount': 3},
+                           start=600)
+        resp = self.admin_rsv('POST', '/os-hosts', {'name': 'host3'})
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('name: host3 holds capacity of lease %s'
+                      % lease['id'], resp.json()['error_message'])
+        self.assertNotIn('host3', self._aggregates().get(
+            'freepool', {}).get('hosts', []))
+        # Once the lease is gone, the node can be enrolled.
+        self.rsv('DELETE', '/leases/%s' % lease['id'])
+        resp = self.admin_rsv('POST', '/os-hosts', {'name': 'host3'})
+        self.assertEqual(201, resp.status_code, resp.text)

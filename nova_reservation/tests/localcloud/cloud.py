@@ -9,10 +9,11 @@ nova-reservation by ``nova_reservation.deploy``, the code that the devstack
 plugin runs too.
 """
 
+import grp
 import json
 import os
 import pwd
-import grp
+import shlex
 import shutil
 import signal
 import socket
@@ -400,19 +401,25 @@ class LocalCloud:
             'placement': ('placement', url('placement')),
             'image': ('glance', url('image')),
             'network': ('neutron', url('network')),
-            'reservation': ('nova-reservation', 'http://%s:%d/reservation'
+            # The lease API in nova-api; Blazar's clients add /leases.
+            'reservation': ('nova-reservation',
+                            'http://%s:%d/reservation/v1'
                             % (HOST, PORTS['nova'])),
         }
         for kind, (name, endpoint) in catalog.items():
             service_id = find_or_create('services', {
                 'name': name, 'type': kind}, type=kind)
             for interface in ('public', 'internal', 'admin'):
-                if not admin.get(ks + '/endpoints', params=dict(
-                        service_id=service_id,
-                        interface=interface)).json()['endpoints']:
+                found = admin.get(ks + '/endpoints', params=dict(
+                    service_id=service_id,
+                    interface=interface)).json()['endpoints']
+                if not found:
                     admin.post(ks + '/endpoints', json={'endpoint': dict(
                         service_id=service_id, interface=interface,
                         url=endpoint, region_id=REGION)})
+                elif found[0]['url'] != endpoint:
+                    admin.patch('%s/endpoints/%s' % (ks, found[0]['id']),
+                                json={'endpoint': {'url': endpoint}})
 
     def start_network(self) -> None:
         self.start('network', sys.executable, '-m', PACKAGE + '.standins',
@@ -584,9 +591,14 @@ class LocalCloud:
 
     def env(self, user: str) -> str:
         """Shell exports for the nova and openstack CLIs as `user`."""
+        return ''.join('export %s=%s\n' % (name, shlex.quote(value))
+                       for name, value in self.variables(user).items())
+
+    def variables(self, user: str) -> dict:
+        """The OS_* variables of `user` (admin, alice or bob)."""
         if user not in ('admin', 'alice', 'bob'):
             raise SystemExit('no user %r: admin, alice or bob' % user)
-        exports = dict(
+        return dict(
             OS_AUTH_URL=url('keystone'), OS_AUTH_TYPE='password',
             OS_IDENTITY_API_VERSION='3', OS_USERNAME=user,
             OS_PASSWORD=password(user), OS_PROJECT_NAME=USERS[user][0],
@@ -594,7 +606,6 @@ class LocalCloud:
             OS_REGION_NAME=REGION, OS_INTERFACE='public',
             OS_COMPUTE_API_VERSION='2.latest',
             PATH='%s:%s' % (BIN, os.environ.get('PATH', '')))
-        return ''.join('export %s=%s\n' % item for item in exports.items())
 
 
 def _apt_install(package: str) -> None:

@@ -1,0 +1,61 @@
+"""Two projects with real Keystone tokens: neither sees nor uses the
+other's leases.
+"""
+
+from nova_reservation.tests.integration import base
+from nova_reservation.tests.integration import test_blazar_cli
+
+
+class ProjectIsolationTest(base.CloudTestCase):
+
+    def test_another_project_neither_sees_nor_uses_a_lease(self):
+        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        lease = self.openstack(
+            'alice', 'reservation', 'lease', 'create', '--end-date',
+            test_blazar_cli.minutes(30), '--reservation',
+            'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
+            'private-' + self.suffix)
+        self.addCleanup(self.delete_lease, lease['id'])
+        server = self.nova(
+            'alice', 'boot', '--flavor', 'm1.tiny', '--image', 'cirros',
+            '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
+                'hinted-' + self.suffix, base.utc(3600), base.utc(7200)),
+            'hinted-' + self.suffix)['id']
+        self.addCleanup(self.delete_server, server)
+        mine = {x['id'] for x in self.openstack(
+            'alice', 'reservation', 'lease', 'list')}
+        hinted = self.store('SELECT lease_id FROM rsv_server_bindings '
+                            'WHERE instance_uuid = %s', server)[0]['lease_id']
+        self.assertLessEqual({lease['id'], hinted}, mine)
+
+        # Bob's token: not in his list, not shown, not changed, not deleted.
+        self.assertFalse(mine & {x['id'] for x in self.openstack(
+            'bob', 'reservation', 'lease', 'list')})
+        for lease_id in (lease['id'], hinted):
+            for command in (['show', lease_id],
+                            ['set', '--name', 'taken', lease_id],
+                            ['delete', lease_id]):
+                done = self.run_cli('bob', 'openstack', 'reservation',
+                                    'lease', *command, check=False)
+                self.assertNotEqual(0, done.returncode, command)
+                self.assertIn('policy does not allow', done.stderr, command)
+        self.assertNotIn(server, {s['ID'] for s in self.openstack(
+            'bob', 'server', 'list')})
+        # Nor boot into its reservation.
+        reservation_id = self.store(
+            'SELECT id FROM rsv_reservations WHERE lease_id = %s',
+            lease['id'])[0]['id']
+        done = self.run_cli(
+            'bob', 'openstack', 'server', 'create', '--flavor', 'm1.tiny',
+            '--image', 'cirros', '--nic', 'none', '--hint',
+            'reservation=' + reservation_id, 'intruder-' + self.suffix,
+            check=False)
+        self.assertNotEqual(0, done.returncode)
+        self.assertIn('not found (HTTP 404)', done.stderr)
+
+        # Alice's leases are as they were; an admin sees them all.
+        shown = self.openstack('alice', 'reservation', 'lease', 'show',
+                               lease['id'])
+        self.assertEqual('private-' + self.suffix, shown['name'])
+        self.assertLessEqual(mine, {x['id'] for x in self.openstack(
+            'admin', 'reservation', 'lease', 'list')})
