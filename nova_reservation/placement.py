@@ -22,35 +22,60 @@ def _limit(inventory: dict) -> float:
             inventory.get('allocation_ratio', 1.0))
 
 
-def compute_hosts(client) -> list:
-    """A `capacity.Host` per compute node provider.
+class HostView:
+    """The compute nodes as `capacity.Host` objects, read from Placement.
 
-    `client` is Nova's Placement report client.  A node's base usage is
-    what its consumers use there, less the servers of leases: the ledger
-    holds their capacity for the lease, and they hold none outside it.
+    One listing of the providers per call; a provider's inventories and
+    consumers are read again only when its generation (which Placement
+    bumps on every inventory or allocation change) has moved, so that a
+    lease on a cloud of thousands of nodes costs one request, not thousands.
+    A node's base usage is what its consumers use there, less the servers
+    of leases: the ledger holds their capacity for the lease, and they hold
+    none outside it.
     """
-    providers = _json(client.get('/resource_providers',
-                                 version=PLACEMENT_VERSION))
-    hosts = []
-    for rp in providers['resource_providers']:
+
+    def __init__(self) -> None:
+        # {provider uuid: (generation, name, inventories, consumers)}
+        self._providers: dict = {}
+
+    def hosts(self, client) -> list:
+        """`client`: Nova's Placement report client."""
+        providers = _json(client.get('/resource_providers',
+                                     version=PLACEMENT_VERSION))
+        seen = {}
+        for rp in providers['resource_providers']:
+            known = self._providers.get(rp['uuid'])
+            if known is None or known[0] != rp['generation']:
+                known = (rp['generation'], rp['name']) + self._read(
+                    client, rp['uuid'])
+            seen[rp['uuid']] = known
+        self._providers = seen
+        computes = [p for p in seen.values() if 'VCPU' in p[2]]
+        leased = db_api.lease_servers(
+            uuid for p in computes for uuid in p[3])
+        hosts = []
+        for _, name, inventories, consumers in computes:
+            used = _sum(capacity.Resources(*(c['resources'].get(rc, 0)
+                                             for rc in RESOURCE_CLASSES))
+                        for uuid, c in consumers.items()
+                        if uuid not in leased)
+            cap = capacity.Resources(*(_limit(inventories[rc])
+                                       if rc in inventories else 0
+                                       for rc in RESOURCE_CLASSES))
+            hosts.append(capacity.Host(node=name, capacity=cap, base=used))
+        return hosts
+
+    @staticmethod
+    def _read(client, uuid: str) -> tuple:
         inventories = _json(client.get(
-            '/resource_providers/%s/inventories' % rp['uuid'],
+            '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
-        if 'VCPU' not in inventories:
-            continue
-        consumers = _json(client.get(
-            '/resource_providers/%s/allocations' % rp['uuid'],
-            version=PLACEMENT_VERSION))['allocations']
-        leased = db_api.lease_servers(consumers)
-        used = _sum(capacity.Resources(*(c['resources'].get(rc, 0)
-                                         for rc in RESOURCE_CLASSES))
-                    for uuid, c in consumers.items() if uuid not in leased)
-        cap = capacity.Resources(*(_limit(inventories[rc])
-                                   if rc in inventories else 0
-                                   for rc in RESOURCE_CLASSES))
-        hosts.append(capacity.Host(node=rp['name'], capacity=cap,
-                                   base=used))
-    return hosts
+        consumers = {}
+        if 'VCPU' in inventories:
+            consumers = _json(client.get(
+                '/resource_providers/%s/allocations' % uuid,
+                version=PLACEMENT_VERSION))['allocations']
+        return inventories, consumers
 
 
 def _sum(items: Iterable[capacity.Resources]) -> capacity.Resources:

@@ -101,6 +101,7 @@ class Planner:
         self.ledger = ledger
         self.client = placement_client
         self.clock = clock
+        self.nodes = placement.HostView()
 
     # ------------------------------------------------------------ plans
 
@@ -110,7 +111,7 @@ class Planner:
         """
         enrolled = {h.hypervisor_hostname: h for h in db_api.list_hosts()}
         unusable = set(unusable)
-        nodes = [n for n in placement.compute_hosts(self.client)
+        nodes = [n for n in self.nodes.hosts(self.client)
                  if n.node not in unusable]
         shared = [n for n in nodes if n.node not in enrolled]
         reservable = [(n, enrolled[n.node]) for n in nodes

@@ -53,6 +53,9 @@ class BlazarCLITest(base.CloudTestCase):
         self.assertNotEqual(0, done.returncode, done.stdout)
         self.assertEqual([], self.openstack(user, 'server', 'list',
                                             '--name', '^%s' % name))
+        rid = hint.split('=', 1)[1]
+        if '404' in done.stderr:
+            self.assertIn('reservation: %s not found' % rid, done.stderr)
         return done.stderr
 
     def settled(self, server_id: str) -> dict:
@@ -85,7 +88,7 @@ class BlazarCLITest(base.CloudTestCase):
         self.assertEqual(name, server['OS-EXT-SRV-ATTR:host'])
 
         # Another project can not use the reservation.
-        self.assertIn('not found (HTTP 404)', self.refused(
+        self.assertIn('404', self.refused(
             'bob', 'bob-in-host-' + self.suffix, 'm1.small', hint))
         # Ordinary boots never land on the reserved host.
         ordinary = self.boot('bob', 'ordinary-' + self.suffix, 'm1.tiny',
@@ -109,5 +112,5 @@ class BlazarCLITest(base.CloudTestCase):
         # Beyond the amount, or from another project: refused.
         self.assertIn('0 of its 2 slots are free', self.refused(
             'alice', 'slot3-' + self.suffix, 'm1.tiny', hint))
-        self.assertIn('not found (HTTP 404)', self.refused(
+        self.assertIn('404', self.refused(
             'bob', 'bob-slot-' + self.suffix, 'm1.tiny', hint))

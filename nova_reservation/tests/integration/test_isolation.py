@@ -51,7 +51,9 @@ class ProjectIsolationTest(base.CloudTestCase):
             'reservation=' + reservation_id, 'intruder-' + self.suffix,
             check=False)
         self.assertNotEqual(0, done.returncode)
-        self.assertIn('not found (HTTP 404)', done.stderr)
+        self.assertIn('404', done.stderr)
+        self.assertIn('reservation: %s not found' % reservation_id,
+                      done.stderr)
 
         # Alice's leases are as they were; an admin sees them all.
         shown = self.openstack('alice', 'reservation', 'lease', 'show',

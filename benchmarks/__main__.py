@@ -1,0 +1,109 @@
+"""benchmarks/run [--quick]: every benchmark, its figures against its
+targets, printed as a table and written to benchmarks/results.json.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+
+from benchmarks import blazar_placement
+from benchmarks import capacity_math
+from benchmarks import lease_placement
+from benchmarks import scheduler_overhead
+
+RESULTS = os.path.join(os.path.dirname(__file__), 'results.json')
+
+
+def figure(name: str, value: float, unit: str, target=None,
+           better: str = 'lower') -> dict:
+    met = None
+    if target is not None:
+        met = value <= target if better == 'lower' else value >= target
+    return dict(name=name, value=round(value, 3), unit=unit, target=target,
+                met=met)
+
+
+def run(quick: bool) -> list:
+    figures = []
+    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    for row in capacity_math.run(sizes, budget=0.2 if quick else 0.5):
+        n = row['allocations']
+        figures += [
+            figure('peak usage query, %d allocations' % n, row['peak_us'],
+                   'us'),
+            figure('peak usage: scan / timeline, %d allocations' % n,
+                   row['peak_speedup'], 'x'),
+            figure('earliest fitting start, %d allocations' % n,
+                   row['earliest_start_us'], 'us')]
+    hosts = (100, 1_000) if quick else (100, 1_000, 10_000)
+    allocations = (0, 10_000) if quick else (0, 10_000, 100_000)
+    for row in scheduler_overhead.run(hosts, allocations,
+                                      budget=0.3 if quick else 1.0):
+        at = '%d hosts, %d allocations' % (row['hosts'], row['allocations'])
+        top = (row['hosts'], row['allocations']) == (hosts[-1],
+                                                     allocations[-1])
+        figures += [
+            figure('scheduling request with / without filter, ' + at,
+                   row['ratio'], 'x', 1.25 if top else None),
+            figure('filter cost per host, ' + at,
+                   row['filter_us_per_host'], 'us', 20.0 if top else None)]
+        if row['hosts'] == hosts[-1] and row['allocations']:
+            figures.append(figure(
+                'scheduler memory for %d allocations' % row['allocations'],
+                row['ledger_mb'], 'MB',
+                100.0 if row['allocations'] == allocations[-1] else None))
+    placed = lease_placement.run(
+        *((100, 10_000, 10) if quick else (1_000, 100_000, 30)))
+    at = '%d hosts, %d allocations' % (placed['hosts'],
+                                       placed['allocations'])
+    figures += [
+        figure('capacity reservation (10 slots) p50, ' + at,
+               placed['capacity_p50_ms'], 'ms', 50.0),
+        figure('host reservation (min 5) p50, ' + at,
+               placed['host_p50_ms'], 'ms', 50.0),
+        figure('Placement requests per lease', placed[
+            'capacity_placement_requests'], 'requests')]
+    blazar = blazar_placement.run(
+        placed['hosts'], placed['allocations'], repeat=3 if quick else 5,
+        budget_s=10.0 if quick else 60.0)
+    figures += [
+        figure('Blazar %s host reservation p50, ' % blazar['blazar_version']
+               + at, blazar['host_p50_ms'], 'ms'),
+        figure('Blazar %s instance reservation p50, '
+               % blazar['blazar_version'] + at, blazar['instance_p50_ms'],
+               'ms'),
+        figure('host reservation: Blazar / nova-reservation',
+               blazar['host_p50_ms'] / placed['host_p50_ms'], 'x'),
+        figure('capacity reservation: Blazar / nova-reservation',
+               blazar['instance_p50_ms'] / placed['capacity_p50_ms'], 'x')]
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog='benchmarks/run')
+    parser.add_argument('--quick', action='store_true',
+                        help='Small sizes: that every benchmark works.')
+    args = parser.parse_args()
+    figures = run(args.quick)
+    width = max(len(f['name']) for f in figures)
+    for f in figures:
+        target = '' if f['target'] is None else '<= %s' % f['target']
+        met = {None: '', True: 'met', False: 'NOT MET'}[f['met']]
+        print('%-*s %12.3f %-8s %-10s %s' % (width, f['name'], f['value'],
+                                             f['unit'], target, met))
+    if not args.quick:
+        with open(RESULTS, 'w') as out:
+            json.dump(dict(date=datetime.date.today().isoformat(),
+                           machine='%s, %d cores, Python %s' % (
+                               platform.machine(), os.cpu_count(),
+                               platform.python_version()),
+                           figures=figures), out, indent=2)
+    return 0 if all(f['met'] is not False for f in figures) or \
+        args.quick else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

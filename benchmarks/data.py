@@ -1,0 +1,42 @@
+"""The cloud every benchmark works on: compute nodes and a ledger of
+allocations, made the same way (seeded) for nova-reservation and for the
+systems it is compared with.
+"""
+
+import random
+from typing import NamedTuple
+
+from nova_reservation import capacity
+
+DAY = 86400.0
+# A node of a typical cloud, and the slot of a typical lease.
+NODE = capacity.Resources(32, 131072, 1000)
+SLOT = capacity.Resources(2, 4096, 40)
+# Requests placed against the ledger: [start, end) in seconds from T0.
+T0 = 1_900_000_000.0            # an epoch in 2030: every lease is future
+REQUEST = (T0 + 100 * DAY, T0 + 101 * DAY)
+
+
+class Cloud(NamedTuple):
+    hosts: list          # capacity.Host, one per node
+    allocations: list    # capacity.Allocation (slots of SLOT)
+
+
+def cloud(hosts: int = 1000, allocations: int = 100_000,
+          busy_share: float = 0.8, seed: int = 3) -> Cloud:
+    """`hosts` nodes; `allocations` slots spread over the first
+    `busy_share` of them across 180 days (about 4 slots per busy node at
+    any instant), so that whole free nodes exist for host reservations.
+    """
+    rng = random.Random(seed)
+    nodes = [capacity.Host('node%05d' % i, NODE, host='node%05d' % i)
+             for i in range(hosts)]
+    busy = nodes[:max(1, int(hosts * busy_share))]
+    ledger = []
+    for i in range(allocations):
+        start = T0 + rng.uniform(0, 180 * DAY)
+        length = rng.uniform(DAY / 24, 14 * DAY)
+        ledger.append(capacity.Allocation(
+            i + 1, 'res%06d' % (i // 10), rng.choice(busy).node, start,
+            start + length, SLOT))
+    return Cloud(nodes, ledger)

@@ -1,0 +1,113 @@
+"""Placing a lease: a capacity reservation (10 slots) and a host
+reservation (min 5) written to a store that holds a large ledger.
+
+The planner runs as nova-api runs it: the in-memory ledger refreshed from
+the store (incrementally), the nodes read from Placement through the
+cached host view, the lease written with a compare-and-swap on the ledger
+generation.  Placement answers through a stand-in that serves the
+providers of `data.cloud` from memory (its cost is Placement's, not the
+planner's).
+"""
+
+import datetime
+import os
+import statistics
+import tempfile
+import time
+
+from nova import conf as nova_conf
+from oslo_utils import uuidutils
+
+from benchmarks import data
+from benchmarks import store
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import planner as planner_mod
+
+CONF = nova_conf.CONF
+
+
+class _Answer:
+    status_code = 200
+
+    def __init__(self, body: dict, url: str) -> None:
+        self._body = body
+        self.url = url
+
+    def json(self) -> dict:
+        return self._body
+
+
+class PlacementAnswers:
+    """Placement's answers for the nodes of a cloud: each provider with
+    its inventory and no consumer.
+    """
+
+    def __init__(self, hosts: list) -> None:
+        self.requests = 0
+        self.providers = {'node-rp-%s' % h.node: h for h in hosts}
+
+    def get(self, url: str, version: str = None) -> _Answer:
+        self.requests += 1
+        if url == '/resource_providers':
+            return _Answer({'resource_providers': [
+                dict(uuid=uuid, name=h.node, generation=1)
+                for uuid, h in self.providers.items()]}, url)
+        uuid = url.split('/')[2]
+        if url.endswith('/allocations'):
+            return _Answer({'allocations': {}}, url)
+        host = self.providers[uuid]
+        return _Answer({'inventories': {
+            rc: dict(total=total, reserved=0, allocation_ratio=1.0)
+            for rc, total in zip(('VCPU', 'MEMORY_MB', 'DISK_GB'),
+                                 host.capacity)}}, url)
+
+
+def _lease(start: float, end: float) -> dict:
+    def at(t):
+        return datetime.datetime.fromtimestamp(
+            t, datetime.timezone.utc).replace(tzinfo=None)
+    return dict(id=uuidutils.generate_uuid(), name='bench', project_id='p',
+                user_id='u', start_at=at(start), end_at=at(end),
+                status='PENDING', on_end='delete',
+                created_at=datetime.datetime.now(datetime.timezone.utc)
+                .replace(tzinfo=None))
+
+
+def run(hosts: int = 1000, allocations: int = 100_000,
+        repeat: int = 30) -> dict:
+    store.configure()
+    path = os.path.join(tempfile.mkdtemp(prefix='rsv-bench-'), 'ledger.db')
+    store.fill(path, hosts, allocations, enroll_free=True)
+    store.use(path)
+    cloud = data.cloud(hosts, allocations)
+    answers = PlacementAnswers(cloud.hosts)
+    planner = planner_mod.Planner(ledger_mod.Ledger(), answers, time.time)
+    start, end = data.REQUEST
+    requests = {
+        'capacity': lambda: planner_mod.ReservationRequest(
+            planner_mod.FLAVOR, 10, need=data.SLOT, flavor_id='bench'),
+        'host': lambda: planner_mod.ReservationRequest(
+            planner_mod.HOST, 5, min_count=5),
+    }
+    # The first lease reads the whole ledger and every node: nova-api
+    # does that once, at its first lease.
+    planner.create(_lease(start, end), [requests['capacity']()], [])
+    result = dict(hosts=hosts, allocations=allocations)
+    for kind, request in requests.items():
+        times = []
+        before = answers.requests
+        for i in range(repeat):
+            # Host leases one after the other: each takes 5 other hosts.
+            offset = i * 2 * data.DAY if kind == 'host' else 0
+            t0 = time.perf_counter()
+            planner.create(_lease(start + offset, end + offset),
+                           [request()], [])
+            times.append((time.perf_counter() - t0) * 1000)
+        result['%s_p50_ms' % kind] = statistics.median(times)
+        result['%s_placement_requests' % kind] = (
+            answers.requests - before) / repeat
+    return result
+
+
+if __name__ == '__main__':
+    print(run())

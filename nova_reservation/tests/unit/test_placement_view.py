@@ -1,0 +1,99 @@
+"""The host view reads Placement once per lease, and a provider again only
+when its generation moved.
+"""
+
+import fixtures
+import testtools
+
+from nova_reservation import capacity
+from nova_reservation import placement
+
+
+class _Answer:
+    status_code = 200
+    url = ''
+
+    def __init__(self, body):
+        self._body = body
+
+    def json(self):
+        return self._body
+
+
+class RecordingPlacement:
+    """Placement's answers for two compute nodes and a non-compute
+    provider, with a record of the requests.
+    """
+
+    def __init__(self):
+        self.urls = []
+        self.generations = {'rp1': 1, 'rp2': 1, 'shared': 1}
+        self.consumers = {'rp1': {'vm1': {'resources': {
+            'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 10}}},
+            'rp2': {}, 'shared': {}}
+
+    def get(self, url, version=None):
+        self.urls.append(url)
+        if url == '/resource_providers':
+            return _Answer({'resource_providers': [
+                dict(uuid=u, name='node-' + u, generation=g)
+                for u, g in self.generations.items()]})
+        uuid = url.split('/')[2]
+        if url.endswith('/allocations'):
+            return _Answer({'allocations': self.consumers[uuid]})
+        inventories = {} if uuid == 'shared' else {
+            'VCPU': dict(total=8, reserved=0, allocation_ratio=2.0),
+            'MEMORY_MB': dict(total=4096, reserved=512,
+                              allocation_ratio=1.0),
+            'DISK_GB': dict(total=100, reserved=0, allocation_ratio=1.0)}
+        return _Answer({'inventories': inventories})
+
+
+class HostViewTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.leased = set()
+        self.useFixture(fixtures.MockPatch(
+            'nova_reservation.db.api.lease_servers',
+            lambda uuids: self.leased & set(uuids)))
+        self.placement = RecordingPlacement()
+        self.view = placement.HostView()
+
+    def hosts(self):
+        self.placement.urls = []
+        return {h.node: h for h in self.view.hosts(self.placement)}
+
+    def test_capacity_and_base_usage(self):
+        hosts = self.hosts()
+        self.assertEqual({'node-rp1', 'node-rp2'}, set(hosts))
+        self.assertEqual(capacity.Resources(16, 3584, 100),
+                         hosts['node-rp1'].capacity)
+        self.assertEqual(capacity.Resources(2, 1024, 10),
+                         hosts['node-rp1'].base)
+        self.assertEqual(capacity.ZERO, hosts['node-rp2'].base)
+
+    def test_only_moved_providers_are_read_again(self):
+        self.hosts()
+        self.assertEqual(6, len(self.placement.urls))   # list + 2 + 2 + 1
+        self.hosts()
+        self.assertEqual(['/resource_providers'], self.placement.urls)
+        self.placement.generations['rp2'] = 2
+        self.placement.consumers['rp2'] = {'vm2': {'resources': {
+            'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1}}}
+        hosts = self.hosts()
+        self.assertEqual(['/resource_providers',
+                          '/resource_providers/rp2/inventories',
+                          '/resource_providers/rp2/allocations'],
+                         self.placement.urls)
+        self.assertEqual(capacity.Resources(1, 512, 1),
+                         hosts['node-rp2'].base)
+
+    def test_lease_servers_are_left_to_the_ledger(self):
+        self.leased = {'vm1'}
+        self.assertEqual(capacity.ZERO, self.hosts()['node-rp1'].base)
+
+    def test_a_gone_provider_is_forgotten(self):
+        self.hosts()
+        del self.placement.generations['rp1']
+        self.assertEqual({'node-rp2'}, set(self.hosts()))
