@@ -11,6 +11,7 @@ import sys
 
 from benchmarks import blazar_placement
 from benchmarks import capacity_math
+from benchmarks import events
 from benchmarks import lease_placement
 from benchmarks import scheduler_overhead
 
@@ -23,7 +24,7 @@ def figure(name: str, value: float, unit: str, target=None,
     if target is not None:
         met = value <= target if better == 'lower' else value >= target
     return dict(name=name, value=round(value, 3), unit=unit, target=target,
-                met=met)
+                better=better, met=met)
 
 
 def run(quick: bool) -> list:
@@ -79,6 +80,20 @@ def run(quick: bool) -> list:
                blazar['host_p50_ms'] / placed['host_p50_ms'], 'x'),
         figure('capacity reservation: Blazar / nova-reservation',
                blazar['instance_p50_ms'] / placed['capacity_p50_ms'], 'x')]
+    count, window = (300, 5.0) if quick else (10_000, 60.0)
+    for row in events.run(count, window):
+        at = '%d events in %d s, %d engine(s)' % (
+            count, window, row['engines'])
+        figures += [
+            figure('event lateness p50, ' + at, row['lateness_p50_s'], 's'),
+            figure('event lateness p99, ' + at, row['lateness_p99_s'], 's',
+                   1.0),
+            figure('events per second per engine, all due at once, %d '
+                   'engine(s)' % row['engines'],
+                   row['events_per_s_per_engine'], '/s', 200.0,
+                   better='higher'),
+            figure('engine / bare store claim-and-finish, %d engine(s)'
+                   % row['engines'], row['engine_vs_store'], 'x')]
     return figures
 
 
@@ -90,7 +105,8 @@ def main() -> int:
     figures = run(args.quick)
     width = max(len(f['name']) for f in figures)
     for f in figures:
-        target = '' if f['target'] is None else '<= %s' % f['target']
+        target = '' if f['target'] is None else '%s %s' % (
+            '>=' if f.get('better') == 'higher' else '<=', f['target'])
         met = {None: '', True: 'met', False: 'NOT MET'}[f['met']]
         print('%-*s %12.3f %-8s %-10s %s' % (width, f['name'], f['value'],
                                              f['unit'], target, met))

@@ -3,16 +3,21 @@
 Times are float seconds since the epoch (UTC).  A host's promised usage over
 time is a step function built from its allocations; `Timeline` answers "the
 peak usage over [start, end)" with two bisections and a sparse-table range
-maximum, so a query costs O(log n) whatever the number of allocations.
+maximum, so a query costs O(log n) whatever the number of allocations
+(short timelines are scanned instead), and "the peak from t on" with one
+bisection into suffix maxima.
 """
 
 import bisect
 import dataclasses
+import heapq
 import math
 from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 # An open-ended interval (an ordinary server has no end) runs to here.
 FOREVER = float(2 ** 40)
+# Timelines with more change points than this get a sparse table.
+SPARSE_MIN = 64
 
 
 class Resources(NamedTuple):
@@ -50,7 +55,7 @@ class Resources(NamedTuple):
 ZERO = Resources()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Allocation:
     """One row of the ledger: a slot promised on a node over [start, end)."""
     id: int
@@ -99,10 +104,31 @@ class Timeline:
             level = level + deltas[t]
             levels.append(level)
         self._times = times
-        # levels[i] is the usage over [times[i], times[i+1]).
-        self._tables = [_sparse_table([lv[k] for lv in levels])
-                        for k in range(3)]
+        # _levels[k][i]: usage of resource k over [times[i], times[i+1]).
+        self._levels = [[lv[k] for lv in levels] for k in range(3)]
+        # A sparse table answers a range maximum in O(1) but takes
+        # O(n log n) memory: only for long timelines; a short one is
+        # scanned (in C) faster than the table is built.
+        self._tables = ([_sparse_table(values) for values in self._levels]
+                        if len(times) > SPARSE_MIN else None)
+        # _after[k][i]: the highest usage from times[i] on.
+        self._after = [_suffix_max(values) for values in self._levels]
         self._built = True
+
+    def peak_after(self, t: float) -> tuple:
+        """Highest usage at any instant from t on, per resource, as a
+        (vcpus, memory_mb, disk_gb) tuple: the scheduler's question for
+        a server that has no end.
+        """
+        if not self._allocations:
+            return ZERO
+        if not self._built:
+            self._build()
+        i = bisect.bisect_right(self._times, t) - 1
+        if i < 0:
+            i = 0
+        after = self._after
+        return after[0][i], after[1][i], after[2][i]
 
     def peak(self, start: float, end: float,
              exclude: Iterable[int] = ()) -> Resources:
@@ -126,6 +152,9 @@ class Timeline:
         if hi < 0:
             return ZERO
         lo = max(lo, 0)
+        if self._tables is None:
+            return Resources(*(max(values[lo:hi + 1])
+                               for values in self._levels))
         return Resources(*(_range_max(table, lo, hi)
                            for table in self._tables))
 
@@ -135,6 +164,14 @@ class Timeline:
         """
         return sorted({a.end for a in self._allocations.values()
                        if a.end > t})
+
+
+def _suffix_max(values: list) -> list:
+    out = values[:]
+    for i in range(len(out) - 2, -1, -1):
+        if out[i + 1] > out[i]:
+            out[i] = out[i + 1]
+    return out
 
 
 def _sparse_table(values: list) -> list:
@@ -212,15 +249,23 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
         whole = need.scaled(count)
         nodes = [n for n in free if whole.fits_in(free[n])]
         return [max(nodes, key=rank)] * count if nodes else None
+    # The best node first (a heap of negated ranks: O(n + count log n)):
+    # preferred, then the most room left, then the last name.
+    order = {n: i for i, n in enumerate(sorted(free))}
+
+    def key(n):
+        return (-(n in preferred), -_score(free[n], need), -order[n], n)
+    heap = [key(n) for n in free]
+    heapq.heapify(heap)
     chosen = []
     for _ in range(count):
-        candidates = [n for n in free if need.fits_in(free[n])
-                      and not (affinity is False and n in chosen)]
-        if not candidates:
+        if not heap:
             return None
-        best = max(candidates, key=rank)
+        best = heapq.heappop(heap)[3]
         free[best] = free[best] - need
         chosen.append(best)
+        if affinity is not False and need.fits_in(free[best]):
+            heapq.heappush(heap, key(best))
     return chosen
 
 

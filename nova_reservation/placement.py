@@ -35,7 +35,8 @@ class HostView:
     """
 
     def __init__(self) -> None:
-        # {provider uuid: (generation, name, inventories, consumers)}
+        # {provider uuid: (generation, name, inventories, consumers,
+        #                  capacity, usage of every consumer)}
         self._providers: dict = {}
 
     def hosts(self, client) -> list:
@@ -46,22 +47,23 @@ class HostView:
         for rp in providers['resource_providers']:
             known = self._providers.get(rp['uuid'])
             if known is None or known[0] != rp['generation']:
-                known = (rp['generation'], rp['name']) + self._read(
-                    client, rp['uuid'])
+                inventories, consumers = self._read(client, rp['uuid'])
+                cap = capacity.Resources(*(_limit(inventories[rc])
+                                           if rc in inventories else 0
+                                           for rc in RESOURCE_CLASSES))
+                known = (rp['generation'], rp['name'], inventories,
+                         consumers, cap, _sum(_use(c) for c in
+                                              consumers.values()))
             seen[rp['uuid']] = known
         self._providers = seen
         computes = [p for p in seen.values() if 'VCPU' in p[2]]
         leased = db_api.lease_servers(
             uuid for p in computes for uuid in p[3])
         hosts = []
-        for _, name, inventories, consumers in computes:
-            used = _sum(capacity.Resources(*(c['resources'].get(rc, 0)
-                                             for rc in RESOURCE_CLASSES))
-                        for uuid, c in consumers.items()
-                        if uuid not in leased)
-            cap = capacity.Resources(*(_limit(inventories[rc])
-                                       if rc in inventories else 0
-                                       for rc in RESOURCE_CLASSES))
+        for _, name, _, consumers, cap, used in computes:
+            if leased and consumers:
+                for uuid in leased.intersection(consumers):
+                    used = used - _use(consumers[uuid])
             hosts.append(capacity.Host(node=name, capacity=cap, base=used))
         return hosts
 
@@ -76,6 +78,11 @@ class HostView:
                 '/resource_providers/%s/allocations' % uuid,
                 version=PLACEMENT_VERSION))['allocations']
         return inventories, consumers
+
+
+def _use(consumer: dict) -> capacity.Resources:
+    return capacity.Resources(*(consumer['resources'].get(rc, 0)
+                                for rc in RESOURCE_CLASSES))
 
 
 def _sum(items: Iterable[capacity.Resources]) -> capacity.Resources:

@@ -145,16 +145,15 @@ class Engine:
         return True
 
     def _send(self, notices: list) -> None:
-        """Send stored notices, oldest first, then drop them from the store;
-        where the store is away, drop them later (`send_unsent`), never
-        send them twice.
+        """Send stored notices, oldest first.  They are dropped from the
+        store once per pass (`send_unsent`), all in one statement, and kept
+        in memory till then, so that they are never sent twice.
         """
         for notice in notices:
             self.notifier.send(notice['event_type'],
                                jsonutils.loads(notice['payload']))
             with self._sent_lock:
                 self._sent.add(notice['id'])
-        self._forget_sent()
 
     def _forget_sent(self) -> None:
         with self._sent_lock:
@@ -169,14 +168,16 @@ class Engine:
             raise
 
     def send_unsent(self) -> None:
-        """Drop what was sent while the store was away; send the notices
-        that an engine stored but could not send (it died).
+        """Drop what was sent (in this pass, or while the store was away);
+        send the notices that an engine stored but could not send (it
+        died).
         """
         if not self.notifier:
             return
         self._forget_sent()
         self._send(db_api.claim_unsent(
             self.worker_id, self.now(), CONF.reservation.event_claim_timeout))
+        self._forget_sent()
 
     def _failed(self, event, lease, now, error: Exception,
                 holder: str) -> bool:

@@ -79,14 +79,23 @@ class ReservationFilter(filters.BaseHostFilter):
             """The freepool, or the aggregate of a host reservation."""
             return agg.name == freepool or LEASE_KEY in agg.metadata
 
+        need_v, need_m, need_d = need
+
         def passes(host_state) -> bool:
-            if any(reservable(agg) for agg in host_state.aggregates):
+            # Per host: a dict look-up, a bisection and some arithmetic
+            # (this runs for every host of every request).
+            aggregates = host_state.aggregates
+            if aggregates and any(reservable(agg) for agg in aggregates):
                 return False
             timeline = timelines.get(host_state.nodename)
             if timeline is None:
                 return True
-            host = node_of(host_state, bound)
-            ok = capacity.fits(host, timeline, need, now, capacity.FOREVER)
+            (cap_v, cap_m, cap_d), (use_v, use_m, use_d) = usage(
+                host_state, bound)
+            peak_v, peak_m, peak_d = timeline.peak_after(now)
+            ok = (use_v + peak_v + need_v <= cap_v and
+                  use_m + peak_m + need_m <= cap_m and
+                  use_d + peak_d + need_d <= cap_d)
             if not ok:
                 LOG.debug('ReservationFilter: %s would take capacity '
                           'promised to a lease', host_state.nodename)
@@ -94,24 +103,24 @@ class ReservationFilter(filters.BaseHostFilter):
         return passes
 
 
-def node_of(host_state, bound: dict) -> capacity.Host:
-    """The node's limits and the usage of its servers outside the ledger
+def usage(host_state, bound: dict) -> tuple:
+    """(limits, usage) of a node as (vcpus, memory_mb, disk_gb) tuples:
+    what may be allocated, and what its servers outside the ledger use
     (`bound`: the lease servers, which the timelines already count).
     """
-    cap = capacity.Resources(
-        host_state.vcpus_total * (host_state.cpu_allocation_ratio or 1.0),
-        host_state.total_usable_ram_mb * (host_state.ram_allocation_ratio
-                                          or 1.0),
-        host_state.total_usable_disk_gb * (host_state.disk_allocation_ratio
-                                           or 1.0))
-    used = capacity.Resources(
-        host_state.vcpus_used,
-        host_state.total_usable_ram_mb - host_state.free_ram_mb,
-        host_state.disk_mb_used / 1024.0)
-    running = host_state.instances or {}
-    small, big = sorted((running, bound), key=len)
-    for uuid in small:
-        if uuid in big:
-            used = used - bound[uuid]
-    return capacity.Host(node=host_state.nodename, capacity=cap,
-                         base=used.clamp_min(0))
+    cap = (host_state.vcpus_total * (host_state.cpu_allocation_ratio or 1.0),
+           host_state.total_usable_ram_mb * (host_state.ram_allocation_ratio
+                                             or 1.0),
+           host_state.total_usable_disk_gb * (
+               host_state.disk_allocation_ratio or 1.0))
+    use_v = host_state.vcpus_used
+    use_m = host_state.total_usable_ram_mb - host_state.free_ram_mb
+    use_d = host_state.disk_mb_used / 1024.0
+    running = host_state.instances
+    if running and bound:
+        small, big = sorted((running, bound), key=len)
+        for uuid in small:
+            if uuid in big:
+                v, m, d = bound[uuid]
+                use_v, use_m, use_d = use_v - v, use_m - m, use_d - d
+    return cap, (max(use_v, 0), max(use_m, 0), max(use_d, 0))

@@ -62,12 +62,24 @@ class TimelineTest(unittest.TestCase):
         self.assertEqual(3, tl.peak(0, 10, exclude=[1]).vcpus)
 
     @settings(max_examples=300, deadline=None)
-    @given(allocations, intervals)
-    def test_peak_matches_brute_force(self, rows, query):
+    @given(allocations, intervals, st.sampled_from([0, 1000]))
+    def test_peak_matches_brute_force(self, rows, query, sparse_min):
+        # Both ways of answering: the sparse table, and the scan.
+        capacity.SPARSE_MIN, saved = sparse_min, capacity.SPARSE_MIN
+        self.addCleanup(setattr, capacity, 'SPARSE_MIN', saved)
         allocs = [alloc(i, s, e, v, ram=m)
                   for i, ((s, e), v, m) in enumerate(rows)]
         tl = capacity.Timeline(allocs)
         self.assertEqual(brute_peak(allocs, *query), tl.peak(*query))
+
+    @settings(max_examples=300, deadline=None)
+    @given(allocations, st.integers(-10, 140))
+    def test_peak_after_matches_brute_force(self, rows, t):
+        allocs = [alloc(i, s, e, v, ram=m)
+                  for i, ((s, e), v, m) in enumerate(rows)]
+        tl = capacity.Timeline(allocs)
+        self.assertEqual(tuple(brute_peak(allocs, t, capacity.FOREVER)),
+                         tuple(tl.peak_after(t)))
 
 
 class PlanTest(unittest.TestCase):

@@ -1,0 +1,223 @@
+"""Events at scale: engine processes on the machine's MariaDB and RabbitMQ
+run the start events of many leases, then all their end events at once.
+
+Each lease has a `virtual:instance` reservation, so that its start and
+end act on Nova (the private flavor's access, then the flavor); Nova is a
+stand-in here that answers at once, so that what is measured is the
+engine.  Lateness: when an event was first taken, against when it was
+due.  Throughput: events finished per second per engine when every event
+is due at once.  The baseline, measured in the same run, is the store
+itself: one engine-less claim and finish of an event, back to back.
+"""
+
+import datetime
+import socketserver
+import statistics
+import threading
+import time
+import uuid
+from wsgiref import simple_server
+
+import sqlalchemy as sa
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import models
+from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+ENGINE_CONF = """
+[DEFAULT]
+transport_url = %(transport)s
+[api_database]
+connection = %(db)s
+[oslo_messaging_notifications]
+driver = messagingv2
+[reservation]
+auth_type = none
+endpoint_override = http://127.0.0.1:%(port)d/v2.1
+"""
+
+
+class NovaStandIn:
+    """Answers the flavor calls of the engine's actions at once."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+        class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
+            daemon_threads = True
+
+        class Quiet(simple_server.WSGIRequestHandler):
+            def log_message(self, *args):
+                pass
+        self.server = simple_server.make_server('127.0.0.1', 0, self.app,
+                                                Server, Quiet)
+        self.port = self.server.server_port
+        threading.Thread(target=self.server.serve_forever,
+                         daemon=True).start()
+
+    def app(self, environ, start_response):
+        with self._lock:
+            self.calls += 1
+        length = int(environ.get('CONTENT_LENGTH') or 0)
+        environ['wsgi.input'].read(length)
+        if environ['REQUEST_METHOD'] == 'DELETE':
+            start_response('202 Accepted', [('Content-Length', '0')])
+            return [b'']
+        body = b'{"flavor_access": []}'
+        start_response('200 OK', [('Content-Type', 'application/json'),
+                                  ('Content-Length', str(len(body)))])
+        return [body]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+def make_leases(count: int) -> None:
+    """`count` leases, written in bulk: their events fall due in a day, to
+    be brought forward by the phases.
+    """
+    now = db_api.utcnow()
+    start = now + datetime.timedelta(days=1)
+    end = start + datetime.timedelta(hours=1)
+    leases, reservations, slots, events = [], [], [], []
+    for i in range(count):
+        lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
+        leases.append(dict(id=lease_id, name='e%d' % i, project_id='p',
+                           user_id='u', start_at=start, end_at=end,
+                           status='PENDING', on_end='delete', created_at=now,
+                           version=0, degraded=False))
+        reservations.append(dict(
+            id=res_id, lease_id=lease_id, project_id='p',
+            resource_type='virtual:instance', flavor_id='flavor-%d' % i,
+            vcpus=1, memory_mb=512, disk_gb=1, amount=1, status='pending',
+            generation=1, deleted=False))
+        slots.append(dict(reservation_id=res_id, node='node%d' % (i % 100),
+                          start_at=start, end_at=end, vcpus=1,
+                          memory_mb=512, disk_gb=1, generation=1,
+                          deleted=False))
+        for kind, due in (('start', start), ('end', end)):
+            events.append(dict(lease_id=lease_id, event_type=kind,
+                               due_at=due, scheduled_at=due,
+                               status=db_api.UNDONE, attempts=0, runs=0))
+    engine = db_api.get_engine()
+    with engine.begin() as conn:
+        conn.execute(models.LedgerState.__table__.delete())
+        conn.execute(models.LedgerState.__table__.insert(), [dict(
+            id=1, generation=1, epoch=str(uuid.uuid4()))])
+        for table, rows in ((models.Lease, leases),
+                            (models.Reservation, reservations),
+                            (models.Allocation, slots),
+                            (models.Event, events)):
+            for i in range(0, len(rows), 5000):
+                conn.execute(table.__table__.insert(), rows[i:i + 5000])
+
+
+def bring_forward(event_type: str, first: float, spread: float) -> None:
+    """The `event_type` events fall due from `first` s from now, evenly
+    over `spread` s (0: all at once).
+    """
+    t0 = db_api.utcnow() + datetime.timedelta(seconds=first)
+    engine = db_api.get_engine()
+    with engine.begin() as conn:
+        ids = [r[0] for r in conn.execute(sa.select(models.Event.id).where(
+            models.Event.event_type == event_type).order_by(
+            models.Event.id))]
+        rows = [dict(event_id=e, due=t0 + datetime.timedelta(
+            seconds=spread * n / max(len(ids), 1)))
+            for n, e in enumerate(ids)]
+        t = models.Event.__table__
+        conn.execute(t.update().where(t.c.id == sa.bindparam('event_id'))
+                     .values(due_at=sa.bindparam('due'),
+                             scheduled_at=sa.bindparam('due')), rows)
+
+
+def wait_done(event_type: str, count: int, timeout: float) -> list:
+    t = models.Event
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        events = db_api._select(sa.select(t).where(
+            t.event_type == event_type, t.status == db_api.DONE))
+        if len(events) >= count:
+            return events
+        time.sleep(0.5)
+    raise RuntimeError('%d of %d %s events done after %d s' % (
+        len(events), count, event_type, timeout))
+
+
+def store_baseline(samples: int = 300) -> float:
+    """Events per second that the store alone takes: a claim and a finish
+    of an event, back to back, with no engine.
+    """
+    t = models.Event
+    events = db_api._select(sa.select(t).where(
+        t.event_type == 'end').limit(samples))
+    # Due now, then run through the store's own claim and finish.
+    now = db_api.utcnow()
+    with db_api._writer() as session:
+        session.execute(sa.update(t).where(t.id.in_(
+            [e.id for e in events])).values(
+            due_at=now, status=db_api.UNDONE, claimed_by=None,
+            claim_expires=None))
+    t0 = time.perf_counter()
+    for e in events:
+        assert db_api.claim_event(e, 'baseline', now, 60)
+        assert db_api.finish_event(e.id, 'baseline', db_api.DONE)
+    return len(events) / (time.perf_counter() - t0)
+
+
+def percentile(values: list, p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * p))]
+
+
+def run_with(engines: int, count: int, window: float) -> dict:
+    nova = NovaStandIn()
+    try:
+        with rsv_fixtures.MariaDBStore() as store, \
+                rsv_fixtures.RabbitVhost() as vhost:
+            make_leases(count)
+            procs = [rsv_fixtures.EngineProcess(ENGINE_CONF % dict(
+                transport=vhost.url, db=store.url, port=nova.port))
+                for _ in range(engines)]
+            for p in procs:
+                p.setUp()
+            try:
+                for p in procs:
+                    p.worker_id()
+                # Lateness: the starts fall due over the window.
+                bring_forward('start', 3.0, window)
+                started = wait_done('start', count, window + 600)
+                late = [(e.started_at - e.scheduled_at).total_seconds()
+                        for e in started]
+                # Throughput: every end at once.
+                bring_forward('end', 2.0, 0)
+                ended = wait_done('end', count, 1200)
+                first = min(e.scheduled_at for e in ended)
+                last = max(e.finished_at for e in ended)
+                rate = count / (last - first).total_seconds() / engines
+            finally:
+                for p in procs:
+                    p.cleanUp()
+            baseline = store_baseline(min(300, count))
+            runs = {e.runs for e in started + ended}
+            assert runs == {1}, 'an event ran %s times' % runs
+            return dict(engines=engines, events=count, window_s=window,
+                        lateness_p50_s=statistics.median(late),
+                        lateness_p99_s=percentile(late, 0.99),
+                        events_per_s_per_engine=rate,
+                        store_events_per_s=baseline,
+                        engine_vs_store=rate / baseline,
+                        nova_calls=nova.calls)
+    finally:
+        nova.stop()
+
+
+def run(count: int = 10_000, window: float = 60.0,
+        engines=(1, 3)) -> list:
+    return [run_with(n, count, window) for n in engines]
+
+
+if __name__ == '__main__':
+    for row in run():
+        print(row)
