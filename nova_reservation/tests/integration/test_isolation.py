@@ -8,14 +8,18 @@ from nova_reservation.tests.integration import test_blazar_cli
 
 class ProjectIsolationTest(base.CloudTestCase):
 
-    def test_another_project_neither_sees_nor_uses_a_lease(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+    def capacity_lease(self, user: str, name: str, flavor: str) -> dict:
         lease = self.openstack(
-            'alice', 'reservation', 'lease', 'create', '--end-date',
+            user, 'reservation', 'lease', 'create', '--end-date',
             test_blazar_cli.minutes(30), '--reservation',
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
-            'private-' + self.suffix)
+            name)
         self.addCleanup(self.delete_lease, lease['id'])
+        return lease
+
+    def test_another_project_neither_sees_nor_uses_a_lease(self):
+        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        lease = self.capacity_lease('alice', 'private-' + self.suffix, flavor)
         server = self.nova(
             'alice', 'boot', '--flavor', 'm1.tiny', '--image', 'cirros',
             '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
@@ -54,6 +58,15 @@ class ProjectIsolationTest(base.CloudTestCase):
         self.assertIn('404', done.stderr)
         self.assertIn('reservation: %s not found' % reservation_id,
                       done.stderr)
+
+        # And the other way round: Bob's lease is hidden from Alice.
+        bobs = self.capacity_lease('bob', 'bobs-' + self.suffix, flavor)
+        self.assertNotIn(bobs['id'], {x['id'] for x in self.openstack(
+            'alice', 'reservation', 'lease', 'list')})
+        done = self.run_cli('alice', 'openstack', 'reservation', 'lease',
+                            'delete', bobs['id'], check=False)
+        self.assertNotEqual(0, done.returncode)
+        self.assertIn('policy does not allow', done.stderr)
 
         # Alice's leases are as they were; an admin sees them all.
         shown = self.openstack('alice', 'reservation', 'lease', 'show',

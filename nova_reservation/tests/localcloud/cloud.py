@@ -175,27 +175,42 @@ class LocalCloud:
         if not _port_open(3306):
             if not os.path.exists('/usr/sbin/mariadbd'):
                 _apt_install('mariadb-server')
+            # Where Debian's MariaDB keeps its socket (made by its init
+            # script, which does not run in a container).
+            os.makedirs('/run/mysqld', exist_ok=True)
+            shutil.chown('/run/mysqld', 'mysql', 'mysql')
             _run('start-stop-daemon', '--start', '--oknodo', '--background',
                  '--exec', '/usr/sbin/mariadbd')
             _wait('MariaDB', lambda: _port_open(3306))
-        _wait('MariaDB', lambda: self._root_db().close() or True)
+        _wait('MariaDB', lambda: self._root_sql('SELECT 1') or True)
 
-    def _root_db(self):
-        return pymysql.connect(host=HOST, user='root', password='',
+    @staticmethod
+    def _root_sql(*statements: str) -> None:
+        """As MariaDB's root, through its socket as Debian sets it up
+        (unix_socket authentication), else over TCP with no password.
+        """
+        if shutil.which('mariadb'):
+            _run('mariadb', '-u', 'root', '-e', ';\n'.join(statements))
+            return
+        conn = pymysql.connect(host=HOST, user='root', password='',
                                autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                for statement in statements:
+                    cur.execute(statement)
+        finally:
+            conn.close()
 
     def create_databases(self, fresh: bool) -> None:
-        conn = self._root_db()
-        with conn.cursor() as cur:
-            cur.execute("CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY "
-                        "'%s'" % (DB_USER, HOST, DB_PASSWORD))
-            for name in DATABASES.values():
-                if fresh:
-                    cur.execute('DROP DATABASE IF EXISTS %s' % name)
-                cur.execute('CREATE DATABASE IF NOT EXISTS %s' % name)
-                cur.execute("GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s'"
-                            % (name, DB_USER, HOST))
-        conn.close()
+        statements = ["CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY "
+                      "'%s'" % (DB_USER, HOST, DB_PASSWORD)]
+        for name in DATABASES.values():
+            if fresh:
+                statements.append('DROP DATABASE IF EXISTS %s' % name)
+            statements += ['CREATE DATABASE IF NOT EXISTS %s' % name,
+                           "GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s'"
+                           % (name, DB_USER, HOST)]
+        self._root_sql(*statements)
 
     def ensure_rabbitmq(self) -> None:
         """Reuse the RabbitMQ that runs; install and start one otherwise;
