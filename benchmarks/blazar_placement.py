@@ -1,9 +1,9 @@
 """Blazar's side of the lease placement benchmark: how long Blazar 18's own
 host selection takes on the cloud of `data.cloud`.
 
-Blazar (the `blazar` package from PyPI, installed into the project's .venv
-beside nova 34: it adds only blazar and pecan and changes no installed
-version; `pip install -r benchmarks/requirements-blazar.txt`) keeps the
+Blazar (the `blazar` package from PyPI, in test-requirements.txt: it
+adds only blazar and pecan beside Nova 34 and changes no installed
+version) keeps the
 same ledger in its own database, a SQLite file made by
 Blazar's own `blazar.db.api.setup_db()` (its models' create_all, as Blazar's
 DB tests do) through oslo.db, with `[database] connection` pointing at it:
@@ -123,8 +123,8 @@ def _measure(hosts: int, allocations: int, repeat: int, budget_s: float,
     try:
         from blazar import config as _blazar_config  # noqa: F401 (options)
     except ImportError as e:
-        raise RuntimeError('Blazar is not installed: .venv/bin/pip install '
-                           '-r benchmarks/requirements-blazar.txt') from e
+        raise RuntimeError('Blazar is not installed: tools/setup-env '
+                           'installs test-requirements.txt') from e
     from blazar.db import api as db_api
     from blazar.db.sqlalchemy import facade_wrapper
     from blazar.plugins.instances import instance_plugin
