@@ -1,17 +1,17 @@
 """Capacity math on one node's timeline: the highest usage over an
 interval, and the earliest start at which a slot fits.
 
-The timeline answers a peak query from a sparse table (O(log n) per
-query after an O(n log n) build); the baseline, measured in the same run,
-is the direct scan of every allocation (O(n) per query).  The earliest
-fitting start tries only the instants where usage drops (the ends of
-allocations): O(n log n) in the worst case, against O(n^2) for the scan.
+The timeline answers a peak query in O(log n) after an O(n log n) build;
+the baseline, measured in the same run, is a sweep over the allocations
+that meet the interval, found by a scan of all of them (O(n) per query).
+The earliest fitting start collects the instants where usage drops (the
+ends of allocations, O(n log n)), then tries them in order at O(log n)
+each: O(n log n + k log n) for k instants tried.
 """
 
 import random
-import time
-from typing import Callable
 
+from benchmarks import timing
 from nova_reservation import capacity
 
 SLOT = capacity.Resources(1, 1024, 10)
@@ -35,17 +35,6 @@ def timeline_of(count: int, seed: int = 1) -> list:
 
 
 def scan_peak(allocations: list, start: float, end: float) -> float:
-    """The baseline: usage at every instant where it rises, by a scan."""
-    best = 0
-    for a in allocations:
-        if a.start < end and a.end > start:
-            t = max(a.start, start)
-            best = max(best, sum(1 for b in allocations
-                                 if b.start <= t < b.end))
-    return best
-
-
-def scan_peak_sweep(allocations: list, start: float, end: float) -> float:
     """The baseline peak in O(n log n): one sweep over the allocations
     that meet the interval.
     """
@@ -61,18 +50,6 @@ def scan_peak_sweep(allocations: list, start: float, end: float) -> float:
     return best
 
 
-def per_query(fn: Callable, queries: list, budget: float = 0.5) -> float:
-    """Microseconds per call of fn(*query), over at least `budget` s."""
-    done, t0 = 0, time.perf_counter()
-    while True:
-        for q in queries:
-            fn(*q)
-        done += len(queries)
-        elapsed = time.perf_counter() - t0
-        if elapsed >= budget:
-            return elapsed / done * 1e6
-
-
 def run(sizes=(1_000, 10_000, 100_000), budget: float = 0.5) -> list:
     rng = random.Random(2)
     rows = []
@@ -84,10 +61,10 @@ def run(sizes=(1_000, 10_000, 100_000), budget: float = 0.5) -> list:
         queries = [(s, s + 8 * HOURS) for s in
                    (rng.uniform(0, span) for _ in range(200))]
         for s, e in queries[:20]:
-            assert timeline.peak(s, e).vcpus == scan_peak_sweep(
+            assert timeline.peak(s, e).vcpus == scan_peak(
                 allocations, s, e)
-        peak_us = per_query(timeline.peak, queries, budget)
-        baseline_us = per_query(lambda s, e: scan_peak_sweep(
+        peak_us = 1e6 * timing.per_call(timeline.peak, queries, budget)
+        baseline_us = 1e6 * timing.per_call(lambda s, e: scan_peak(
             allocations, s, e), queries[:5], budget)
 
         host = capacity.Host('node', capacity.Resources(10, 10240, 100))
@@ -98,7 +75,7 @@ def run(sizes=(1_000, 10_000, 100_000), budget: float = 0.5) -> list:
                 timelines, s, e - s, span,
                 lambda a, b: [] if capacity.fits(
                     host, timeline, SLOT.scaled(3), a, b) else None)
-        earliest_us = per_query(earliest, queries[:20], budget)
+        earliest_us = 1e6 * timing.per_call(earliest, queries[:20], budget)
         rows.append(dict(allocations=n, peak_us=peak_us,
                          peak_scan_us=baseline_us,
                          peak_speedup=baseline_us / peak_us,

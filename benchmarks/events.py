@@ -11,30 +11,17 @@ itself: one engine-less claim and finish of an event, back to back.
 """
 
 import datetime
-import socketserver
 import statistics
 import threading
 import time
 import uuid
-from wsgiref import simple_server
 
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import models
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
-
-ENGINE_CONF = """
-[DEFAULT]
-transport_url = %(transport)s
-[api_database]
-connection = %(db)s
-[oslo_messaging_notifications]
-driver = messagingv2
-[reservation]
-auth_type = none
-endpoint_override = http://127.0.0.1:%(port)d/v2.1
-"""
+from nova_reservation.tests.localcloud import standins
 
 
 class NovaStandIn:
@@ -43,18 +30,8 @@ class NovaStandIn:
     def __init__(self) -> None:
         self.calls = 0
         self._lock = threading.Lock()
-
-        class Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
-            daemon_threads = True
-
-        class Quiet(simple_server.WSGIRequestHandler):
-            def log_message(self, *args):
-                pass
-        self.server = simple_server.make_server('127.0.0.1', 0, self.app,
-                                                Server, Quiet)
+        self.server = standins.serve(self.app, 0)
         self.port = self.server.server_port
-        threading.Thread(target=self.server.serve_forever,
-                         daemon=True).start()
 
     def app(self, environ, start_response):
         with self._lock:
@@ -177,9 +154,11 @@ def run_with(engines: int, count: int, window: float) -> dict:
         with rsv_fixtures.MariaDBStore() as store, \
                 rsv_fixtures.RabbitVhost() as vhost:
             make_leases(count)
-            procs = [rsv_fixtures.EngineProcess(ENGINE_CONF % dict(
-                transport=vhost.url, db=store.url, port=nova.port))
-                for _ in range(engines)]
+            conf = rsv_fixtures.engine_conf(
+                vhost.url, store.url,
+                nova='http://127.0.0.1:%d/v2.1' % nova.port)
+            procs = [rsv_fixtures.EngineProcess(conf)
+                     for _ in range(engines)]
             for p in procs:
                 p.setUp()
             try:

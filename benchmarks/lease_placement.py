@@ -9,7 +9,6 @@ providers of `data.cloud` from memory (its cost is Placement's, not the
 planner's).
 """
 
-import datetime
 import os
 import statistics
 import tempfile
@@ -20,7 +19,9 @@ from oslo_utils import uuidutils
 
 from benchmarks import data
 from benchmarks import store
+from nova_reservation.db import api as db_api
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import placement
 from nova_reservation import planner as planner_mod
 
 CONF = nova_conf.CONF
@@ -58,19 +59,16 @@ class PlacementAnswers:
         host = self.providers[uuid]
         return _Answer({'inventories': {
             rc: dict(total=total, reserved=0, allocation_ratio=1.0)
-            for rc, total in zip(('VCPU', 'MEMORY_MB', 'DISK_GB'),
+            for rc, total in zip(placement.RESOURCE_CLASSES,
                                  host.capacity)}}, url)
 
 
 def _lease(start: float, end: float) -> dict:
-    def at(t):
-        return datetime.datetime.fromtimestamp(
-            t, datetime.timezone.utc).replace(tzinfo=None)
     return dict(id=uuidutils.generate_uuid(), name='bench', project_id='p',
-                user_id='u', start_at=at(start), end_at=at(end),
+                user_id='u', start_at=ledger_mod.from_epoch(start),
+                end_at=ledger_mod.from_epoch(end),
                 status='PENDING', on_end='delete',
-                created_at=datetime.datetime.now(datetime.timezone.utc)
-                .replace(tzinfo=None))
+                created_at=db_api.utcnow())
 
 
 def run(hosts: int = 1000, allocations: int = 100_000,

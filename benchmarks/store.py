@@ -2,8 +2,6 @@
 nova-reservation in an SQLite file, filled with `data.cloud`.
 """
 
-import datetime
-
 from nova import conf as nova_conf
 from nova import config as nova_config
 from nova.db.api import api as nova_api_db
@@ -12,7 +10,9 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from benchmarks import data
+from nova_reservation.db import api as db_api
 from nova_reservation.db import models
+from nova_reservation import ledger as ledger_mod
 
 CONF = nova_conf.CONF
 # Ledger rows go in with fixed-size batches.
@@ -47,11 +47,8 @@ def fill(path: str, hosts: int, allocations: int,
     engine = sa.create_engine('sqlite:///%s' % path)
     models.Base.metadata.create_all(engine)
     cloud = data.cloud(hosts, allocations)
-    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    now = db_api.utcnow()
 
-    def at(t):
-        return datetime.datetime.fromtimestamp(
-            t, datetime.timezone.utc).replace(tzinfo=None)
     with engine.begin() as conn:
         conn.execute(models.LedgerState.__table__.insert(), [dict(
             id=1, generation=1, epoch=uuidutils.generate_uuid())])
@@ -68,7 +65,8 @@ def fill(path: str, hosts: int, allocations: int,
                 disk_gb=40, amount=10, status='pending', generation=1,
                 deleted=False) for r in reservations])
         rows = [dict(id=a.id, reservation_id=a.reservation_id, node=a.node,
-                     host=a.node, start_at=at(a.start), end_at=at(a.end),
+                     host=a.node, start_at=ledger_mod.from_epoch(a.start),
+                     end_at=ledger_mod.from_epoch(a.end),
                      vcpus=a.resources.vcpus,
                      memory_mb=a.resources.memory_mb,
                      disk_gb=a.resources.disk_gb, generation=1,

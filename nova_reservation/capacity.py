@@ -243,18 +243,16 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
         preferred = {n for n in free
                      if fits(by_node[n], timelines.get(n), need, *prefer)}
 
-    def rank(n):
-        return (n in preferred, _score(free[n], need), n)
-    if affinity:
-        whole = need.scaled(count)
-        nodes = [n for n in free if whole.fits_in(free[n])]
-        return [max(nodes, key=rank)] * count if nodes else None
-    # The best node first (a heap of negated ranks: O(n + count log n)):
-    # preferred, then the most room left, then the last name.
+    # Best first: preferred, then the most room left, then the last name
+    # (negated, for min() and a heap: O(n + count log n)).
     order = {n: i for i, n in enumerate(sorted(free))}
 
     def key(n):
         return (-(n in preferred), -_score(free[n], need), -order[n], n)
+    if affinity:
+        whole = need.scaled(count)
+        nodes = [n for n in free if whole.fits_in(free[n])]
+        return [min(map(key, nodes))[3]] * count if nodes else None
     heap = [key(n) for n in free]
     heapq.heapify(heap)
     chosen = []

@@ -1,6 +1,6 @@
 """The compute nodes as the ledger sees them, read from Placement."""
 
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
@@ -22,6 +22,15 @@ def _limit(inventory: dict) -> float:
             inventory.get('allocation_ratio', 1.0))
 
 
+class _Provider(NamedTuple):
+    generation: int
+    name: str
+    compute: bool           # has VCPU: a compute node
+    consumers: dict         # {consumer uuid: its allocation here}
+    capacity: capacity.Resources
+    used: capacity.Resources   # by every consumer
+
+
 class HostView:
     """The compute nodes as `capacity.Host` objects, read from Placement.
 
@@ -35,9 +44,7 @@ class HostView:
     """
 
     def __init__(self) -> None:
-        # {provider uuid: (generation, name, inventories, consumers,
-        #                  capacity, usage of every consumer)}
-        self._providers: dict = {}
+        self._providers: dict = {}   # {uuid: _Provider}
 
     def hosts(self, client) -> list:
         """`client`: Nova's Placement report client."""
@@ -46,25 +53,26 @@ class HostView:
         seen = {}
         for rp in providers['resource_providers']:
             known = self._providers.get(rp['uuid'])
-            if known is None or known[0] != rp['generation']:
+            if known is None or known.generation != rp['generation']:
                 inventories, consumers = self._read(client, rp['uuid'])
-                cap = capacity.Resources(*(_limit(inventories[rc])
-                                           if rc in inventories else 0
-                                           for rc in RESOURCE_CLASSES))
-                known = (rp['generation'], rp['name'], inventories,
-                         consumers, cap, _sum(_use(c) for c in
-                                              consumers.values()))
+                known = _Provider(
+                    rp['generation'], rp['name'], 'VCPU' in inventories,
+                    consumers, capacity.Resources(*(
+                        _limit(inventories[rc]) if rc in inventories else 0
+                        for rc in RESOURCE_CLASSES)),
+                    _sum(_use(c) for c in consumers.values()))
             seen[rp['uuid']] = known
         self._providers = seen
-        computes = [p for p in seen.values() if 'VCPU' in p[2]]
+        computes = [p for p in seen.values() if p.compute]
         leased = db_api.lease_servers(
-            uuid for p in computes for uuid in p[3])
+            uuid for p in computes for uuid in p.consumers)
         hosts = []
-        for _, name, _, consumers, cap, used in computes:
-            if leased and consumers:
-                for uuid in leased.intersection(consumers):
-                    used = used - _use(consumers[uuid])
-            hosts.append(capacity.Host(node=name, capacity=cap, base=used))
+        for p in computes:
+            used = p.used
+            for uuid in leased.intersection(p.consumers):
+                used = used - _use(p.consumers[uuid])
+            hosts.append(capacity.Host(node=p.name, capacity=p.capacity,
+                                       base=used))
         return hosts
 
     @staticmethod

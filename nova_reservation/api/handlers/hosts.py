@@ -152,12 +152,8 @@ def update_host(ctx, req, id, body=None):
         host.id))})
 
 
-def _reservations_on(host) -> list:
-    """Reservations with a slot on the host that has not ended."""
-    return _reservations_on_node(host.hypervisor_hostname)
-
-
 def _reservations_on_node(node: str) -> list:
+    """Reservations with a slot on the node that has not ended."""
     now = db_api.utcnow()
     return [r for r in db_api.reservations_on_node(node)
             if r['end_at'] > now]
@@ -166,7 +162,7 @@ def _reservations_on_node(node: str) -> list:
 def delete_host(ctx, req, id, body=None):
     _admin(ctx)
     host = _host(id)
-    held = _reservations_on(host)
+    held = _reservations_on_node(host.hypervisor_hostname)
     if held:
         raise wsgi.Fault(409, 'Conflict', 'host %s is reserved by lease %s '
                          'until %s' % (host.hypervisor_hostname,
@@ -184,7 +180,7 @@ def delete_host(ctx, req, id, body=None):
 def _allocation(host) -> dict:
     return {'resource_id': str(host.id), 'reservations': [
         {'id': r['reservation_id'], 'lease_id': r['lease_id']}
-        for r in _reservations_on(host)]}
+        for r in _reservations_on_node(host.hypervisor_hostname)]}
 
 
 def list_allocations(ctx, req, body=None):

@@ -91,6 +91,28 @@ class RabbitVhost(fixtures.Fixture):
         self.url = 'rabbit://guest:guest@127.0.0.1:5672/%s' % self.name
 
 
+def engine_conf(transport: str, db: str, claim: int = 300,
+                nova: str = 'http://127.0.0.1:9/v2.1') -> str:
+    """nova.conf of an engine on this store and vhost (notifications on
+    RabbitMQ), acting on the compute API at `nova`.
+    """
+    return """
+[DEFAULT]
+transport_url = %(transport)s
+[api_database]
+connection = %(db)s
+[oslo_messaging_notifications]
+driver = messagingv2
+[oslo_messaging_rabbit]
+# Notifications that wait in the broker survive its restart.
+amqp_durable_queues = true
+[reservation]
+auth_type = none
+endpoint_override = %(nova)s
+event_claim_timeout = %(claim)d
+""" % dict(transport=transport, db=db, claim=claim, nova=nova)
+
+
 class EngineProcess(fixtures.Fixture):
     """``nova-reservation-engine`` as its own process, on a nova.conf."""
 

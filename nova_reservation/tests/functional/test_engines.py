@@ -20,22 +20,6 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import models
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
-ENGINE_CONF = """
-[DEFAULT]
-transport_url = %(transport)s
-[api_database]
-connection = %(db)s
-[oslo_messaging_notifications]
-driver = messagingv2
-[oslo_messaging_rabbit]
-# Notifications that wait in the broker survive its restart.
-amqp_durable_queues = true
-[reservation]
-auth_type = none
-endpoint_override = http://127.0.0.1:9/v2.1
-event_claim_timeout = %(claim)d
-"""
-
 
 class Listener:
     """Collects the notifications that reach the broker."""
@@ -75,9 +59,9 @@ class EnginesTest(testtools.TestCase):
         self.vhost = self.useFixture(rsv_fixtures.RabbitVhost())
 
     def engine(self, claim: int = 300) -> rsv_fixtures.EngineProcess:
-        return self.useFixture(rsv_fixtures.EngineProcess(ENGINE_CONF % {
-            'transport': self.vhost.url, 'db': self.store.url,
-            'claim': claim}))
+        return self.useFixture(rsv_fixtures.EngineProcess(
+            rsv_fixtures.engine_conf(self.vhost.url, self.store.url,
+                                     claim=claim)))
 
     def make_leases(self, count: int) -> list:
         """Capacity leases (no servers: the events are the work)."""

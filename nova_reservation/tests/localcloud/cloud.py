@@ -9,6 +9,7 @@ nova-reservation by ``nova_reservation.deploy``, the code that the devstack
 plugin runs too.
 """
 
+import contextlib
 import grp
 import json
 import os
@@ -127,11 +128,11 @@ class LocalCloud:
 
     def start(self, name: str, *cmd: str, env: Optional[dict] = None) -> int:
         """Start a service in a session of its own (it outlives `up`)."""
-        log = open(os.path.join(self.logs, name + '.log'), 'ab')
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True, cwd=self.base,
-            env=dict(os.environ, **(env or {})))
+        with open(os.path.join(self.logs, name + '.log'), 'ab') as log:
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=self.base, env=dict(os.environ, **(env or {})))
         with open(self._pidfile(name), 'w') as f:
             f.write(str(proc.pid))
         return proc.pid
@@ -144,20 +145,13 @@ class LocalCloud:
         with open(path) as f:
             pid = int(f.read())
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
-            try:
-                os.killpg(pid, sig)
-            except ProcessLookupError:
+            if not _group_alive(pid):
                 break
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, sig)
             deadline = time.time() + wait
-            while time.time() < deadline:
-                try:
-                    os.killpg(pid, 0)
-                except ProcessLookupError:
-                    break
+            while _group_alive(pid) and time.time() < deadline:
                 time.sleep(0.2)
-            else:
-                continue
-            break
         os.unlink(path)
 
     def _gunicorn(self, name: str, app: str, port: int,
@@ -224,10 +218,10 @@ class LocalCloud:
         _wait('RabbitMQ', lambda: subprocess.run(
             ['rabbitmqctl', '-q', 'status'], capture_output=True
         ).returncode == 0, timeout=180)
-        _run('rabbitmqctl', '-q', 'add_vhost', VHOST) if VHOST not in (
-            subprocess.run(['rabbitmqctl', '-q', 'list_vhosts'],
-                           capture_output=True, text=True).stdout.split()
-        ) else None
+        vhosts = subprocess.run(['rabbitmqctl', '-q', 'list_vhosts'],
+                                capture_output=True, text=True).stdout
+        if VHOST not in vhosts.split():
+            _run('rabbitmqctl', '-q', 'add_vhost', VHOST)
         _run('rabbitmqctl', '-q', 'set_permissions', '-p', VHOST, 'guest',
              '.*', '.*', '.*')
 
@@ -356,22 +350,26 @@ class LocalCloud:
         return args
 
     # ----------------------------------------------------------- services
+    def _setup(self, *cmd: str, env: Optional[dict] = None) -> None:
+        """A setup command (a database sync, ...), logged to setup.log."""
+        with open(os.path.join(self.logs, 'setup.log'), 'ab') as log:
+            _run(*cmd, env=env, log=log)
+
     def start_keystone(self, fresh: bool) -> None:
         manage = [os.path.join(BIN, 'keystone-manage'), '--config-file',
                   os.path.join(self.etc, 'keystone.conf')]
-        log = open(os.path.join(self.logs, 'setup.log'), 'ab')
         if fresh:
             user = pwd.getpwuid(os.getuid()).pw_name
             group = grp.getgrgid(os.getgid()).gr_name
-            _run(*manage, 'db_sync', log=log)
+            self._setup(*manage, 'db_sync')
             for keys in ('fernet_setup', 'credential_setup'):
-                _run(*manage, keys, '--keystone-user', user,
-                     '--keystone-group', group, log=log)
-            _run(*manage, 'bootstrap', '--bootstrap-password',
-                 password('admin'), '--bootstrap-region-id', REGION,
-                 '--bootstrap-admin-url', url('keystone'),
-                 '--bootstrap-internal-url', url('keystone'),
-                 '--bootstrap-public-url', url('keystone'), log=log)
+                self._setup(*manage, keys, '--keystone-user', user,
+                            '--keystone-group', group)
+            self._setup(*manage, 'bootstrap', '--bootstrap-password',
+                        password('admin'), '--bootstrap-region-id', REGION,
+                        '--bootstrap-admin-url', url('keystone'),
+                        '--bootstrap-internal-url', url('keystone'),
+                        '--bootstrap-public-url', url('keystone'))
         self._gunicorn('keystone', PACKAGE + '.keystone_wsgi:application',
                        PORTS['keystone'],
                        dict(OS_KEYSTONE_CONFIG_DIR=self.etc,
@@ -445,21 +443,18 @@ class LocalCloud:
     def start_glance(self) -> None:
         for d in ('images', 'staging', 'tasks', 'lock'):
             os.makedirs(os.path.join(self.data, 'glance', d), exist_ok=True)
-        _run(os.path.join(BIN, 'glance-manage'), '--config-file',
-             os.path.join(self.etc, 'glance-api.conf'), 'db_sync',
-             log=open(os.path.join(self.logs, 'setup.log'), 'ab'))
+        self._setup(os.path.join(BIN, 'glance-manage'), '--config-file',
+                    os.path.join(self.etc, 'glance-api.conf'), 'db_sync')
         self._gunicorn('glance', 'glance.wsgi.api:application',
                        PORTS['image'], dict(OS_GLANCE_CONFIG_DIR=self.etc))
         _wait('Glance', lambda: _port_open(PORTS['image']),
               alive=lambda: 'glance' in self.running())
 
-    def start_placement(self, fresh: bool) -> None:
+    def start_placement(self) -> None:
         env = dict(OS_PLACEMENT_CONFIG_DIR=self.etc)
-        subprocess.run([os.path.join(BIN, 'placement-manage'),
-                        '--config-file', os.path.join(self.etc,
-                                                      'placement.conf'),
-                        'db', 'sync'], check=True, env=dict(
-                            os.environ, **env), capture_output=True)
+        self._setup(os.path.join(BIN, 'placement-manage'), '--config-file',
+                    os.path.join(self.etc, 'placement.conf'), 'db', 'sync',
+                    env=dict(os.environ, **env))
         self._gunicorn('placement', 'placement.wsgi.api:application',
                        PORTS['placement'], env)
         _wait('Placement', lambda: _port_open(PORTS['placement']),
@@ -467,16 +462,14 @@ class LocalCloud:
 
     def sync_nova(self, fresh: bool) -> None:
         manage = [os.path.join(BIN, 'nova-manage')] + self._nova_args()
-        log = open(os.path.join(self.logs, 'setup.log'), 'ab')
-        _run(*manage, 'api_db', 'sync', log=log)
+        self._setup(*manage, 'api_db', 'sync')
         if fresh:
-            _run(*manage, 'cell_v2', 'map_cell0', '--database_connection',
-                 db_url('nova_cell0'), log=log)
-            _run(*manage, 'cell_v2', 'create_cell', '--name', 'cell1',
-                 log=log)
-        _run(*manage, 'db', 'sync', log=log)
-        _run(os.path.join(BIN, 'nova-reservation-manage'),
-             *self._nova_args(), 'db', 'sync', log=log)
+            self._setup(*manage, 'cell_v2', 'map_cell0',
+                        '--database_connection', db_url('nova_cell0'))
+            self._setup(*manage, 'cell_v2', 'create_cell', '--name', 'cell1')
+        self._setup(*manage, 'db', 'sync')
+        self._setup(os.path.join(BIN, 'nova-reservation-manage'),
+                    *self._nova_args(), 'db', 'sync')
 
     def start_nova(self, computes: int) -> None:
         self._gunicorn('nova-api', PACKAGE + '.nova_api_wsgi:application',
@@ -505,9 +498,8 @@ class LocalCloud:
         _wait('%d compute nodes in Placement' % computes, lambda: len(
             admin.get(placement + '/resource_providers').json()[
                 'resource_providers']) >= computes, timeout=180)
-        _run(os.path.join(BIN, 'nova-manage'), *self._nova_args(),
-             'cell_v2', 'discover_hosts', log=open(os.path.join(
-                 self.logs, 'setup.log'), 'ab'))
+        self._setup(os.path.join(BIN, 'nova-manage'), *self._nova_args(),
+                    'cell_v2', 'discover_hosts')
 
         def services_up():
             services = admin.get(url('nova') + '/os-services').json()[
@@ -571,7 +563,7 @@ class LocalCloud:
             ('users, projects and catalog', self.create_identities),
             ('Glance', self.start_glance),
             ('network stand-in', self.start_network),
-            ('Placement', lambda: self.start_placement(fresh)),
+            ('Placement', self.start_placement),
             ('Nova databases', lambda: self.sync_nova(fresh)),
             ('Nova', lambda: self.start_nova(computes)),
             ('flavors, image, freepool', self.create_resources),
@@ -596,9 +588,10 @@ class LocalCloud:
     def down(self) -> None:
         names = self.running()
         # The engines and Nova first, Keystone last.
-        order = sorted(names, key=lambda n: (
-            n != 'keystone', n.startswith(('engine', 'nova'))), reverse=True)
-        for name in order:
+        first = [n for n in names if n.startswith(('engine', 'nova'))]
+        last = [n for n in names if n == 'keystone']
+        for name in first + [n for n in names
+                             if n not in first + last] + last:
             self.stop(name)
         if os.path.isdir(self.run_dir):
             for f in os.listdir(self.run_dir):
@@ -621,6 +614,14 @@ class LocalCloud:
             OS_REGION_NAME=REGION, OS_INTERFACE='public',
             OS_COMPUTE_API_VERSION='2.latest',
             PATH='%s:%s' % (BIN, os.environ.get('PATH', '')))
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
 
 
 def _apt_install(package: str) -> None:
