@@ -88,6 +88,8 @@ def run(quick: bool) -> list:
             figure('event lateness p50, ' + at, row['lateness_p50_s'], 's'),
             figure('event lateness p99, ' + at, row['lateness_p99_s'], 's',
                    1.0),
+            figure('event done (outcome written) p99, ' + at,
+                   row['done_lateness_p99_s'], 's', 1.0),
             figure('events per second per engine, all due at once, %d '
                    'engine(s)' % row['engines'],
                    row['events_per_s_per_engine'], '/s', 200.0,

@@ -7,7 +7,7 @@ cover them too.
 """
 
 import datetime
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 from oslo_db import api as oslo_db_api
 from oslo_utils import uuidutils
@@ -274,21 +274,20 @@ def bind_slot(reservation_id: str, instance_uuid: str,
         return mine
 
 
-def unbind_slots(lease_id: str) -> None:
-    """The lease is over: servers it leaves running are ordinary ones."""
+def _unbind_slots(session, lease_ids: list) -> None:
+    """The leases are over: servers they leave running are ordinary
+    ones.
+    """
     res_ids = sa.select(models.Reservation.id).where(
-        models.Reservation.lease_id == lease_id).scalar_subquery()
-    bound = sa.select(models.Allocation.id).where(
-        models.Allocation.reservation_id.in_(res_ids),
-        models.Allocation.instance_uuid.isnot(None))
-    if not _select(bound.limit(1)):
+        models.Reservation.lease_id.in_(lease_ids)).scalar_subquery()
+    bound = [models.Allocation.reservation_id.in_(res_ids),
+             models.Allocation.instance_uuid.isnot(None)]
+    if session.execute(sa.select(models.Allocation.id).where(
+            *bound).limit(1)).first() is None:
         return   # Nothing to change: no ledger write (it serialises).
-    with _writer() as session:
-        gen = _bump(session)
-        session.execute(sa.update(models.Allocation).where(
-            models.Allocation.reservation_id.in_(res_ids),
-            models.Allocation.instance_uuid.isnot(None)).values(
-            instance_uuid=None, generation=gen))
+    gen = _bump(session)
+    session.execute(sa.update(models.Allocation).where(*bound).values(
+        instance_uuid=None, generation=gen))
 
 
 # ----------------------------------------------------------------- leases
@@ -357,20 +356,45 @@ def bind_servers(lease_id: str, reservation_id: str,
                 status=lease_status, updated_at=utcnow()))
 
 
-def lease_details(lease_id: str) -> tuple:
-    """(lease, reservations, bindings, events) in one read."""
+class LeaseDetails(NamedTuple):
+    lease: Optional[models.Lease]
+    reservations: list
+    bindings: list
+    events: list
+
+
+def leases_details(lease_ids: Iterable[str]) -> dict:
+    """{lease id: LeaseDetails} of the leases that exist, read in one
+    snapshot with one query per table whatever their number.
+    """
+    lease_ids = sorted(set(lease_ids))
+    if not lease_ids:
+        return {}
     with _reader() as session:
-        lease = session.get(models.Lease, lease_id)
-        if lease is None:
-            return None, [], [], []
-        parts = [session.execute(sa.select(model).where(
-            model.lease_id == lease_id).order_by(*order)).scalars().all()
-            for model, order in (
-                (models.Reservation, (models.Reservation.id,)),
-                (models.ServerBinding, (models.ServerBinding.instance_uuid,)),
-                (models.Event, (models.Event.due_at, models.Event.id)))]
+        found = {lease.id: LeaseDetails(lease, [], [], [])
+                 for lease in session.execute(sa.select(models.Lease).where(
+                     models.Lease.id.in_(lease_ids))).scalars()}
+        for field, model, order in (
+                ('reservations', models.Reservation,
+                 (models.Reservation.id,)),
+                ('bindings', models.ServerBinding,
+                 (models.ServerBinding.instance_uuid,)),
+                ('events', models.Event,
+                 (models.Event.due_at, models.Event.id))):
+            for row in session.execute(sa.select(model).where(
+                    model.lease_id.in_(list(found))).order_by(
+                    *order)).scalars():
+                getattr(found[row.lease_id], field).append(row)
         session.expunge_all()
-        return (lease, *parts)
+        return found
+
+
+def lease_details(lease_id: str) -> LeaseDetails:
+    """The lease with its reservations, bindings and events (lease None
+    if there is no such lease).
+    """
+    return leases_details([lease_id]).get(
+        lease_id, LeaseDetails(None, [], [], []))
 
 
 def bindings_of(lease_id: str) -> list:
@@ -465,36 +489,84 @@ def claim_event(event: models.Event, worker: str, now: datetime.datetime,
         ).rowcount == 1
 
 
-def finish_event(event_id: int, worker: str, status: str,
-                 error: Optional[str] = None, lease_id: Optional[str] = None,
-                 lease_status: Optional[str] = None,
-                 notice: Optional[dict] = None) -> bool:
-    """Close an event this worker still holds, and set its lease's status
-    with it; False (nothing written) if the worker lost the event.
+class Outcome(NamedTuple):
+    """What running an event came to, as `record_events` writes it.
 
-    `notice` (models.Notice's columns but created_at) is stored in the
-    same transaction.
+    `status`: DONE or ERROR (the event is over), or UNDONE: run it again
+    at `due_at` (a retry after a failure when `failed`).  `lease_status`:
+    the lease's new status, if any (TERMINATED and DELETED also unbind its
+    slots).  `notice`: models.Notice's columns but created_at.
     """
+    event_id: int
+    holder: str
+    status: str
+    lease_id: Optional[str] = None
+    lease_status: Optional[str] = None
+    error: Optional[str] = None
+    due_at: Optional[datetime.datetime] = None
+    failed: bool = False
+    notice: Optional[dict] = None
+
+
+def _grouped(outcomes, key) -> dict:
+    groups: dict = {}
+    for o in outcomes:
+        groups.setdefault(key(o), []).append(o)
+    return groups
+
+
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True,
+                           retry_interval=0.01, max_retry_interval=0.1)
+def record_events(outcomes: list) -> set:
+    """Write the outcomes of events with their leases' statuses and
+    notices, all in one transaction; return the ids of the events written.
+    An event its holder lost (another engine took it over) is left alone.
+
+    Outcomes alike are written by one statement, so that a pass of many
+    events costs a few statements and one commit.
+    """
+    if not outcomes:
+        return set()
+    t = models.Event.__table__
+    now = utcnow()
     with _writer() as session:
-        t = models.Event
-        now = utcnow()
-        values = dict(status=status, last_error=error, updated_at=now,
-                      finished_at=now)
-        if status == DONE:
-            values['runs'] = t.runs + 1
-        if session.execute(sa.update(t).where(
-                t.id == event_id, t.claimed_by == worker,
-                t.status == IN_PROGRESS).values(**values)).rowcount != 1:
-            return False
-        if lease_status:
-            session.execute(sa.update(models.Lease).where(
-                models.Lease.id == lease_id,
-                models.Lease.status != 'DELETED').values(
-                status=lease_status, status_reason=error, updated_at=now))
-        if notice:
-            session.execute(sa.insert(models.Notice).values(
-                created_at=now, **notice))
-        return True
+        holders = dict(session.execute(
+            sa.select(t.c.id, t.c.claimed_by).where(
+                t.c.id.in_([o.event_id for o in outcomes]),
+                t.c.status == IN_PROGRESS).with_for_update()).all())
+        mine = [o for o in outcomes if holders.get(o.event_id) == o.holder]
+        for (status, error), group in _grouped(
+                [o for o in mine if o.status != UNDONE],
+                lambda o: (o.status, o.error)).items():
+            session.execute(t.update().where(
+                t.c.id.in_([o.event_id for o in group])).values(
+                status=status, last_error=error, updated_at=now,
+                finished_at=now, runs=t.c.runs + int(status == DONE)))
+        for (due_at, failed, error), group in _grouped(
+                [o for o in mine if o.status == UNDONE],
+                lambda o: (o.due_at, o.failed, o.error)).items():
+            values = dict(status=UNDONE, claimed_by=None,
+                          claim_expires=None, due_at=due_at, updated_at=now)
+            if failed:
+                values.update(attempts=t.c.attempts + 1, last_error=error)
+            session.execute(t.update().where(
+                t.c.id.in_([o.event_id for o in group])).values(**values))
+        leases = models.Lease.__table__
+        for (status, error), group in _grouped(
+                [o for o in mine if o.lease_status],
+                lambda o: (o.lease_status, o.error)).items():
+            session.execute(leases.update().where(
+                leases.c.id.in_([o.lease_id for o in group]),
+                leases.c.status != 'DELETED').values(
+                status=status, status_reason=error, updated_at=now))
+        over = [o.lease_id for o in mine
+                if o.lease_status in ('TERMINATED', 'DELETED')]
+        if over:
+            _unbind_slots(session, over)
+        notices = [dict(o.notice, created_at=now) for o in mine if o.notice]
+        if notices:
+            session.execute(models.Notice.__table__.insert(), notices)
+        return {o.event_id for o in mine}
 
 
 def claim_unsent(worker: str, now: datetime.datetime, ttl: float,
@@ -551,21 +623,6 @@ def retry_event(lease_id: str, event_id: int) -> bool:
             models.Lease.status == 'ERROR').values(
             status='PENDING', status_reason=None, updated_at=now))
         return True
-
-
-def postpone_event(event_id: int, worker: str, due_at: datetime.datetime,
-                   failed: bool, error: Optional[str] = None) -> None:
-    """Hand an event back to run again at `due_at` (a retry after a failure
-    when `failed`, else a look at an action that is still under way).
-    """
-    with _writer() as session:
-        t = models.Event
-        values = dict(status=UNDONE, claimed_by=None, claim_expires=None,
-                      due_at=due_at, updated_at=utcnow())
-        if failed:
-            values.update(attempts=t.attempts + 1, last_error=error)
-        session.execute(sa.update(t).where(
-            t.id == event_id, t.claimed_by == worker).values(**values))
 
 
 def events_of(lease_id: str) -> list:

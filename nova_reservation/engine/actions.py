@@ -3,7 +3,8 @@
 Every action is idempotent and never waits: it moves each server one step
 and raises `Pending` while Nova is still working, so that the engine looks
 again later and other events are not held up.  Running an action twice
-does no harm.  An action returns the lease's status once it is done (or
+does no harm.  An action is given the lease's details
+(db_api.LeaseDetails) and returns the lease's status once it is done (or
 None), which the engine records with the event's end, in one transaction.
 """
 
@@ -92,10 +93,11 @@ def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
         raise Pending()
 
 
-def reserve(nova, lease, bindings, now) -> None:
+def reserve(nova, details, now) -> None:
     """A future lease's servers give their resources back until the start:
     shelved and offloaded.
     """
+    lease = details.lease
     if now >= lease.start_at:
         return   # The start event takes over.
 
@@ -110,15 +112,16 @@ def reserve(nova, lease, bindings, now) -> None:
         if state == 'shelved_offloaded' and binding.state != 'RESERVED':
             db_api.set_binding(binding.instance_uuid, state='RESERVED')
         return False
-    _step_each(nova, lease, bindings, step)
+    _step_each(nova, lease, details.bindings, step)
 
 
-def _pool_moves(nova, lease, to_lease: bool) -> None:
+def _pool_moves(nova, details, to_lease: bool) -> None:
     """Host reservations: their hosts leave the freepool for the lease's
     aggregate (to_lease), or go back; private flavors get access, or go.
     """
+    lease = details.lease
     freepool = hosts = None
-    for res in db_api.reservations_of(lease.id):
+    for res in details.reservations:
         if res.resource_type == 'virtual:instance' and res.flavor_id:
             if to_lease:
                 nova.flavor_access(res.flavor_id, lease.project_id)
@@ -148,11 +151,12 @@ def _pool_moves(nova, lease, to_lease: bool) -> None:
             nova.delete_aggregate(agg)
 
 
-def start(nova, lease, bindings, now) -> str:
+def start(nova, details, now) -> str:
     """Each server runs on its reserved node; reserved hosts and flavors
     are handed to the project.
     """
-    _pool_moves(nova, lease, to_lease=True)
+    lease = details.lease
+    _pool_moves(nova, details, to_lease=True)
 
     def step(binding, server, state):
         if state == 'active':
@@ -177,19 +181,23 @@ def start(nova, lease, bindings, now) -> str:
         elif state == 'stopped':
             nova.action(server['id'], 'os-start')
         return True
-    _step_each(nova, lease, bindings, step)
+    _step_each(nova, lease, details.bindings, step)
     return 'ACTIVE'
 
 
-def before_end(nova, lease, bindings, now) -> None:
+def before_end(nova, details, now) -> None:
     """Nothing to do to the servers: the event's notification
     (lease.event.before_end_lease, or before_start_lease) tells that the
     end, or the start, is near.
     """
 
 
-def end(nova, lease, bindings, now) -> str:
-    """The lease's on_end action on each of its servers."""
+def end(nova, details, now) -> str:
+    """The lease's on_end action on each of its servers.  Their slots are
+    unbound with the lease's new status (db_api.record_events).
+    """
+    lease = details.lease
+
     def step(binding, server, state):
         if binding.state == 'ENDED':
             return False
@@ -207,17 +215,17 @@ def end(nova, lease, bindings, now) -> str:
         db_api.set_binding(binding.instance_uuid, state='ENDED')
         return False
     # A server in ERROR still gets the end action (deleted, say).
-    _step_each(nova, lease, bindings, step, error_fails=False)
-    _pool_moves(nova, lease, to_lease=False)
-    db_api.unbind_slots(lease.id)
+    _step_each(nova, lease, details.bindings, step, error_fails=False)
+    _pool_moves(nova, details, to_lease=False)
     return 'DELETED' if lease.status == 'DELETING' else 'TERMINATED'
 
 
-def bind(nova, lease, bindings, now) -> None:
+def bind(nova, details, now) -> None:
     """Servers booted into a reservation hold the slot on their node (those
     on reserved whole hosts hold none: the host is theirs).
     """
-    whole_hosts = {r.id for r in db_api.reservations_of(lease.id)
+    lease = details.lease
+    whole_hosts = {r.id for r in details.reservations
                    if r.resource_type == 'physical:host'}
 
     def step(binding, server, state):
@@ -228,8 +236,8 @@ def bind(nova, lease, bindings, now) -> None:
                 _hold_slot(nova, lease, binding, server)
             db_api.set_binding(binding.instance_uuid, state='ACTIVE')
         return False
-    _step_each(nova, lease, [b for b in bindings if b.state == 'BOOTING'],
-               step)
+    _step_each(nova, lease,
+               [b for b in details.bindings if b.state == 'BOOTING'], step)
 
 
 ACTIONS = {'reserve': reserve, 'start': start, 'before_end': before_end,

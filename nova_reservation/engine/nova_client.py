@@ -1,5 +1,7 @@
 """The engine's hands: Nova's REST API through keystoneauth1."""
 
+import threading
+
 from keystoneauth1 import loading as ks_loading
 
 from nova_reservation import conf
@@ -20,6 +22,8 @@ class NovaClient:
 
     def __init__(self, adapter) -> None:
         self.adapter = adapter
+        self._environment_read = False
+        self._lock = threading.Lock()
 
     @classmethod
     def from_conf(cls) -> 'NovaClient':
@@ -30,7 +34,30 @@ class NovaClient:
         return cls(ks_loading.load_adapter_from_conf_options(
             CONF, group, session=session, auth=auth))
 
+    def _read_environment_once(self) -> None:
+        """Take the proxy and CA bundle variables for Nova's endpoint now,
+        once: requests reads them, and ~/.netrc, at every call otherwise,
+        which costs about as much as the call itself.  (keystoneauth sends
+        the token: netrc has nothing to add.)
+        """
+        with self._lock:
+            if self._environment_read:
+                return
+            endpoint = self.adapter.get_endpoint()
+            if not endpoint:
+                return   # The call itself says why.
+            session = self.adapter.session
+            http = session.session
+            settings = http.merge_environment_settings(
+                endpoint, {}, None, session.verify, None)
+            http.proxies.update(settings['proxies'])
+            session.verify = settings['verify']
+            http.trust_env = False
+            self._environment_read = True
+
     def _call(self, method: str, url: str, body=None, ok=(200, 202, 204)):
+        if not self._environment_read:
+            self._read_environment_once()
         resp = self.adapter.request(
             url, method, json=body, raise_exc=False,
             headers={'OpenStack-API-Version':

@@ -9,11 +9,12 @@ taken over.  The engine sleeps until the next event falls due (at most
 
 from concurrent import futures
 import datetime
+import queue
 import random
 import socket
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from nova.scheduler.client import report
 from oslo_log import log as logging
@@ -29,6 +30,17 @@ from nova_reservation import planner
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
+
+# Seconds an outcome may wait for others to be written with it.
+RECORD_DELAY = 0.05
+
+
+class Ran(NamedTuple):
+    """An event run, with what it came to."""
+    event: Any
+    lease: Any
+    details: Any
+    outcome: db_api.Outcome
 
 
 class Engine:
@@ -59,16 +71,28 @@ class Engine:
     def run_once(self) -> int:
         """Run every event that is due now; return how many finished.
 
-        Events run side by side (``engine_workers``), so that one slow
-        event does not hold up the others.
+        Events run side by side (``engine_workers``), and their outcomes
+        are written together, a few statements and one commit for many
+        events.  An event that takes long is written on its own later, so
+        that it does not hold up the others.
         """
         now = self.now()
+        work = self._take(now)
+        done = self._run_all(work, now) if work else 0
+        self.send_unsent()
+        return done
+
+    def _take(self, now: datetime.datetime) -> list:
+        """Claim the due events: [(event, holder)], one per lease, oldest
+        first; a lease's later events are handed back to run next pass,
+        once the earlier one is written.
+        """
         ttl = CONF.reservation.event_claim_timeout
-        claimed = db_api.claim_due(self.worker_id, now, ttl,
-                                   CONF.reservation.engine_workers * 2)
+        batch = CONF.reservation.engine_batch
+        claimed = db_api.claim_due(self.worker_id, now, ttl, batch)
         if claimed is None:
             claimed = []
-            due = db_api.due_events(now, limit=CONF.reservation.engine_batch)
+            due = db_api.due_events(now, limit=batch)
         else:
             # Taken in one go; what is left here is expired claims.
             due = [e for e in db_api.due_events(now, limit=20)
@@ -76,84 +100,156 @@ class Engine:
         # Engines that wake together go at the events in different orders
         # instead of all racing for the first.
         random.shuffle(due)
-        work = [(e, True) for e in claimed] + [(e, False) for e in due]
-        if len(work) <= 1:
-            done = sum(self._claim_and_run(e, now, held) for e, held in work)
-        else:
-            done = sum(self._pool.map(
-                lambda item: self._claim_and_run(item[0], now, item[1]),
-                work))
-        self.send_unsent()
+        work = [(e, e.claimed_by) for e in claimed] + [
+            (e, self.worker_id) for e in due
+            if db_api.claim_event(e, self.worker_id, now, ttl)]
+        work.sort(key=lambda item: (item[0].due_at, item[0].id))
+        first, later = {}, []
+        for event, holder in work:
+            if event.lease_id in first:
+                later.append(db_api.Outcome(event.id, holder, db_api.UNDONE,
+                                            due_at=event.due_at))
+            else:
+                first[event.lease_id] = (event, holder)
+        db_api.record_events(later)
+        return list(first.values())
+
+    def _run_all(self, work: list, now: datetime.datetime) -> int:
+        details = db_api.leases_details(e.lease_id for e, _ in work)
+        results: queue.SimpleQueue = queue.SimpleQueue()
+
+        def run(event, holder):
+            try:
+                results.put(self._run(event, holder,
+                                      details.get(event.lease_id), now))
+            except Exception:
+                # Left claimed: run again once the claim expires.
+                LOG.exception('Lease %s: %s could not run', event.lease_id,
+                              event.event_type)
+                results.put(None)
+
+        for event, holder in work:
+            self._pool.submit(run, event, holder)
+        done, ready, oldest, left = 0, [], None, len(work)
+        while left:
+            wait = None if oldest is None else max(
+                0.0, oldest + RECORD_DELAY - time.monotonic())
+            try:
+                ran = results.get(timeout=wait)
+                left -= 1
+                if ran is not None:
+                    ready.append(ran)
+            except queue.Empty:
+                pass
+            if ready and oldest is None:
+                oldest = time.monotonic()
+            if ready and (not left or
+                          time.monotonic() >= oldest + RECORD_DELAY):
+                done += self._record(ready)
+                ready, oldest = [], None
         return done
 
-    def _claim_and_run(self, event, now: datetime.datetime,
-                       held: bool = False) -> int:
-        """Run an event held already (its claim names the holder), or
-        claimed here.
+    def _run(self, event, holder: str, details, now: datetime.datetime
+             ) -> Ran:
+        """Run one event's action; never raises (a failure is an
+        outcome).
         """
-        holder = event.claimed_by if held else self.worker_id
-        if not held and not db_api.claim_event(
-                event, holder, now, CONF.reservation.event_claim_timeout):
-            return 0   # Another engine has it.
-        return int(self._run(event, now, holder))
-
-    def _run(self, event, now: datetime.datetime, holder: str) -> bool:
-        details = db_api.lease_details(event.lease_id)
-        lease, _, bindings, _ = details
+        lease = details.lease if details else None
         if lease is None or lease.status == 'DELETED':
             # Gone: nothing is left to do.
-            db_api.finish_event(event.id, holder, db_api.DONE)
-            return True
+            return Ran(event, None, details,
+                       db_api.Outcome(event.id, holder, db_api.DONE))
         action = actions.ACTIONS[event.event_type]
         try:
             if lease.status == 'CREATING':
                 # nova-api has not recorded the lease's servers yet.
                 raise actions.Pending()
-            lease_status = action(self.nova, lease, bindings, now)
+            lease_status = action(self.nova, details, now)
         except actions.Pending:
-            db_api.postpone_event(
-                event.id, holder, now + datetime.timedelta(
-                    seconds=CONF.reservation.action_poll_interval),
-                failed=False)
-            return False
+            return Ran(event, lease, details, db_api.Outcome(
+                event.id, holder, db_api.UNDONE, due_at=now +
+                datetime.timedelta(
+                    seconds=CONF.reservation.action_poll_interval)))
         except Exception as e:
-            return self._failed(event, lease, now, e, holder)
+            return self._failed(event, lease, details, now, e, holder)
         if lease_status:
             lease.status = lease_status
-        notice = (notifications.event_notice(event, lease, details)
-                  if self.notifier else None)
+        notice = None
+        if self.notifier:
+            notice = notifications.event_notice(event, lease, details)
         if notice:
             # Held by this engine to send; taken over if it dies first.
             notice.update(claimed_by=self.worker_id, claim_expires=(
                 self.now() + datetime.timedelta(
                     seconds=CONF.reservation.event_claim_timeout)))
-        if not db_api.finish_event(event.id, holder, db_api.DONE,
-                                   lease_id=lease.id,
-                                   lease_status=lease_status, notice=notice):
-            LOG.warning('Lease %s: %s was taken over by another engine',
-                        lease.id, event.event_type)
-            return False
-        LOG.info('Lease %s (%s): %s done', lease.id, lease.name,
-                 event.event_type)
-        if notice:
+        return Ran(event, lease, details, db_api.Outcome(
+            event.id, holder, db_api.DONE, lease_id=lease.id,
+            lease_status=lease_status, notice=notice))
+
+    def _failed(self, event, lease, details, now, error: Exception,
+                holder: str) -> Ran:
+        message = '%s failed: %s' % (event.event_type, error)
+        if event.attempts < CONF.reservation.start_retries:
+            delay = CONF.reservation.retry_backoff * 2 ** event.attempts
+            LOG.warning('Lease %s: %s; retry in %.0f s', lease.id, message,
+                        delay)
+            return Ran(event, lease, details, db_api.Outcome(
+                event.id, holder, db_api.UNDONE, error=message, failed=True,
+                due_at=now + datetime.timedelta(seconds=delay)))
+        LOG.error('Lease %s: %s; giving up', lease.id, message)
+        return Ran(event, lease, details, db_api.Outcome(
+            event.id, holder, db_api.ERROR, lease_id=lease.id,
+            lease_status='ERROR', error=message))
+
+    def _record(self, ran: list) -> int:
+        """Write what the events came to, then tell: the notices and the
+        `on_event` callback.  Returns how many events are over.
+        """
+        written = db_api.record_events([r.outcome for r in ran])
+        over = 0
+        for r in ran:
+            outcome = r.outcome
+            if outcome.event_id not in written:
+                LOG.warning('Lease %s: %s was taken over by another engine',
+                            r.event.lease_id, r.event.event_type)
+                continue
+            if outcome.status == db_api.UNDONE:
+                continue
+            over += 1
+            if r.lease is None:
+                continue
+            LOG.info('Lease %s (%s): %s %s', r.lease.id, r.lease.name,
+                     r.event.event_type, outcome.status.lower())
+            self._report(r.event, r.lease, outcome.status, r.details)
+        notices = [r.outcome.notice for r in ran
+                   if r.outcome.notice and r.outcome.event_id in written]
+        if notices:
             try:
-                self._send([notice])
+                self._send(notices)
             except Exception as e:
-                LOG.warning('Lease %s: the notification of %s is kept to be '
-                            'sent later: %s', lease.id, event.event_type, e)
-        self._report(event, lease, 'DONE', details)
-        return True
+                LOG.warning('%d notifications are kept to be sent later: '
+                            '%s', len(notices), e)
+        return over
 
     def _send(self, notices: list) -> None:
-        """Send stored notices, oldest first.  They are dropped from the
-        store once per pass (`send_unsent`), all in one statement, and kept
-        in memory till then, so that they are never sent twice.
+        """Send stored notices: the leases side by side (each publish waits
+        for the broker's confirm), a lease's own oldest first.  They are
+        dropped from the store once per pass (`send_unsent`), all in one
+        statement, and kept in memory till then, so that they are never
+        sent twice.
         """
+        def send(lease_notices):
+            for notice in lease_notices:
+                self.notifier.send(notice['event_type'],
+                                   jsonutils.loads(notice['payload']))
+                with self._sent_lock:
+                    self._sent.add(notice['id'])
+        by_lease: dict = {}
         for notice in notices:
-            self.notifier.send(notice['event_type'],
-                               jsonutils.loads(notice['payload']))
-            with self._sent_lock:
-                self._sent.add(notice['id'])
+            by_lease.setdefault(notice['lease_id'], []).append(notice)
+        for sending in [self._pool.submit(send, n)
+                        for n in by_lease.values()]:
+            sending.result()
 
     def _forget_sent(self) -> None:
         with self._sent_lock:
@@ -178,23 +274,6 @@ class Engine:
         self._send(db_api.claim_unsent(
             self.worker_id, self.now(), CONF.reservation.event_claim_timeout))
         self._forget_sent()
-
-    def _failed(self, event, lease, now, error: Exception,
-                holder: str) -> bool:
-        message = '%s failed: %s' % (event.event_type, error)
-        if event.attempts < CONF.reservation.start_retries:
-            delay = CONF.reservation.retry_backoff * 2 ** event.attempts
-            LOG.warning('Lease %s: %s; retry in %.0f s', lease.id, message,
-                        delay)
-            db_api.postpone_event(event.id, holder,
-                                  now + datetime.timedelta(seconds=delay),
-                                  failed=True, error=message)
-            return False
-        LOG.error('Lease %s: %s; giving up', lease.id, message)
-        db_api.finish_event(event.id, holder, db_api.ERROR, message,
-                            lease_id=lease.id, lease_status='ERROR')
-        self._report(event, lease, 'ERROR')
-        return True
 
     def _report(self, event, lease, outcome: str, details=None) -> None:
         if self.on_event:

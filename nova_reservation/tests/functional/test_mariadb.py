@@ -15,6 +15,7 @@ import testtools
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import migration
+from nova_reservation.db import models
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 
@@ -76,6 +77,109 @@ class MariaDBStoreTest(testtools.TestCase):
         self.assertFalse(db_api.claim_event(event, 'b', now, 60))
         later = now + datetime.timedelta(seconds=61)
         self.assertTrue(db_api.claim_event(event, 'b', later, 60))
+
+    def _lease_with_bound_slot(self, name: str) -> str:
+        now = db_api.utcnow()
+        lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
+        db_api.create_lease(
+            db_api.ledger_changes(None, -1)[1],
+            dict(id=lease_id, name=name, project_id='p', user_id='u',
+                 start_at=now, end_at=now, status='ACTIVE',
+                 on_end='delete', created_at=now),
+            [(dict(id=res_id, lease_id=lease_id, project_id='p',
+                   resource_type='server', vcpus=1, memory_mb=512,
+                   disk_gb=1, amount=1, status='active'),
+              [dict(node='n1', start_at=now, end_at=now, vcpus=1,
+                    memory_mb=512, disk_gb=1)])],
+            [dict(event_type='start', due_at=now),
+             dict(event_type='end', due_at=now)])
+        db_api.bind_servers(lease_id, res_id, [str(uuid.uuid4())])
+        return lease_id
+
+    def test_outcomes_are_written_in_one_transaction(self):
+        self.store()
+        ended, failed, waiting, lost = [
+            self._lease_with_bound_slot(n)
+            for n in ('ended', 'failed', 'waiting', 'lost')]
+        now = db_api.utcnow()
+        claimed = {e.lease_id + e.event_type: e for e in db_api.claim_due(
+            'engine-a', now + datetime.timedelta(seconds=1), 60, 100)}
+        self.assertEqual(8, len(claimed))
+        holder = claimed[ended + 'end'].claimed_by
+        # Another engine took this one over.
+        with db_api._writer() as session:
+            session.execute(sa.update(models.Event).where(
+                models.Event.id == claimed[lost + 'end'].id).values(
+                claimed_by='engine-b'))
+        retry_at = now + datetime.timedelta(seconds=30)
+        outcomes = [
+            db_api.Outcome(claimed[ended + 'end'].id, holder, db_api.DONE,
+                           lease_id=ended, lease_status='TERMINATED',
+                           notice=dict(id=str(uuid.uuid4()),
+                                       lease_id=ended,
+                                       event_type='lease.event.end_lease',
+                                       payload='{}', claimed_by='engine-a',
+                                       claim_expires=retry_at)),
+            db_api.Outcome(claimed[failed + 'end'].id, holder, db_api.ERROR,
+                           lease_id=failed, lease_status='ERROR',
+                           error='end failed: nova said no'),
+            db_api.Outcome(claimed[waiting + 'end'].id, holder,
+                           db_api.UNDONE, due_at=retry_at, failed=True,
+                           error='end failed: try again'),
+            db_api.Outcome(claimed[lost + 'end'].id, holder, db_api.DONE,
+                           lease_id=lost, lease_status='TERMINATED')]
+        written = db_api.record_events(outcomes)
+        self.assertEqual({o.event_id for o in outcomes[:3]}, written)
+        events = {e.id: e for lease_id in (ended, failed, waiting, lost)
+                  for e in db_api.events_of(lease_id)}
+        done = events[claimed[ended + 'end'].id]
+        self.assertEqual((db_api.DONE, 1), (done.status, done.runs))
+        self.assertIsNotNone(done.finished_at)
+        error = events[claimed[failed + 'end'].id]
+        self.assertEqual((db_api.ERROR, 0, 'end failed: nova said no'),
+                         (error.status, error.runs, error.last_error))
+        again = events[claimed[waiting + 'end'].id]
+        self.assertEqual((db_api.UNDONE, None, retry_at, 1),
+                         (again.status, again.claimed_by, again.due_at,
+                          again.attempts))
+        self.assertEqual(db_api.IN_PROGRESS,
+                         events[claimed[lost + 'end'].id].status)
+        self.assertEqual(('TERMINATED', 'ERROR', 'ACTIVE', 'ACTIVE'), tuple(
+            db_api.get_lease(i).status
+            for i in (ended, failed, waiting, lost)))
+        self.assertEqual('end failed: nova said no',
+                         db_api.get_lease(failed).status_reason)
+        # The ended lease leaves its server as an ordinary one; the others
+        # keep theirs.
+        bound = {lease_id: [s.instance_uuid for r in db_api.reservations_of(
+            lease_id) for s in db_api.allocations_of(r.id)]
+            for lease_id in (ended, lost)}
+        self.assertEqual([None], bound[ended])
+        self.assertIsNotNone(bound[lost][0])
+        self.assertEqual([ended], [n.lease_id
+                                   for n in db_api.unsent_notices()])
+
+    def test_details_of_many_leases_in_one_query_per_table(self):
+        self.store()
+        leases = [self._lease_with_bound_slot('l%d' % i) for i in range(20)]
+        statements = []
+
+        def count(conn, cursor, statement, *args):
+            statements.append(statement)
+        engine = db_api.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', count)
+        self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
+                        count)
+        details = db_api.leases_details(leases + ['no-such-lease'])
+        self.assertEqual(4, len(statements), statements)
+        self.assertEqual(set(leases), set(details))
+        for lease_id, d in details.items():
+            self.assertEqual(lease_id, d.lease.id)
+            self.assertEqual([lease_id], [r.lease_id for r in d.reservations])
+            self.assertEqual(1, len(d.bindings))
+            self.assertEqual(['start', 'end'],
+                             [e.event_type for e in d.events])
+        self.assertIsNone(db_api.lease_details('no-such-lease').lease)
 
     def test_engine_reads_nova_conf_and_stops_on_sigterm(self):
         self.url = self.store()

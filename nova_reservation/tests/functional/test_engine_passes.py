@@ -1,0 +1,151 @@
+"""One engine's pass on MariaDB: the outcomes of many events are written
+together, a slow event does not hold up the others, and a lease's events
+run in their order.  Nova's flavor calls are answered by a stand-in that
+can be made slow for one flavor.
+"""
+
+import datetime
+import threading
+import time
+import uuid
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import session as ks_session
+import sqlalchemy as sa
+import testtools
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import models
+from nova_reservation.engine import nova_client
+from nova_reservation.engine import service
+from nova_reservation.tests.functional import fixtures as rsv_fixtures
+from nova_reservation.tests.localcloud import standins
+
+SLOW = 1.5
+
+
+class FlavorCalls:
+    """The compute API's flavor calls; those on flavor 'slow' take SLOW s.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list = []
+        self.server = standins.serve(self.app, 0)
+
+    def app(self, environ, start_response):
+        self.calls.append((environ['REQUEST_METHOD'], environ['PATH_INFO']))
+        environ['wsgi.input'].read(int(environ.get('CONTENT_LENGTH') or 0))
+        if '/flavors/slow' in environ['PATH_INFO']:
+            time.sleep(SLOW)
+        if environ['REQUEST_METHOD'] == 'DELETE':
+            start_response('202 Accepted', [('Content-Length', '0')])
+            return [b'']
+        start_response('200 OK', [('Content-Type', 'application/json'),
+                                  ('Content-Length', '21')])
+        return [b'{"flavor_access": []}']
+
+
+class EnginePassTest(testtools.TestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
+                             'MariaDB')
+        self.useFixture(rsv_fixtures.MariaDBStore())
+        self.nova = FlavorCalls()
+        self.addCleanup(self.nova.server.shutdown)
+        self.reported: dict = {}
+        client = nova_client.NovaClient(ks_adapter.Adapter(
+            ks_session.Session(), endpoint_override='http://127.0.0.1:%d'
+            '/v2.1' % self.nova.server.server_port))
+        self.engine = service.Engine(client, on_event=self.on_event)
+        self.addCleanup(self.engine.close)
+
+    def on_event(self, event, lease, outcome, details) -> None:
+        self.reported[(lease.name, event.event_type)] = time.monotonic()
+
+    def lease(self, name: str, flavor: str, start_in: float = 0,
+              end_in: float = 3600) -> str:
+        """A lease of one instance of `flavor` (its start gives the
+        project access to it), with its start and end events.
+        """
+        now = db_api.utcnow()
+        start = now + datetime.timedelta(seconds=start_in)
+        end = now + datetime.timedelta(seconds=end_in)
+        lease_id = str(uuid.uuid4())
+        db_api.create_lease(
+            db_api.ledger_changes(None, -1)[1],
+            dict(id=lease_id, name=name, project_id='p', user_id='u',
+                 start_at=start, end_at=end, status='PENDING',
+                 on_end='delete', created_at=now),
+            [(dict(id=str(uuid.uuid4()), lease_id=lease_id, project_id='p',
+                   resource_type='virtual:instance', flavor_id=flavor,
+                   vcpus=1, memory_mb=512, disk_gb=1, amount=1,
+                   status='pending'),
+              [dict(node='n1', start_at=start, end_at=end, vcpus=1,
+                    memory_mb=512, disk_gb=1)])],
+            [dict(event_type='start', due_at=start),
+             dict(event_type='end', due_at=end)])
+        return lease_id
+
+    def statuses(self, lease_id: str) -> dict:
+        return {e.event_type: e.status for e in db_api.events_of(lease_id)}
+
+    def test_the_outcomes_of_a_pass_are_written_together(self):
+        leases = [self.lease('l%d' % i, 'f%d' % i) for i in range(60)]
+        statements = []
+        engine = db_api.get_engine()
+
+        def count(conn, cursor, statement, *args):
+            statements.append(statement.split()[0].upper())
+        sa.event.listen(engine, 'before_cursor_execute', count)
+        try:
+            self.assertEqual(60, self.engine.run_once())
+        finally:
+            sa.event.remove(engine, 'before_cursor_execute', count)
+        # A few statements for the pass, not a few per event: the store
+        # would otherwise cap what one engine can do.
+        self.assertLess(len(statements), 25, statements)
+        self.assertLess(statements.count('UPDATE'), 10, statements)
+        for lease_id in leases:
+            self.assertEqual(db_api.DONE, self.statuses(lease_id)['start'])
+            self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+        self.assertEqual(60, len(self.nova.calls))
+
+    def test_a_slow_event_does_not_hold_up_the_others(self):
+        self.lease('slow-one', 'slow')
+        for i in range(5):
+            self.lease('quick%d' % i, 'f%d' % i)
+        began = time.monotonic()
+        done = threading.Thread(target=self.engine.run_once)
+        done.start()
+        done.join(SLOW * 4)
+        self.assertEqual(6, len(self.reported), self.reported)
+        for i in range(5):
+            self.assertLess(self.reported[('quick%d' % i, 'start')] - began,
+                            SLOW * 0.6)
+        self.assertGreaterEqual(self.reported[('slow-one', 'start')] - began,
+                                SLOW)
+
+    def test_a_lease_s_events_run_in_their_order(self):
+        # Both due (the engine was away for the whole lease).
+        late = self.lease('late', 'f1', start_in=-20, end_in=-10)
+        on_time = self.lease('on-time', 'f2')
+        self.assertEqual(2, self.engine.run_once())
+        self.assertEqual({'start': db_api.DONE, 'end': db_api.UNDONE},
+                         self.statuses(late))
+        self.assertEqual(db_api.DONE, self.statuses(on_time)['start'])
+        end = [e for e in db_api.events_of(late) if e.event_type == 'end']
+        self.assertIsNone(end[0].claimed_by)
+        self.assertEqual(1, self.engine.run_once())
+        self.assertEqual({'start': db_api.DONE, 'end': db_api.DONE},
+                         self.statuses(late))
+        self.assertEqual('TERMINATED', db_api.get_lease(late).status)
+        self.assertLess(self.reported[('late', 'start')],
+                        self.reported[('late', 'end')])
+        self.assertEqual(sorted([('POST', '/v2.1/flavors/f1/action'),
+                                 ('POST', '/v2.1/flavors/f2/action'),
+                                 ('DELETE', '/v2.1/flavors/f1')]),
+                         sorted(self.nova.calls))
+        self.assertEqual([], db_api._select(sa.select(models.Event).where(
+            models.Event.status == db_api.IN_PROGRESS)))
