@@ -38,7 +38,9 @@ def run(quick: bool) -> list:
             figure('peak usage: scan / timeline, %d allocations' % n,
                    row['peak_speedup'], 'x'),
             figure('earliest fitting start, %d allocations' % n,
-                   row['earliest_start_us'], 'us')]
+                   row['earliest_start_us'], 'us'),
+            figure('earliest fitting start: instants tried, %d allocations'
+                   % n, row['earliest_start_tries'], 'tries')]
     hosts = (100, 1_000) if quick else (100, 1_000, 10_000)
     allocations = (0, 10_000) if quick else (0, 10_000, 100_000)
     for row in scheduler_overhead.run(hosts, allocations,

@@ -12,7 +12,7 @@ import bisect
 import dataclasses
 import heapq
 import math
-from typing import Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 # An open-ended interval (an ordinary server has no end) runs to here.
 FOREVER = float(2 ** 40)
@@ -161,18 +161,41 @@ class Timeline:
         return Resources(*(_range_max(table, lo, hi)
                            for table in self._tables))
 
-    def ends_after(self, t: float) -> Iterator[float]:
-        """The end times of allocations later than t, in order: the only
-        instants at which the usage can drop, so the only starts worth
-        trying.  Lazy: a search that stops early pays for what it read.
+    def next_drop(self, t: float) -> float:
+        """The first instant from t on at which the usage drops (an
+        allocation ends), or FOREVER: only such instants are worth trying
+        as a start.
         """
         if not self._allocations:
-            return iter(())
+            return FOREVER
         if not self._built:
             self._build()
-        ends = self._ends
-        return map(ends.__getitem__,
-                   range(bisect.bisect_right(ends, t), len(ends)))
+        i = bisect.bisect_left(self._ends, t)
+        return self._ends[i] if i < len(self._ends) else FOREVER
+
+    def peak_holds_until(self, start: float, end: float) -> float:
+        """The instant T such that every interval of the same length that
+        starts in [start, T) has, per resource, a peak at least that of
+        [start, end): the end of the last step of [start, end) at its peak
+        (the earliest over the resources; FOREVER if the peak is zero).
+        An interval that starts before T still covers that step.
+        """
+        if not self._allocations or end <= start:
+            return FOREVER
+        if not self._built:
+            self._build()
+        times = self._times
+        lo = max(bisect.bisect_right(times, start) - 1, 0)
+        hi = bisect.bisect_left(times, end) - 1
+        until = FOREVER
+        if hi < lo:
+            return until
+        for values, top in zip(self._levels, self.peak(start, end)):
+            if top > 0:
+                # The last step at the peak: a search from the right, in C.
+                last = hi - values[hi:lo - 1 if lo else None:-1].index(top)
+                until = min(until, times[last + 1])
+        return until
 
 
 def _suffix_max(values: list) -> list:
@@ -299,20 +322,24 @@ def earliest_start(timelines: dict, start: float, duration: float,
                    place: Callable[[float, float], Optional[list]]
                    ) -> Optional[float]:
     """The earliest t in [start, horizon] at which `place(t, t + duration)`
-    finds room, or None.  Only `start` and the ends of allocations are
-    tried, in order: usage drops nowhere else.  O(k log m) for k instants
-    tried on m nodes, each try being `place`.
+    finds room, or None; `place` must only gain from lower usage (as
+    `plan` and `plan_hosts` do).
+
+    Only `start` and the instants where usage drops are worth trying, and
+    after a try that fails, none before the end of the steps that made it
+    fail: each try jumps past every node's peak.  O(k m log n) for k tries
+    on m nodes of n change points, plus the tries themselves.
     """
-    tried = None
-    # The nodes' drops merged in order, read only as far as needed.
-    for t in heapq.merge([start], *(tl.ends_after(start)
-                                    for tl in timelines.values())):
-        if t > horizon:
-            break
-        if t != tried:
-            tried = t
-            if place(t, t + duration) is not None:
-                return t
+    timelines = list(timelines.values())
+    t = start
+    while t <= horizon:
+        if place(t, t + duration) is not None:
+            return t
+        # `place` only gains from lower peaks, and every start before
+        # `skip` meets peaks at least as high on every node: they fail too.
+        skip = min((tl.peak_holds_until(t, t + duration)
+                    for tl in timelines), default=FOREVER)
+        t = min((tl.next_drop(skip) for tl in timelines), default=FOREVER)
     return None
 
 

@@ -122,6 +122,34 @@ class PlanTest(unittest.TestCase):
                                                      place))
         self.assertIsNone(capacity.earliest_start(tl, 10, 20, 65, place))
 
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(['n0', 'n1', 'n2']),
+                              intervals, st.integers(1, 4),
+                              st.integers(0, 2048)), max_size=30),
+           st.integers(1, 4), st.integers(1, 3), st.integers(1, 40),
+           st.sampled_from([None, True, False]), st.integers(0, 60))
+    def test_earliest_start_skips_only_starts_that_fail(
+            self, rows, vcpus, count, duration, affinity, start):
+        nodes = {}
+        for i, (node, (a, b), cpus, ram) in enumerate(rows):
+            nodes.setdefault(node, []).append(
+                alloc(i, a, b, cpus, node=node, ram=ram))
+        tl = {n: capacity.Timeline(a) for n, a in nodes.items()}
+        hosts = [capacity.Host(n, R(6, 4096, 100))
+                 for n in ('n0', 'n1', 'n2')]
+        need = R(vcpus, 512, 1)
+
+        def place(a, b):
+            return capacity.plan(hosts, tl, need, count, a, b,
+                                 affinity=affinity)
+        # Brute force: every start where usage drops, in order.
+        drops = sorted({start} | {a.end for row in nodes.values()
+                                  for a in row if a.end > start})
+        expected = next((t for t in drops if t <= 200 and
+                         place(t, t + duration) is not None), None)
+        self.assertEqual(expected, capacity.earliest_start(
+            tl, start, duration, 200, place))
+
     def test_affinity(self):
         need = R(1, 1, 1)
         hosts = self.hosts(3, vcpus=2)
