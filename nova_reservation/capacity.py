@@ -4,7 +4,7 @@ Times are float seconds since the epoch (UTC).  A host's promised usage over
 time is a step function built from its allocations; `Timeline` answers "the
 peak usage over [start, end)" with two bisections and a sparse-table range
 maximum, so a query costs O(log n) whatever the number of allocations
-(short timelines are scanned instead), and "the peak from t on" with one
+(spans of few steps are scanned instead), and "the peak from t on" with one
 bisection into suffix maxima.
 """
 
@@ -16,8 +16,10 @@ from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 # An open-ended interval (an ordinary server has no end) runs to here.
 FOREVER = float(2 ** 40)
-# Timelines with more change points than this get a sparse table.
-SPARSE_MIN = 64
+# Queries that span more steps than this use a sparse table (built on the
+# first such query); shorter ones are scanned, in C, faster than a table
+# is built.
+LONG_SPAN = 128
 
 
 class Resources(NamedTuple):
@@ -91,31 +93,42 @@ class Timeline:
             self._built = False
 
     def _build(self) -> None:
-        deltas: dict = {}
+        # Plain numbers, not Resources: a node's timeline is rebuilt at
+        # each change of its allocations.
+        steps = []
         for a in self._allocations.values():
-            if a.end <= a.start:
-                continue
-            deltas[a.start] = deltas.get(a.start, ZERO) + a.resources
-            deltas[a.end] = deltas.get(a.end, ZERO) - a.resources
-        times = sorted(deltas)
-        levels = []
-        level = ZERO
-        for t in times:
-            level = level + deltas[t]
-            levels.append(level)
+            if a.end > a.start:
+                v, m, d = a.resources
+                steps.append((a.start, v, m, d))
+                steps.append((a.end, -v, -m, -d))
+        steps.sort(key=_first)
+        times: list = []
+        vcpus: list = []
+        memory: list = []
+        disk: list = []
+        level_v = level_m = level_d = 0
+        for t, v, m, d in steps:
+            level_v += v
+            level_m += m
+            level_d += d
+            if times and times[-1] == t:
+                vcpus[-1], memory[-1], disk[-1] = level_v, level_m, level_d
+            else:
+                times.append(t)
+                vcpus.append(level_v)
+                memory.append(level_m)
+                disk.append(level_d)
         self._times = times
         # The instants at which usage drops.
         self._ends = sorted({a.end for a in self._allocations.values()
                              if a.end > a.start})
         # _levels[k][i]: usage of resource k over [times[i], times[i+1]).
-        self._levels = [[lv[k] for lv in levels] for k in range(3)]
-        # A sparse table answers a range maximum in O(1) but takes
-        # O(n log n) memory: only for long timelines; a short one is
-        # scanned (in C) faster than the table is built.
-        self._tables = ([_sparse_table(values) for values in self._levels]
-                        if len(times) > SPARSE_MIN else None)
-        # _after[k][i]: the highest usage from times[i] on.
-        self._after = [_suffix_max(values) for values in self._levels]
+        self._levels = [vcpus, memory, disk]
+        # Made on first need: a node's timeline is rebuilt at each change,
+        # and most are then asked only short spans (the planner) or only
+        # "from now on" (the scheduler).
+        self._tables = None
+        self._after = None
         self._built = True
 
     def peak_after(self, t: float) -> tuple:
@@ -131,6 +144,10 @@ class Timeline:
         if i < 0:
             i = 0
         after = self._after
+        if after is None:
+            # after[k][i]: the highest usage of resource k from times[i] on.
+            after = self._after = [_suffix_max(values)
+                                   for values in self._levels]
         return after[0][i], after[1][i], after[2][i]
 
     def peak(self, start: float, end: float,
@@ -155,11 +172,15 @@ class Timeline:
         if hi < 0:
             return ZERO
         lo = max(lo, 0)
-        if self._tables is None:
+        if hi - lo < LONG_SPAN:
             return Resources(*(max(values[lo:hi + 1])
                                for values in self._levels))
-        return Resources(*(_range_max(table, lo, hi)
-                           for table in self._tables))
+        tables = self._tables
+        if tables is None:
+            # O(1) range maxima for O(n log n) memory.
+            tables = self._tables = [_sparse_table(values)
+                                     for values in self._levels]
+        return Resources(*(_range_max(table, lo, hi) for table in tables))
 
     def next_drop(self, t: float) -> float:
         """The first instant from t on at which the usage drops (an
@@ -196,6 +217,10 @@ class Timeline:
                 last = hi - values[hi:lo - 1 if lo else None:-1].index(top)
                 until = min(until, times[last + 1])
         return until
+
+
+def _first(step: tuple) -> float:
+    return step[0]
 
 
 def _suffix_max(values: list) -> list:

@@ -63,10 +63,10 @@ class TimelineTest(unittest.TestCase):
 
     @settings(max_examples=300, deadline=None)
     @given(allocations, intervals, st.sampled_from([0, 1000]))
-    def test_peak_matches_brute_force(self, rows, query, sparse_min):
+    def test_peak_matches_brute_force(self, rows, query, long_span):
         # Both ways of answering: the sparse table, and the scan.
-        capacity.SPARSE_MIN, saved = sparse_min, capacity.SPARSE_MIN
-        self.addCleanup(setattr, capacity, 'SPARSE_MIN', saved)
+        capacity.LONG_SPAN, saved = long_span, capacity.LONG_SPAN
+        self.addCleanup(setattr, capacity, 'LONG_SPAN', saved)
         allocs = [alloc(i, s, e, v, ram=m)
                   for i, ((s, e), v, m) in enumerate(rows)]
         tl = capacity.Timeline(allocs)
