@@ -115,6 +115,10 @@ class Engine:
         return list(first.values())
 
     def _run_all(self, work: list, now: datetime.datetime) -> int:
+        """Run the claimed events side by side; write their outcomes as
+        they come, those that come within RECORD_DELAY of each other
+        together.
+        """
         details = db_api.leases_details(e.lease_id for e, _ in work)
         results: queue.SimpleQueue = queue.SimpleQueue()
 
@@ -151,9 +155,7 @@ class Engine:
 
     def _run(self, event, holder: str, details, now: datetime.datetime
              ) -> Ran:
-        """Run one event's action; never raises (a failure is an
-        outcome).
-        """
+        """Run one event's action: its failure is an outcome too."""
         lease = details.lease if details else None
         if lease is None or lease.status == 'DELETED':
             # Gone: nothing is left to do.
