@@ -166,12 +166,9 @@ class Timeline:
             return ZERO
         if not self._built:
             self._build()
-        times = self._times
-        lo = bisect.bisect_right(times, start) - 1
-        hi = bisect.bisect_left(times, end) - 1
-        if hi < 0:
+        lo, hi = self._steps(start, end)
+        if hi < lo:
             return ZERO
-        lo = max(lo, 0)
         if hi - lo < LONG_SPAN:
             return Resources(*(max(values[lo:hi + 1])
                                for values in self._levels))
@@ -205,18 +202,22 @@ class Timeline:
             return FOREVER
         if not self._built:
             self._build()
-        times = self._times
-        lo = max(bisect.bisect_right(times, start) - 1, 0)
-        hi = bisect.bisect_left(times, end) - 1
+        lo, hi = self._steps(start, end)
         until = FOREVER
-        if hi < lo:
-            return until
         for values, top in zip(self._levels, self.peak(start, end)):
             if top > 0:
                 # The last step at the peak: a search from the right, in C.
                 last = hi - values[hi:lo - 1 if lo else None:-1].index(top)
-                until = min(until, times[last + 1])
+                until = min(until, self._times[last + 1])
         return until
+
+    def _steps(self, start: float, end: float) -> tuple:
+        """(lo, hi): the indexes of the first and last steps that meet
+        [start, end) (hi < lo: none).
+        """
+        times = self._times
+        return (max(bisect.bisect_right(times, start) - 1, 0),
+                bisect.bisect_left(times, end) - 1)
 
 
 def _first(step: tuple) -> float:

@@ -38,8 +38,7 @@ RECORD_DELAY = 0.05
 class Ran(NamedTuple):
     """An event run, with what it came to."""
     event: Any
-    lease: Any
-    details: Any
+    details: Any   # db_api.LeaseDetails, as the action saw them
     outcome: db_api.Outcome
 
 
@@ -159,7 +158,7 @@ class Engine:
         lease = details.lease if details else None
         if lease is None or lease.status == 'DELETED':
             # Gone: nothing is left to do.
-            return Ran(event, None, details,
+            return Ran(event, details,
                        db_api.Outcome(event.id, holder, db_api.DONE))
         action = actions.ACTIONS[event.event_type]
         try:
@@ -168,12 +167,12 @@ class Engine:
                 raise actions.Pending()
             lease_status = action(self.nova, details, now)
         except actions.Pending:
-            return Ran(event, lease, details, db_api.Outcome(
+            return Ran(event, details, db_api.Outcome(
                 event.id, holder, db_api.UNDONE, due_at=now +
                 datetime.timedelta(
                     seconds=CONF.reservation.action_poll_interval)))
         except Exception as e:
-            return self._failed(event, lease, details, now, e, holder)
+            return self._failed(event, details, now, e, holder)
         if lease_status:
             lease.status = lease_status
         notice = None
@@ -184,22 +183,23 @@ class Engine:
             notice.update(claimed_by=self.worker_id, claim_expires=(
                 self.now() + datetime.timedelta(
                     seconds=CONF.reservation.event_claim_timeout)))
-        return Ran(event, lease, details, db_api.Outcome(
+        return Ran(event, details, db_api.Outcome(
             event.id, holder, db_api.DONE, lease_id=lease.id,
             lease_status=lease_status, notice=notice))
 
-    def _failed(self, event, lease, details, now, error: Exception,
+    def _failed(self, event, details, now, error: Exception,
                 holder: str) -> Ran:
+        lease = details.lease
         message = '%s failed: %s' % (event.event_type, error)
         if event.attempts < CONF.reservation.start_retries:
             delay = CONF.reservation.retry_backoff * 2 ** event.attempts
             LOG.warning('Lease %s: %s; retry in %.0f s', lease.id, message,
                         delay)
-            return Ran(event, lease, details, db_api.Outcome(
+            return Ran(event, details, db_api.Outcome(
                 event.id, holder, db_api.UNDONE, error=message, failed=True,
                 due_at=now + datetime.timedelta(seconds=delay)))
         LOG.error('Lease %s: %s; giving up', lease.id, message)
-        return Ran(event, lease, details, db_api.Outcome(
+        return Ran(event, details, db_api.Outcome(
             event.id, holder, db_api.ERROR, lease_id=lease.id,
             lease_status='ERROR', error=message))
 
@@ -218,11 +218,12 @@ class Engine:
             if outcome.status == db_api.UNDONE:
                 continue
             over += 1
-            if r.lease is None:
-                continue
-            LOG.info('Lease %s (%s): %s %s', r.lease.id, r.lease.name,
+            if outcome.lease_id is None:
+                continue   # The lease was gone.
+            lease = r.details.lease
+            LOG.info('Lease %s (%s): %s %s', lease.id, lease.name,
                      r.event.event_type, outcome.status.lower())
-            self._report(r.event, r.lease, outcome.status, r.details)
+            self._report(r.event, lease, outcome.status, r.details)
         notices = [r.outcome.notice for r in ran
                    if r.outcome.notice and r.outcome.event_id in written]
         if notices:
