@@ -10,6 +10,8 @@ import json
 import operator
 from typing import Any, Callable, Optional
 
+from nova_reservation import validation
+
 OPERATORS = {'=': operator.eq, '==': operator.eq, '!=': operator.ne,
              '<': operator.lt, '<=': operator.le, '>': operator.gt,
              '>=': operator.ge}
@@ -39,11 +41,13 @@ def _compare(op: str, actual: Any, wanted: Any) -> bool:
 
 def parse(text: Any) -> Callable[[dict], bool]:
     """A predicate over a host's properties, or InvalidRequirements."""
-    if isinstance(text, str) and text.strip():
-        try:
-            text = json.loads(text)
-        except ValueError as e:
-            raise InvalidRequirements('is not valid JSON (%s)' % e)
+    try:
+        if isinstance(text, str) and text.strip():
+            text = validation.load_json('requirements', text)
+        else:
+            validation.check_tree('requirements', text)
+    except validation.InvalidParam as e:
+        raise InvalidRequirements(str(e).split(': ', 1)[1])
     if text in (None, '', []):
         return lambda props: True
     return _build(text)
@@ -54,6 +58,9 @@ def _build(req: Any) -> Callable[[dict], bool]:
         raise InvalidRequirements('must be a list such as '
                                   '[">=", "$vcpus", "4"]')
     head = req[0]
+    if not isinstance(head, str):
+        raise InvalidRequirements('%s: the first item must be an operator '
+                                  'or "and"/"or"' % json.dumps(req)[:200])
     if head in ('and', 'or'):
         parts = [_build(r) for r in req[1:]]
         if not parts:

@@ -9,19 +9,20 @@ import webob.dec
 
 from nova_reservation.api.handlers import hosts
 from nova_reservation.api.handlers import leases
+from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
 
 LOG = logging.getLogger(__name__)
 
 ID = r'(?P<id>[^/]+)'
+EVENT = r'/events/(?P<event_id>[0-9]{1,10})'
 ROUTES = [
     ('GET', r'/v1/leases', leases.list_leases),
     ('POST', r'/v1/leases', leases.create_lease),
     ('GET', r'/v1/leases/' + ID, leases.show_lease),
     ('PUT', r'/v1/leases/' + ID, leases.update_lease),
     ('DELETE', r'/v1/leases/' + ID, leases.delete_lease),
-    ('POST', r'/v1/leases/' + ID + r'/events/(?P<event_id>[0-9]+)/retry',
-     leases.retry_event),
+    ('POST', r'/v1/leases/' + ID + EVENT + '/retry', leases.retry_event),
     ('GET', r'/v1/os-hosts', hosts.list_hosts),
     ('POST', r'/v1/os-hosts', hosts.create_host),
     ('GET', r'/v1/os-hosts/allocations', hosts.list_allocations),
@@ -29,7 +30,14 @@ ROUTES = [
     ('GET', r'/v1/os-hosts/' + ID, hosts.show_host),
     ('PUT', r'/v1/os-hosts/' + ID, hosts.update_host),
     ('DELETE', r'/v1/os-hosts/' + ID, hosts.delete_host),
+    ('GET', r'/v1/openapi.json', lambda ctx, req: _openapi()),
 ]
+
+
+def _openapi() -> webob.Response:
+    return wsgi.json_response(200, openapi.document(ROUTES))
+
+
 COMPILED = [(m, re.compile('^' + p + '/?$'), h) for m, p, h in ROUTES]
 
 
@@ -64,9 +72,7 @@ class ReservationAPI:
                 if ctx is None:
                     raise wsgi.Fault(401, 'Unauthorized',
                                      'authentication is required')
-                body = wsgi.body_of(req) if method in ('POST', 'PUT') \
-                    else None
-                return handler(ctx, req, body=body, **match.groupdict())
+                return handler(ctx, req, **match.groupdict())
             except wsgi.Fault as f:
                 return f.response()
             except Exception:

@@ -1,6 +1,8 @@
 """Validation of lease API bodies (pure: Nova look-ups are passed in).
 
-Each problem is a `params.InvalidParam` naming the field, e.g.
+The shapes are the schemas of `nova_reservation.schemas.leases`; this
+module adds what depends on the values (ranges, dates against the clock,
+flavors).  Each problem is an `InvalidParam` naming the field, e.g.
 ``reservations[0].min: must be a whole number of at least 1``.
 """
 
@@ -9,37 +11,13 @@ import json
 from typing import Callable, Optional
 
 from nova_reservation import capacity
-from nova_reservation.hooks import params
 from nova_reservation import planner
 from nova_reservation import properties
+from nova_reservation.schemas import leases as schemas
+from nova_reservation import validation
 
-Invalid = params.InvalidParam
-
-LEASE_FIELDS = {'name', 'start_date', 'end_date', 'reservations', 'events',
-                'before_end_date'}
-UPDATE_FIELDS = {'name', 'start_date', 'end_date', 'reservations',
-                 'before_end_date'}
-RESERVATION_FIELDS = {
-    planner.HOST: {'resource_type', 'min', 'max', 'hypervisor_properties',
-                   'resource_properties', 'before_end'},
-    planner.FLAVOR: {'resource_type', 'flavor_id', 'amount', 'affinity'},
-    planner.VIRTUAL: {'resource_type', 'vcpus', 'memory_mb', 'disk_gb',
-                      'amount', 'affinity', 'resource_properties'},
-}
+Invalid = validation.InvalidParam
 MAX_AMOUNT = 1000
-
-
-def _dict(field: str, value) -> dict:
-    if not isinstance(value, dict):
-        raise Invalid(field, 'must be a JSON object')
-    return value
-
-
-def _unknown(field_prefix: str, value: dict, allowed: set) -> None:
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise Invalid(field_prefix + unknown[0], 'unknown field; the fields '
-                      'are %s' % ', '.join(sorted(allowed)))
 
 
 def whole(field: str, value, minimum: int = 1,
@@ -79,34 +57,17 @@ def _requirements(field: str, value) -> str:
     return value
 
 
-def name(value, field: str = 'name') -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise Invalid(field, 'must be a non-empty string')
-    if len(value) > params.MAX_NAME_LENGTH:
-        raise Invalid(field, 'is longer than %d characters'
-                      % params.MAX_NAME_LENGTH)
-    return value.strip()
-
-
-def reservation(index: int, value, flavor_need: Callable
+def reservation(index: int, value: dict, flavor_need: Callable
                 ) -> planner.ReservationRequest:
-    """One reservation of a lease body."""
+    """One reservation of a lease body, checked against its schema."""
     prefix = 'reservations[%d].' % index
-    value = _dict('reservations[%d]' % index, value)
-    kind = value.get('resource_type')
-    if kind not in RESERVATION_FIELDS:
-        raise Invalid(prefix + 'resource_type', 'must be one of %s'
-                      % ', '.join(sorted(RESERVATION_FIELDS)))
-    _unknown(prefix, value, RESERVATION_FIELDS[kind])
+    kind = value['resource_type']
     if kind == planner.HOST:
         low = whole(prefix + 'min', value.get('min'))
         high = whole(prefix + 'max', value.get('max', low))
         if low > high:
             raise Invalid(prefix + 'min', 'must not be above max')
         before_end = value.get('before_end') or None
-        if before_end not in (None, 'default', 'snapshot'):
-            raise Invalid(prefix + 'before_end',
-                          'must be default or snapshot')
         return planner.ReservationRequest(
             resource_type=kind, count=high, min_count=low,
             hypervisor_properties=_requirements(
@@ -119,11 +80,7 @@ def reservation(index: int, value, flavor_need: Callable
     amount = whole(prefix + 'amount', value.get('amount'))
     affinity = _affinity(prefix + 'affinity', value.get('affinity'))
     if kind == planner.FLAVOR:
-        flavor_id = value.get('flavor_id')
-        if isinstance(flavor_id, int) and not isinstance(flavor_id, bool):
-            flavor_id = str(flavor_id)   # the CLI sends "3" as 3
-        if not isinstance(flavor_id, str) or not flavor_id:
-            raise Invalid(prefix + 'flavor_id', 'is required')
+        flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         need = flavor_need(flavor_id)
         if need is None:
             raise Invalid(prefix + 'flavor_id', 'flavor %s not found'
@@ -147,7 +104,7 @@ def before_end_minutes(value, start: datetime.datetime,
     """Blazar's before_end_date, as minutes before the end."""
     if value in (None, ''):
         return None
-    when = params.parse_time('before_end_date', value)
+    when = validation.parse_time('before_end_date', value)
     if not start <= when < end:
         raise Invalid('before_end_date', 'must be between the start and the '
                       'end of the lease')
@@ -157,26 +114,14 @@ def before_end_minutes(value, start: datetime.datetime,
 def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
           flavor_need: Callable) -> tuple:
     """(values of the lease row, reservation requests) of a POST body."""
-    body = _dict('lease', body)
-    _unknown('', body, LEASE_FIELDS)
-    for field in ('name', 'start_date', 'end_date', 'reservations'):
-        if field not in body:
-            raise Invalid(field, 'is required')
-    if body.get('events') not in (None, []):
-        raise Invalid('events', 'must be empty: the lease\'s events are '
-                      'made from its dates')
-    start, end = params.interval('start_date', body['start_date'],
-                                 'end_date', body['end_date'], now,
-                                 max_duration, max_advance)
-    reservations = body['reservations']
-    if not isinstance(reservations, list) or not reservations:
-        raise Invalid('reservations', 'must be a non-empty list')
-    if len(reservations) > 10:
-        raise Invalid('reservations', 'a lease holds at most 10')
+    validation.check(schemas.CREATE, body, whole='lease')
+    start, end = validation.interval('start_date', body['start_date'],
+                                     'end_date', body['end_date'], now,
+                                     max_duration, max_advance)
     requests = [reservation(i, r, flavor_need)
-                for i, r in enumerate(reservations)]
-    values = dict(name=name(body['name']), start_at=start, end_at=end,
-                  before_end_minutes=before_end_minutes(
+                for i, r in enumerate(body['reservations'])]
+    values = dict(name=validation.name(body['name']), start_at=start,
+                  end_at=end, before_end_minutes=before_end_minutes(
                       body.get('before_end_date'), start, end))
     return values, requests
 
@@ -184,17 +129,14 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
 def update(body, lease_row, now: datetime.datetime, max_duration: int,
            max_advance: int, flavor_need: Callable) -> tuple:
     """(changed values, growth requests) of a PUT body."""
-    body = _dict('lease', body)
-    _unknown('', body, UPDATE_FIELDS)
-    if not body:
-        raise Invalid('lease', 'nothing to change')
+    validation.check(schemas.UPDATE, body, whole='lease')
     values = {}
     if 'name' in body:
-        values['name'] = name(body['name'])
+        values['name'] = validation.name(body['name'])
     started = lease_row.start_at <= now
     start_value = body.get('start_date')
     if start_value is not None and started:
-        if params.parse_time('start_date', start_value) != \
+        if validation.parse_time('start_date', start_value) != \
                 lease_row.start_at:
             raise Invalid('start_date', 'the lease has started; its start '
                           'can not move')
@@ -206,7 +148,7 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
             start.isoformat()
         if start_value is None:
             # The start stays; only the end is checked against now.
-            end = params.parse_time('end_date', body.get(
+            end = validation.parse_time('end_date', body.get(
                 'end_date', lease_row.end_at.isoformat()))
             if end <= max(now, lease_row.start_at):
                 raise Invalid('end_date', 'must be after the start and '
@@ -216,7 +158,7 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
                               '%.1f hours' % (max_duration / 3600))
             start = lease_row.start_at
         else:
-            start, end = params.interval(
+            start, end = validation.interval(
                 'start_date', start_text, 'end_date',
                 body.get('end_date', lease_row.end_at.isoformat()), now,
                 max_duration, max_advance)
@@ -226,7 +168,4 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
             body['before_end_date'], values.get('start_at',
                                                 lease_row.start_at),
             values.get('end_at', lease_row.end_at))
-    growth = body.get('reservations') or []
-    if not isinstance(growth, list):
-        raise Invalid('reservations', 'must be a list')
-    return values, growth
+    return values, body.get('reservations', [])

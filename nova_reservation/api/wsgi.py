@@ -4,9 +4,12 @@ import json
 
 import webob
 
-from nova_reservation.hooks import params
+from nova_reservation import validation
 
 VERSION = '1.0'
+# As nova-api's own limit (osapi_max_request_body_size), well above any
+# lease body.
+MAX_BODY_LENGTH = 114688
 
 
 class Fault(Exception):
@@ -26,7 +29,7 @@ class Fault(Exception):
             error_message=self.message, **self.extra))
 
 
-def invalid(e: params.InvalidParam) -> Fault:
+def invalid(e: validation.InvalidParam) -> Fault:
     return Fault(400, 'InvalidInput', str(e))
 
 
@@ -39,12 +42,25 @@ def json_response(status: int, body=None) -> webob.Response:
 
 
 def body_of(req: webob.Request):
-    if not req.body:
+    """The JSON body of a POST or PUT, checked for type, size and depth."""
+    if req.content_type != 'application/json':
+        raise Fault(415, 'UnsupportedMediaType', 'Content-Type: must be '
+                    'application/json, not %s' % (req.content_type[:64] or
+                                                  'missing'))
+    if req.content_length is not None and \
+            req.content_length > MAX_BODY_LENGTH:
+        raise Fault(413, 'RequestEntityTooLarge', 'the body is larger than '
+                    '%d bytes' % MAX_BODY_LENGTH)
+    data = req.body_file.read(MAX_BODY_LENGTH + 1)
+    if len(data) > MAX_BODY_LENGTH:
+        raise Fault(413, 'RequestEntityTooLarge', 'the body is larger than '
+                    '%d bytes' % MAX_BODY_LENGTH)
+    if not data:
         raise Fault(400, 'InvalidInput', 'the request has no body')
     try:
-        return json.loads(req.body)
-    except ValueError as e:
-        raise Fault(400, 'InvalidInput', 'the body is not JSON (%s)' % e)
+        return validation.load_json('body', data)
+    except validation.InvalidParam as e:
+        raise invalid(e)
 
 
 def check_version(req: webob.Request) -> None:

@@ -10,6 +10,7 @@ import datetime
 from typing import Iterable, NamedTuple, Optional
 
 from oslo_db import api as oslo_db_api
+from oslo_db.sqlalchemy import enginefacade
 from oslo_utils import uuidutils
 
 from nova.db.api import api as nova_api_db
@@ -19,6 +20,10 @@ from nova_reservation import conf
 from nova_reservation.db import models
 
 CONF = conf.CONF
+# Pool settings of [api_database] that the store's own engine keeps.
+STORE_DB_OPTIONS = ('max_pool_size', 'max_overflow', 'pool_timeout',
+                    'connection_recycle_time', 'mysql_sql_mode',
+                    'max_retries', 'retry_interval')
 
 # Event and binding states.
 UNDONE, IN_PROGRESS, DONE, ERROR = 'UNDONE', 'IN_PROGRESS', 'DONE', 'ERROR'
@@ -32,16 +37,48 @@ class _Scope:
     """A transaction scope for the engine facade (one per call)."""
 
 
+# Per engine of Nova's API database: the store's own context manager on
+# it, or None to share Nova's.
+_STORES = {}
+
+
+def _context_manager():
+    """The store's transactions: Nova's API database, in full UTF-8.
+
+    Nova's connection string usually asks for ``charset=utf8``, which on
+    MySQL/MariaDB is three bytes a character and can not carry every name
+    (an emoji, some scripts); the store's tables are utf8mb4.  There the
+    store opens its own connections to the same database with
+    ``charset=utf8mb4``, leaving Nova's own as they are.
+    """
+    nova_engine = nova_api_db.get_engine()
+    key = id(nova_engine)
+    if key not in _STORES:
+        url = nova_engine.url
+        store = None
+        if url.get_backend_name() == 'mysql' and \
+                url.query.get('charset') != 'utf8mb4':
+            store = enginefacade.transaction_context()
+            options = {k: v for k, v in CONF.api_database.items()
+                       if k in STORE_DB_OPTIONS}
+            options['connection'] = url.update_query_dict(
+                {'charset': 'utf8mb4'}).render_as_string(
+                    hide_password=False)
+            store.configure(**options)
+        _STORES[key] = store
+    return _STORES[key] or nova_api_db.context_manager
+
+
 def get_engine() -> sa.engine.Engine:
-    return nova_api_db.get_engine()
+    return _context_manager().writer.get_engine()
 
 
 def _writer():
-    return nova_api_db.context_manager.writer.using(_Scope())
+    return _context_manager().writer.using(_Scope())
 
 
 def _reader():
-    return nova_api_db.context_manager.reader.using(_Scope())
+    return _context_manager().reader.using(_Scope())
 
 
 def utcnow() -> datetime.datetime:

@@ -26,6 +26,7 @@ from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
+from nova_reservation import validation
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -33,7 +34,6 @@ CONF = conf.CONF
 SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')
 SERVER_VIEW_PATH = re.compile(r'^(/[^/]+)?/servers/(detail|[0-9a-f-]{36})/?$')
 HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
-LEDGER_RETRIES = 5
 FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
                409: 'conflictingRequest'}
 METADATA_LEASE_ID = 'reservation:lease_id'
@@ -79,14 +79,16 @@ class ReservationHook:
     # ------------------------------------------------------------ boot
 
     def _create(self, req: webob.Request):
+        if req.content_type not in ('', 'application/json'):
+            return req.get_response(self.app)   # Nova refuses it.
         try:
-            body = json.loads(req.body or b'{}')
-            server = body['server']
-            hints = next((body[k] for k in HINT_KEYS if k in body), None)
-        except (ValueError, KeyError, TypeError):
-            return req.get_response(self.app)   # Nova reports it.
+            body = validation.load_json('body', req.body or b'{}')
+        except params.InvalidParam as e:
+            return fault(400, str(e))
+        server = body.get('server') if isinstance(body, dict) else None
         if not isinstance(server, dict):
-            return req.get_response(self.app)
+            return req.get_response(self.app)   # Nova reports it.
+        hints = next((body[k] for k in HINT_KEYS if k in body), None)
         if not isinstance(hints, dict):
             hints = {}
             if 'os:scheduler_hints' not in body:
@@ -142,7 +144,7 @@ class ReservationHook:
         """The reservation a boot goes into: its ``reservation`` hint, or
         the private flavor of a virtual:instance reservation.
         """
-        rid = params.single_hint(hints, 'reservation')
+        rid = params.reservation_hint(hints)
         if rid is None:
             flavor_ref = server.get('flavorRef')
             if not isinstance(flavor_ref, (str, int)):
@@ -152,7 +154,7 @@ class ReservationHook:
             if res is None:
                 return None
             rid = res.id
-        res = db_api.get_reservation(rid) if isinstance(rid, str) else None
+        res = db_api.get_reservation(rid)
         # Another project's reservation is as good as none to this one.
         if res is None or res.deleted or res.project_id != ctx.project_id:
             raise LeaseRefused(404, 'reservation: %s not found' % rid)

@@ -1,6 +1,7 @@
 """/v1/os-hosts: the reservable pool (admin only), and its allocations."""
 
 import json
+import re
 
 from nova.compute import api as compute_api
 from nova import exception as nova_exception
@@ -10,6 +11,8 @@ from nova_reservation.api import policies
 from nova_reservation.api import wsgi
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.schemas import hosts as schemas
+from nova_reservation import validation
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -17,6 +20,7 @@ HOST_FIELDS = ('id', 'hypervisor_hostname', 'service_name',
                'hypervisor_type', 'hypervisor_version', 'vcpus', 'memory_mb',
                'local_gb', 'cpu_info', 'reservable')
 DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
+HOST_ID = re.compile(r'^[0-9]{1,10}$')
 
 
 def _admin(ctx) -> None:
@@ -38,32 +42,18 @@ def host_view(host) -> dict:
 
 
 def _host(host_id: str):
-    try:
-        host = db_api.get_host(int(host_id))
-    except ValueError:
-        host = None
+    host = (db_api.get_host(int(host_id))
+            if HOST_ID.match(host_id) else None)
     if host is None:
         raise wsgi.Fault(404, 'NotFound', 'host %s not found' % host_id)
     return host
 
 
-def _capabilities(values: dict, field: str = '') -> dict:
-    caps = {}
-    for key, value in values.items():
-        if key in HOST_FIELDS or key in ('name', 'created_at',
-                                         'updated_at', 'trust_id'):
-            raise wsgi.Fault(400, 'InvalidInput', '%s%s: is not an extra '
-                             'capability and can not be set'
-                             % (field, key))
-        if not isinstance(value, (str, int, float, bool)) and \
-                value is not None:
-            raise wsgi.Fault(400, 'InvalidInput', '%s%s: must be a string '
-                             'or a number' % (field, key))
-        if len(str(key)) > 255 or len(str(value)) > 255:
-            raise wsgi.Fault(400, 'InvalidInput', '%s%s: keys and values '
-                             'are at most 255 characters' % (field, key))
-        caps[key] = value
-    return caps
+def _check(schema: dict, body):
+    try:
+        return validation.check(schema, body)
+    except validation.InvalidParam as e:
+        raise wsgi.invalid(e)
 
 
 def _freepool(ctx):
@@ -75,26 +65,22 @@ def _freepool(ctx):
     return api.create_aggregate(ctx, CONF.reservation.freepool_name, None)
 
 
-def list_hosts(ctx, req, body=None):
+def list_hosts(ctx, req):
     _admin(ctx)
     return wsgi.json_response(200, {'hosts': [host_view(h) for h in
                                               db_api.list_hosts()]})
 
 
-def show_host(ctx, req, id, body=None):
+def show_host(ctx, req, id):
     _admin(ctx)
     return wsgi.json_response(200, {'host': host_view(_host(id))})
 
 
-def create_host(ctx, req, body=None):
+def create_host(ctx, req):
     _admin(ctx)
-    if not isinstance(body, dict):
-        raise wsgi.Fault(400, 'InvalidInput', 'host: must be a JSON object')
-    name = body.get('name')
-    if not isinstance(name, str) or not name:
-        raise wsgi.Fault(400, 'InvalidInput', 'name: is required (the '
-                         'hypervisor hostname of a compute node)')
-    caps = _capabilities({k: v for k, v in body.items() if k != 'name'})
+    body = _check(schemas.CREATE, wsgi.body_of(req))
+    name = body['name']
+    caps = {k: v for k, v in body.items() if k != 'name'}
     hosts_api = compute_api.HostAPI()
     nodes = [n for n in hosts_api.compute_node_search_by_hypervisor(
         ctx, name) if n.hypervisor_hostname == name]
@@ -131,18 +117,16 @@ def create_host(ctx, req, body=None):
     return wsgi.json_response(201, {'host': host_view(host)})
 
 
-def update_host(ctx, req, id, body=None):
+def update_host(ctx, req, id):
     _admin(ctx)
     host = _host(id)
-    if not isinstance(body, dict):
-        raise wsgi.Fault(400, 'InvalidInput', 'values: must be a JSON '
-                         'object')
-    values = body.get('values', body)
-    if not isinstance(values, dict):
-        raise wsgi.Fault(400, 'InvalidInput', 'values: must be a JSON '
-                         'object')
+    body = wsgi.body_of(req)
+    if isinstance(body, dict) and 'values' in body:
+        values = _check(schemas.UPDATE_VALUES, body)['values']
+    else:
+        values = _check(schemas.UPDATE_FLAT, body)
     caps = json.loads(host.extra_capabilities or '{}')
-    for key, value in _capabilities(values).items():
+    for key, value in values.items():
         if value is None:
             caps.pop(key, None)
         else:
@@ -159,7 +143,7 @@ def _reservations_on_node(node: str) -> list:
             if r['end_at'] > now]
 
 
-def delete_host(ctx, req, id, body=None):
+def delete_host(ctx, req, id):
     _admin(ctx)
     host = _host(id)
     held = _reservations_on_node(host.hypervisor_hostname)
@@ -183,12 +167,12 @@ def _allocation(host) -> dict:
         for r in _reservations_on_node(host.hypervisor_hostname)]}
 
 
-def list_allocations(ctx, req, body=None):
+def list_allocations(ctx, req):
     _admin(ctx)
     return wsgi.json_response(200, {'allocations': [
         _allocation(h) for h in db_api.list_hosts()]})
 
 
-def show_allocation(ctx, req, id, body=None):
+def show_allocation(ctx, req, id):
     _admin(ctx)
     return wsgi.json_response(200, {'allocation': _allocation(_host(id))})

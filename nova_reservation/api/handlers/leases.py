@@ -16,7 +16,6 @@ from nova_reservation.api import wsgi
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
-from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
@@ -45,7 +44,8 @@ def _authorize(ctx, rule: str, project_id: str) -> None:
 
 
 def _lease(ctx, lease_id: str, rule: str):
-    lease = db_api.get_lease(lease_id)
+    lease = (db_api.get_lease(lease_id)
+             if uuidutils.is_uuid_like(lease_id) else None)
     if lease is None or lease.status == 'DELETED':
         raise wsgi.Fault(404, 'NotFound', 'lease %s not found' % lease_id)
     _authorize(ctx, rule, lease.project_id)
@@ -86,7 +86,7 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
 
 # --------------------------------------------------------------- handlers
 
-def list_leases(ctx, req, body=None):
+def list_leases(ctx, req):
     if policies.authorize(ctx, 'reservation:leases:list_all_projects', {}):
         leases = db_api.list_leases()
     else:
@@ -96,18 +96,19 @@ def list_leases(ctx, req, body=None):
                                                for x in leases]})
 
 
-def show_lease(ctx, req, id, body=None):
+def show_lease(ctx, req, id):
     lease = _lease(ctx, id, 'reservation:leases:get')
     return wsgi.json_response(200, {'lease': views.lease(lease)})
 
 
-def create_lease(ctx, req, body=None):
+def create_lease(ctx, req):
     _authorize(ctx, 'reservation:leases:create', ctx.project_id)
+    body = wsgi.body_of(req)
     try:
         values, requests = validation.lease(
             body, db_api.utcnow(), CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, _flavor_need(ctx))
-    except params.InvalidParam as e:
+    except validation.Invalid as e:
         raise wsgi.invalid(e)
     lease_id = uuidutils.generate_uuid()
     values.update(id=lease_id, project_id=ctx.project_id,
@@ -137,25 +138,33 @@ def _growth(lease, entries: list) -> list:
     """(request for the extra slots, new amount) per grown reservation."""
     current = {r.id: r for r in db_api.reservations_of(lease.id)}
     growth = []
+    seen = set()
     for i, entry in enumerate(entries):
         prefix = 'reservations[%d].' % i
-        if not isinstance(entry, dict) or entry.get('id') not in current:
-            raise params.InvalidParam(prefix + 'id', 'must be the id of a '
-                                      'reservation of this lease')
-        res = current[entry['id']]
+        if entry['id'] in seen:
+            raise validation.Invalid(prefix + 'id', 'is given twice')
+        seen.add(entry['id'])
+        res = current.get(entry['id'])
+        if res is None:
+            raise validation.Invalid(prefix + 'id', 'must be the id of a '
+                                     'reservation of this lease')
+        kind = entry.get('resource_type', res.resource_type)
+        if kind != res.resource_type:
+            raise validation.Invalid(prefix + 'resource_type', 'is %s and '
+                                     'can not change' % res.resource_type)
         field = 'max' if res.resource_type == planner.HOST else 'amount'
-        unknown = sorted(set(entry) - {'id', field, 'min',
-                                       'resource_type'})
+        unknown = sorted(set(entry) - {'id', field, 'resource_type'} - (
+            {'min'} if field == 'max' else set()))
         if unknown:
-            raise params.InvalidParam(prefix + unknown[0], 'can not change '
-                                      '(only %s can)' % field)
+            raise validation.Invalid(prefix + unknown[0], 'can not change '
+                                     '(only %s can)' % field)
         if field not in entry:
             continue
         old = res.max_count if field == 'max' else res.amount
         new = validation.whole(prefix + field, entry[field])
         if new < old:
-            raise params.InvalidParam(prefix + field, 'can grow but not '
-                                      'shrink (now %d)' % old)
+            raise validation.Invalid(prefix + field, 'can grow but not '
+                                     'shrink (now %d)' % old)
         if new == old:
             continue
         need = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
@@ -167,18 +176,19 @@ def _growth(lease, entries: list) -> list:
     return growth
 
 
-def update_lease(ctx, req, id, body=None):
+def update_lease(ctx, req, id):
     lease = _lease(ctx, id, 'reservation:leases:update')
     if lease.status in FINISHED or lease.status == 'ERROR':
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
                          'change' % (lease.id, lease.status))
+    body = wsgi.body_of(req)
     try:
         values, entries = validation.update(
             body, lease, db_api.utcnow(),
             CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, _flavor_need(ctx))
         growth = _growth(lease, entries)
-    except params.InvalidParam as e:
+    except validation.Invalid as e:
         raise wsgi.invalid(e)
     try:
         _planner().change(lease, lease.version, values, growth)
@@ -193,7 +203,7 @@ def update_lease(ctx, req, id, body=None):
         db_api.get_lease(lease.id))})
 
 
-def delete_lease(ctx, req, id, body=None):
+def delete_lease(ctx, req, id):
     lease = _lease(ctx, id, 'reservation:leases:delete')
     db_api.begin_delete(lease.id)
     notifications.api_notifier().lease('delete', lease.id)
@@ -202,7 +212,7 @@ def delete_lease(ctx, req, id, body=None):
     return wsgi.json_response(204)
 
 
-def retry_event(ctx, req, id, event_id, body=None):
+def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
     lease = _lease(ctx, id, 'reservation:leases:retry_event')
     if not db_api.retry_event(lease.id, int(event_id)):

@@ -238,5 +238,5 @@ class LeaseValidationTest(base.ReservationTestCase):
 
 
 def requests_post(client, path, data):
-    return requests.post(client.base + path, data=data,
-                         headers=client.headers)
+    return requests.post(client.base + path, data=data, headers=dict(
+        client.headers, **{'Content-Type': 'application/json'}))

@@ -1,0 +1,109 @@
+"""The lease API's OpenAPI 3.1 description, made from its route table and
+the request schemas, served at ``/v1/openapi.json`` and kept in the
+repository as ``doc/openapi.json`` (``python -m
+nova_reservation.api.openapi``).
+"""
+
+import json
+import re
+import sys
+
+from nova_reservation.schemas import hosts
+from nova_reservation.schemas import leases
+
+ERROR = {'type': 'object', 'required': ['error_code', 'error_name',
+                                        'error_message'],
+         'properties': {'error_code': {'type': 'integer'},
+                        'error_name': {'type': 'string'},
+                        'error_message': {'type': 'string'}}}
+# What each operation takes and answers: (summary, body schema, success
+# status).
+OPERATIONS = {
+    ('GET', '/v1/leases'): ('List leases', None, 200),
+    ('POST', '/v1/leases'): ('Create a lease', leases.CREATE, 201),
+    ('GET', '/v1/leases/{id}'): ('Show a lease', None, 200),
+    ('PUT', '/v1/leases/{id}'): ('Change a lease', leases.UPDATE, 200),
+    ('DELETE', '/v1/leases/{id}'): ('Delete a lease', None, 204),
+    ('POST', '/v1/leases/{id}/events/{event_id}/retry'): (
+        'Run a failed event again (admin)', None, 202),
+    ('GET', '/v1/os-hosts'): ('List reservable hosts (admin)', None, 200),
+    ('POST', '/v1/os-hosts'): ('Make a compute node reservable (admin)',
+                               hosts.CREATE, 201),
+    ('GET', '/v1/os-hosts/allocations'): (
+        'Allocations of every reservable host (admin)', None, 200),
+    ('GET', '/v1/os-hosts/{id}/allocation'): (
+        'Allocations of one reservable host (admin)', None, 200),
+    ('GET', '/v1/os-hosts/{id}'): ('Show a reservable host (admin)', None,
+                                   200),
+    ('PUT', '/v1/os-hosts/{id}'): ('Change extra capabilities (admin)',
+                                   hosts.UPDATE, 200),
+    ('DELETE', '/v1/os-hosts/{id}'): ('Remove a reservable host (admin)',
+                                      None, 204),
+    ('GET', '/v1/openapi.json'): ('This description', None, 200),
+}
+REFUSALS = {'400': 'Bad input; the message names the field',
+            '401': 'Not authenticated', '403': 'Not allowed by policy',
+            '404': 'No such resource', '409': 'Conflict with the state or '
+            'the capacity', '413': 'Body too large',
+            '415': 'Body not JSON'}
+
+
+def template(pattern: str) -> str:
+    """``/v1/leases/(?P<id>[^/]+)`` as ``/v1/leases/{id}``."""
+    return re.sub(r'\(\?P<([a-z_]+)>[^)]*\)', r'{\1}', pattern)
+
+
+def _operation(method: str, path: str) -> dict:
+    summary, body, status = OPERATIONS[(method, path)]
+    op = {'summary': summary, 'operationId': '%s %s' % (method, path),
+          'responses': {str(status): {'description': 'Done'}}}
+    if status != 204:
+        op['responses'][str(status)]['content'] = {
+            'application/json': {'schema': {'type': 'object'}}}
+    for code, text in REFUSALS.items():
+        if code in ('413', '415') and body is None:
+            continue
+        op['responses'][code] = {'description': text, 'content': {
+            'application/json': {'schema': {
+                '$ref': '#/components/schemas/Error'}}}}
+    params = re.findall(r'{([a-z_]+)}', path)
+    if params:
+        op['parameters'] = [{
+            'name': p, 'in': 'path', 'required': True,
+            'schema': {'type': 'string', 'maxLength': 255}} for p in params]
+    if body is not None:
+        op['requestBody'] = {'required': True, 'content': {
+            'application/json': {'schema': body}}}
+    return op
+
+
+def document(routes) -> dict:
+    """The description of the (method, pattern, handler) `routes`."""
+    paths = {}
+    for method, pattern, _handler in routes:
+        path = template(pattern)
+        paths.setdefault(path, {})[method.lower()] = _operation(method,
+                                                                path)
+    return {
+        'openapi': '3.1.0',
+        'info': {'title': 'nova-reservation lease API (Blazar v1 '
+                          'compatible)', 'version': '1.0',
+                 'license': {'name': 'Apache-2.0',
+                             'identifier': 'Apache-2.0'}},
+        'servers': [{'url': '/reservation'}],
+        'security': [{'keystone': []}],
+        'paths': paths,
+        'components': {
+            'schemas': {'Error': ERROR},
+            'securitySchemes': {'keystone': {
+                'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token'}}},
+    }
+
+
+def text(routes) -> str:
+    return json.dumps(document(routes), indent=2, sort_keys=True) + '\n'
+
+
+if __name__ == '__main__':
+    from nova_reservation import api
+    sys.stdout.write(text(api.ROUTES))

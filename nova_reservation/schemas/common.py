@@ -1,0 +1,42 @@
+"""Building blocks of the schemas."""
+
+NO_CONTROL = r'^[^\u0000-\u001f\u007f]*$'
+UUID = {'type': 'string', 'maxLength': 36,
+        'pattern': '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
+                   '[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$',
+        'description': 'a UUID'}
+NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+        'pattern': r'^[^\u0000-\u001f\u007f]*\S[^\u0000-\u001f\u007f]*$',
+        'description': 'a name of 1 to 255 characters, not only spaces, '
+                       'without control characters'}
+DATE = {'type': 'string', 'maxLength': 64,
+        'pattern': r'^ *[0-9][0-9T:.+ Zz-]*$',
+        'description': 'a UTC date "YYYY-MM-DD HH:MM" or an ISO 8601 date '
+                       'and time'}
+START = {'type': 'string', 'maxLength': 64,
+         'pattern': r'^( *[0-9][0-9T:.+ Zz-]*|now)$',
+         'description': '"now", a UTC date "YYYY-MM-DD HH:MM" or an ISO '
+                        '8601 date and time'}
+# The CLIs send numbers as strings ("min": "1"): both are accepted; the
+# range is checked where the number is read.
+WHOLE = {'type': ['integer', 'string'], 'maxLength': 9, 'minimum': 0,
+         'maximum': 10 ** 9, 'pattern': '^ *[0-9]+ *$',
+         'description': 'a whole number'}
+# Blazar's host requirements: JSON text, or the list itself.
+REQUIREMENTS = {'type': ['string', 'array', 'null'], 'maxLength': 4096,
+                'maxItems': 64, 'description': 'host requirements such as '
+                '[">=", "$vcpus", "4"]'}
+AFFINITY = {'type': ['boolean', 'string', 'null'],
+            'enum': [True, False, None, 'true', 'false', 'True', 'False',
+                     'none', 'None', ''],
+            'description': 'true, false or none'}
+
+
+def strict(properties: dict, required=(), **extra) -> dict:
+    """An object with these fields and no others."""
+    schema = {'type': 'object', 'properties': properties,
+              'additionalProperties': False}
+    if required:
+        schema['required'] = list(required)
+    schema.update(extra)
+    return schema

@@ -1,0 +1,29 @@
+"""Reservable hosts (os-hosts): enrolment and extra capabilities."""
+
+from nova_reservation.schemas import common
+
+# Names of a host's own fields, which no extra capability may take.
+NOT_CAPABILITIES = (
+    'id', 'hypervisor_hostname', 'service_name', 'hypervisor_type',
+    'hypervisor_version', 'vcpus', 'memory_mb', 'local_gb', 'cpu_info',
+    'reservable', 'created_at', 'updated_at', 'trust_id', 'name', 'values')
+CAPABILITY = {'type': ['string', 'number', 'boolean', 'null'],
+              'maxLength': 255, 'pattern': common.NO_CONTROL,
+              'description': 'a string or a number'}
+CAPABILITY_NAME = {'maxLength': 64, 'minLength': 1,
+                   'pattern': common.NO_CONTROL,
+                   'not': {'enum': list(NOT_CAPABILITIES)}}
+
+CREATE = {'type': 'object', 'required': ['name'],
+          'properties': {'name': dict(common.NAME,
+                                      description='a compute node name')},
+          'propertyNames': {'anyOf': [{'const': 'name'}, CAPABILITY_NAME]},
+          'additionalProperties': CAPABILITY, 'maxProperties': 64}
+
+_VALUES = {'type': 'object', 'minProperties': 1, 'maxProperties': 64,
+           'propertyNames': CAPABILITY_NAME,
+           'additionalProperties': CAPABILITY}
+# Blazar's clients send {"values": {...}}; the flat form is accepted too.
+UPDATE_VALUES = common.strict({'values': _VALUES}, required=('values',))
+UPDATE_FLAT = _VALUES
+UPDATE = {'anyOf': [UPDATE_VALUES, UPDATE_FLAT]}

@@ -1,0 +1,81 @@
+"""Leases: the lease_params hint of a boot, and the lease API's bodies."""
+
+from nova_reservation.schemas import common
+
+ON_END_ACTIONS = ('delete', 'shelve', 'snapshot', 'none')
+
+LEASE_PARAMS = common.strict({
+    'name': common.NAME,
+    'start': common.START,
+    'end': common.DATE,
+    'on_end': {'type': 'string', 'enum': list(ON_END_ACTIONS)},
+    'before_end': {'type': 'integer', 'minimum': 1, 'maximum': 10 ** 7,
+                   'description': 'minutes before the end'},
+}, required=('name', 'start', 'end'))
+
+RESERVATION_FIELDS = {
+    'physical:host': {
+        'min': common.WHOLE, 'max': common.WHOLE,
+        'hypervisor_properties': common.REQUIREMENTS,
+        'resource_properties': common.REQUIREMENTS,
+        'before_end': {'type': ['string', 'null'],
+                       'enum': ['default', 'snapshot', '', None]},
+    },
+    'flavor:instance': {
+        'flavor_id': {'type': ['string', 'integer'], 'minLength': 1,
+                      'maxLength': 255, 'pattern': common.NO_CONTROL,
+                      'description': 'a flavor id'},
+        'amount': common.WHOLE, 'affinity': common.AFFINITY,
+    },
+    'virtual:instance': {
+        'vcpus': common.WHOLE, 'memory_mb': common.WHOLE,
+        'disk_gb': common.WHOLE, 'amount': common.WHOLE,
+        'affinity': common.AFFINITY,
+        'resource_properties': common.REQUIREMENTS,
+    },
+}
+RESOURCE_TYPE = {'type': 'string', 'enum': sorted(RESERVATION_FIELDS)}
+REQUIRED = {'physical:host': ['min'], 'flavor:instance': ['flavor_id',
+                                                          'amount'],
+            'virtual:instance': ['vcpus', 'memory_mb', 'amount']}
+
+RESERVATION = {
+    'type': 'object',
+    'required': ['resource_type'],
+    'properties': {'resource_type': RESOURCE_TYPE},
+    # One set of fields per type.
+    'allOf': [{
+        'if': {'properties': {'resource_type': {'const': kind}},
+               'required': ['resource_type']},
+        'then': common.strict(dict(fields, resource_type=RESOURCE_TYPE),
+                              required=REQUIRED[kind]),
+    } for kind, fields in sorted(RESERVATION_FIELDS.items())],
+}
+
+CREATE = common.strict({
+    'name': common.NAME,
+    'start_date': common.START,
+    'end_date': common.DATE,
+    'before_end_date': {'anyOf': [common.DATE, {'type': 'null'},
+                                  {'const': ''}]},
+    'reservations': {'type': 'array', 'minItems': 1, 'maxItems': 10,
+                     'items': RESERVATION},
+    'events': {'type': 'array', 'maxItems': 0},
+}, required=('name', 'start_date', 'end_date', 'reservations'))
+
+# A change of a reservation: which one, and its new size.
+RESERVATION_CHANGE = common.strict({
+    'id': common.UUID,
+    'resource_type': RESOURCE_TYPE,
+    'amount': common.WHOLE, 'min': common.WHOLE, 'max': common.WHOLE,
+}, required=('id',))
+
+UPDATE = common.strict({
+    'name': common.NAME,
+    'start_date': common.START,
+    'end_date': common.DATE,
+    'before_end_date': {'anyOf': [common.DATE, {'type': 'null'},
+                                  {'const': ''}]},
+    'reservations': {'type': 'array', 'maxItems': 10,
+                     'items': RESERVATION_CHANGE},
+}, minProperties=1)

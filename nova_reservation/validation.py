@@ -1,0 +1,246 @@
+"""Input checks shared by the boot hook and the lease API (pure, no I/O).
+
+Shapes (types, sizes, formats, unknown fields) are declared as JSON Schema
+in `nova_reservation.schemas`; this module applies them and turns the first
+problem into an `InvalidParam` that names the field, e.g.
+``reservations[0].min: must be a whole number``.  What a schema can not
+say (dates against the clock, an interval's length) is checked here too.
+"""
+
+import datetime
+import json
+import math
+import re
+from typing import Any
+
+import jsonschema
+from jsonschema import exceptions as jsonschema_exceptions
+
+# Deeper input is refused before anything walks it recursively: no body
+# of this API nests more than a few levels.
+MAX_DEPTH = 32
+# Dates are digits and separators; anything else (a NUL, a newline, a
+# letter) is refused before parsing.
+DATE_CHARACTERS = re.compile(r'^[0-9][0-9T:.+ Zz-]*$')
+MAX_NAME_LENGTH = 255
+
+
+class InvalidParam(ValueError):
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__('%s: %s' % (field, problem))
+        self.field = field
+
+
+def _reject_constant(name: str):
+    raise ValueError('%s is not a number JSON allows' % name)
+
+
+def load_json(field: str, text) -> Any:
+    """JSON text as Python values; bad, too deep or unstorable text is an
+    InvalidParam on `field`.
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise InvalidParam(field, 'is nested more than %d levels deep'
+                           % MAX_DEPTH)
+    except ValueError as e:   # includes bad UTF-8
+        raise InvalidParam(field, 'is not valid JSON (%s)' % str(e)[:200])
+    check_tree(field, value)
+    return value
+
+
+def check_tree(field: str, value: Any) -> None:
+    """Depth, strings and numbers that every stored value must satisfy.
+
+    Iterative, so that no input can exhaust the stack.
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InvalidParam(field, 'is nested more than %d levels deep'
+                               % MAX_DEPTH)
+        if isinstance(item, dict):
+            stack.extend((k, depth + 1) for k in item)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, str):
+            try:
+                item.encode('utf-8')
+            except UnicodeEncodeError:
+                raise InvalidParam(field, 'holds a string that is not '
+                                   'valid Unicode (a lone surrogate)')
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InvalidParam(field, 'holds a number JSON does not allow')
+
+
+# ------------------------------------------------------------ schemas
+
+_VALIDATORS = {}
+
+
+def _validator(schema: dict) -> jsonschema.protocols.Validator:
+    key = id(schema)
+    if key not in _VALIDATORS:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+    return _VALIDATORS[key]
+
+
+def _name(prefix: str, path, whole: str) -> str:
+    name = prefix
+    for part in path:
+        if isinstance(part, int):
+            name += '[%d]' % part
+        else:
+            name += ('.' if name else '') + str(part)
+    return name or whole
+
+
+def _kind(types) -> str:
+    words = {'string': 'a string', 'integer': 'a whole number',
+             'number': 'a number', 'boolean': 'true or false',
+             'object': 'a JSON object', 'array': 'a list', 'null': 'null'}
+    types = types if isinstance(types, list) else [types]
+    return ' or '.join(words.get(t, t) for t in types)
+
+
+def _problem(error) -> tuple:
+    """(extra path, problem) of a schema error, in the project's words."""
+    schema, kind, rule = error.schema, error.validator, error.validator_value
+    if kind == 'required':
+        missing = [f for f in rule if f not in error.instance]
+        return [missing[0]], 'is required'
+    if kind == 'additionalProperties':
+        known = sorted(schema.get('properties', {}))
+        unknown = sorted(set(error.instance) - set(known))
+        return [unknown[0]], ('unknown field; the fields are %s'
+                              % ', '.join(known) if known else
+                              'unknown field')
+    if kind == 'type':
+        return [], 'must be %s, not %s' % (_kind(rule), _json_type(
+            error.instance))
+    if kind in ('enum', 'const'):
+        values = rule if kind == 'enum' else [rule]
+        return [], 'must be one of %s' % ', '.join(
+            json.dumps(v) for v in values)
+    if kind == 'maxLength':
+        return [], 'is longer than %d characters' % rule
+    if kind == 'minLength':
+        return [], 'must not be empty'
+    if kind == 'maxItems':
+        return [], 'holds at most %d items' % rule
+    if kind == 'minItems':
+        return [], 'must hold at least %d item(s)' % rule
+    if kind == 'minProperties':
+        return [], 'has nothing to change'
+    if kind == 'maxProperties':
+        return [], 'holds at most %d fields' % rule
+    if kind == 'minimum':
+        return [], 'must be at least %s' % rule
+    if kind == 'maximum':
+        return [], 'must be at most %s' % rule
+    if 'description' in schema:
+        return [], 'must be %s' % schema['description']
+    return [], error.message[:200]
+
+
+def _json_type(value) -> str:
+    return {dict: 'an object', list: 'a list', str: 'a string',
+            bool: 'a boolean', int: 'a number', float: 'a number',
+            type(None): 'null'}.get(type(value), type(value).__name__)
+
+
+def check(schema: dict, value: Any, field: str = '',
+          whole: str = 'body') -> Any:
+    """`value` if it satisfies `schema`, else InvalidParam naming the field
+    under `field` (`whole` when the problem is the value itself).
+    """
+    check_tree(field or whole, value)
+    error = jsonschema_exceptions.best_match(
+        _validator(schema).iter_errors(value))
+    if error is None:
+        return value
+    if error.validator == 'propertyNames':
+        # The path of a bad key is its parent; name the key.
+        extra, problem = [str(error.instance)[:64]], (
+            'can not be an extra capability: a host field, or longer than 64 '
+            'characters, or with control characters')
+    else:
+        extra, problem = _problem(error)
+    raise InvalidParam(_name(field, list(error.absolute_path) + extra,
+                             whole), problem)
+
+
+# -------------------------------------------------------------- dates
+
+def parse_time(field: str, value) -> datetime.datetime:
+    """A UTC date 'YYYY-MM-DD HH:MM' or an ISO 8601 date and time, as naive
+    UTC.
+    """
+    if not isinstance(value, str):
+        raise InvalidParam(field, 'must be a string such as '
+                           '"2026-12-01 10:00", not %s' % _json_type(value))
+    text = value.strip(' ')
+    if len(text) > 64:
+        raise InvalidParam(field, 'is too long to be a date')
+    if not DATE_CHARACTERS.match(text) or text.endswith('\n'):
+        raise InvalidParam(field, '%s is not a date; use "YYYY-MM-DD HH:MM" '
+                           '(UTC) or ISO 8601' % json.dumps(text[:64]))
+    parsed = None
+    for fmt in ('%Y-%m-%d %H:%M', '%Y-%m-%d %H:%M:%S'):
+        try:
+            parsed = datetime.datetime.strptime(text, fmt)
+            break
+        except ValueError:
+            pass
+    try:
+        if parsed is None:
+            parsed = datetime.datetime.fromisoformat(
+                text[:-1] + '+00:00' if text[-1] in 'Zz' else text)
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(datetime.timezone.utc).replace(
+                tzinfo=None)
+    except ValueError:
+        raise InvalidParam(field, '%s is not a date; use "YYYY-MM-DD HH:MM" '
+                           '(UTC) or ISO 8601' % json.dumps(text[:64]))
+    except OverflowError:
+        raise InvalidParam(field, '%s is outside the calendar once in UTC'
+                           % json.dumps(text[:64]))
+    return parsed
+
+
+def interval(start_field: str, start_value, end_field: str, end_value,
+             now: datetime.datetime, max_duration: int,
+             max_advance: int) -> tuple:
+    """A lease's (start, end), naive UTC, checked; start may be "now"."""
+    start = now if start_value == 'now' else parse_time(start_field,
+                                                        start_value)
+    end = parse_time(end_field, end_value)
+    if start_value != 'now' and start < now:
+        raise InvalidParam(start_field, '%s is in the past (now is %s UTC)'
+                           % (start, now.replace(microsecond=0)))
+    if start > now + datetime.timedelta(seconds=max_advance):
+        raise InvalidParam(start_field, 'is more than %d days ahead'
+                           % (max_advance // 86400))
+    if end <= start:
+        raise InvalidParam(end_field, 'must be after the start (%s)'
+                           % start.replace(microsecond=0))
+    duration = (end - start).total_seconds()
+    if duration > max_duration:
+        raise InvalidParam(end_field, 'the lease would last %.1f hours; the '
+                           'longest allowed is %.1f hours'
+                           % (duration / 3600, max_duration / 3600))
+    return start, end
+
+
+def name(value, field: str = 'name') -> str:
+    """A lease's name, as stored (surrounding spaces dropped)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParam(field, 'must be a non-empty string')
+    if len(value) > MAX_NAME_LENGTH:
+        raise InvalidParam(field, 'is longer than %d characters'
+                           % MAX_NAME_LENGTH)
+    return value.strip()
