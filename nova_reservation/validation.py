@@ -163,7 +163,7 @@ def check(schema: dict, value: Any, field: str = '',
         _validator(schema).iter_errors(value))
     if error is None:
         return value
-    if error.validator == 'propertyNames':
+    if 'propertyNames' in error.absolute_schema_path:
         # The path of a bad key is its parent; name the key.
         extra, problem = [str(error.instance)[:64]], (
             'can not be an extra capability: a host field, or longer than 64 '

@@ -49,14 +49,14 @@ def body_of(req: webob.Request):
                                                   'missing'))
     if req.content_length is not None and \
             req.content_length > MAX_BODY_LENGTH:
-        raise Fault(413, 'RequestEntityTooLarge', 'the body is larger than '
-                    '%d bytes' % MAX_BODY_LENGTH)
+        raise Fault(413, 'RequestEntityTooLarge', 'body: is larger than %d '
+                    'bytes' % MAX_BODY_LENGTH)
     data = req.body_file.read(MAX_BODY_LENGTH + 1)
     if len(data) > MAX_BODY_LENGTH:
-        raise Fault(413, 'RequestEntityTooLarge', 'the body is larger than '
-                    '%d bytes' % MAX_BODY_LENGTH)
+        raise Fault(413, 'RequestEntityTooLarge', 'body: is larger than %d '
+                    'bytes' % MAX_BODY_LENGTH)
     if not data:
-        raise Fault(400, 'InvalidInput', 'the request has no body')
+        raise Fault(400, 'InvalidInput', 'body: is required')
     try:
         return validation.load_json('body', data)
     except validation.InvalidParam as e:

@@ -34,6 +34,8 @@ CONF = conf.CONF
 SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')
 SERVER_VIEW_PATH = re.compile(r'^(/[^/]+)?/servers/(detail|[0-9a-f-]{36})/?$')
 HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
+# The content types whose body Nova reads as JSON; it refuses the others.
+NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
 FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
                409: 'conflictingRequest'}
 METADATA_LEASE_ID = 'reservation:lease_id'
@@ -79,7 +81,7 @@ class ReservationHook:
     # ------------------------------------------------------------ boot
 
     def _create(self, req: webob.Request):
-        if req.content_type not in ('', 'application/json'):
+        if req.content_type not in NOVA_JSON_TYPES:
             return req.get_response(self.app)   # Nova refuses it.
         try:
             body = validation.load_json('body', req.body or b'{}')

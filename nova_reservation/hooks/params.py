@@ -27,13 +27,21 @@ class LeaseRequest:
 
 
 def single_hint(hints: dict, key: str):
-    """Nova passes a hint given twice as a list; a lease takes one."""
-    value = hints.get(key)
+    """The value of a hint given once, or None when it is not given.
+
+    Nova passes a hint given twice as a list; a lease takes one.  A hint
+    given as null is refused: Nova itself can not take it.
+    """
+    if key not in hints:
+        return None
+    value = hints[key]
     if isinstance(value, list):
         if len(value) != 1:
             raise InvalidParam(key, 'given %d times; give it once'
                                % len(value))
         value = value[0]
+    if value is None:
+        raise InvalidParam(key, 'must not be null')
     return value
 
 

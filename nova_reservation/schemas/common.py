@@ -6,7 +6,8 @@ UUID = {'type': 'string', 'maxLength': 36,
                    '[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$',
         'description': 'a UUID'}
 NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
-        'pattern': r'^[^\u0000-\u001f\u007f]*\S[^\u0000-\u001f\u007f]*$',
+        'pattern': r'^[^\u0000-\u001f\u007f]*[^\s\u0000-\u001f\u007f]'
+                   r'[^\u0000-\u001f\u007f]*$',
         'description': 'a name of 1 to 255 characters, not only spaces, '
                        'without control characters'}
 DATE = {'type': 'string', 'maxLength': 64,

@@ -1,0 +1,41 @@
+"""The published description is the API's own: same routes, same schemas."""
+
+import os
+import unittest
+
+import jsonschema
+import schemathesis
+
+from nova_reservation import api
+from nova_reservation.api import openapi
+
+REPO_COPY = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc',
+                         'openapi.json')
+
+
+class OpenAPITest(unittest.TestCase):
+
+    def test_the_repository_copy_is_current(self):
+        with open(REPO_COPY) as f:
+            self.assertEqual(openapi.text(api.ROUTES), f.read(),
+                             'run: python -m nova_reservation.api.openapi '
+                             '> doc/openapi.json')
+
+    def test_every_route_is_described(self):
+        doc = openapi.document(api.ROUTES)
+        described = {(m.upper(), p) for p, ops in doc['paths'].items()
+                     for m in ops}
+        self.assertEqual({(m, openapi.template(p)) for m, p, _ in
+                          api.ROUTES}, described)
+
+    def test_it_loads_and_its_schemas_are_valid(self):
+        doc = openapi.document(api.ROUTES)
+        schema = schemathesis.openapi.from_dict(doc)
+        operations = [r.ok() for r in schema.get_all_operations()]
+        self.assertEqual(len(api.ROUTES), len(operations))
+        for ops in doc['paths'].values():
+            for op in ops.values():
+                body = op.get('requestBody')
+                if body:
+                    jsonschema.Draft202012Validator.check_schema(
+                        body['content']['application/json']['schema'])
