@@ -48,18 +48,23 @@ class MariaDBStore(fixtures.Fixture):
     by this process's store too.
     """
 
-    def __init__(self, migrate: bool = True) -> None:
+    def __init__(self, migrate=True, charset: str = 'utf8mb4',
+                 database_charset: str = 'utf8mb4') -> None:
+        # `migrate`: True (to the head), False, or a revision.
         self.migrate = migrate
+        self.charset, self.database_charset = charset, database_charset
 
     def _setUp(self) -> None:
         self.name = 'rsv_test_%s' % uuid.uuid4().hex[:12]
-        self._sql('CREATE DATABASE %s' % self.name)
+        self._sql('CREATE DATABASE %s CHARACTER SET %s'
+                  % (self.name, self.database_charset))
         self.addCleanup(self._sql, 'DROP DATABASE IF EXISTS %s' % self.name)
-        self.url = ('mysql+pymysql://root:@127.0.0.1/%s?charset=utf8mb4'
-                    % self.name)
+        self.url = ('mysql+pymysql://root:@127.0.0.1/%s?charset=%s'
+                    % (self.name, self.charset))
         if self.migrate:
             engine = sa.create_engine(self.url)
-            migration.db_sync(engine)
+            migration.db_sync(engine, 'head' if self.migrate is True
+                              else self.migrate)
             engine.dispose()
         facade = enginefacade.transaction_context()
         facade.configure(connection=self.url, max_pool_size=20)

@@ -303,7 +303,7 @@ class FuzzTest(HostileTestCase):
     @hypothesis.given(st.dictionaries(
         st.sampled_from(['name', 'start', 'end', 'on_end', 'before_end',
                          'x']), TEXT | JSON, max_size=5) | JSON,
-        st.booleans())
+                      st.booleans())
     def test_lease_params(self, value, as_text):
         before = self.store()
         resp = self.boot_hint(json.dumps(value) if as_text else value)

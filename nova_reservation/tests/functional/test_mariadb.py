@@ -41,7 +41,7 @@ class MariaDBStoreTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0004', migration.head())
+        self.assertEqual('0005', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
@@ -77,6 +77,40 @@ class MariaDBStoreTest(testtools.TestCase):
         self.assertFalse(db_api.claim_event(event, 'b', now, 60))
         later = now + datetime.timedelta(seconds=61)
         self.assertTrue(db_api.claim_event(event, 'b', later, 60))
+
+    def test_names_in_every_script_on_a_three_byte_connection(self):
+        # Tables made in a utf8mb3 database before 0005, and Nova's usual
+        # connection string (charset=utf8: three bytes a character).
+        store = self.useFixture(rsv_fixtures.MariaDBStore(
+            migrate='0004', charset='utf8', database_charset='utf8mb3'))
+        engine = sa.create_engine(store.url)
+        self.addCleanup(engine.dispose)
+
+        def charsets():
+            query = sa.text(
+                'SELECT DISTINCT character_set_name FROM '
+                'information_schema.columns WHERE table_schema = '
+                'DATABASE() AND table_name IN :tables AND '
+                'character_set_name IS NOT NULL').bindparams(
+                    sa.bindparam('tables', expanding=True))
+            with engine.connect() as conn:
+                return set(conn.execute(query, {'tables': list(
+                    models.Base.metadata.tables)}).scalars())
+        self.assertEqual({'utf8mb3'}, charsets())
+        lease_id = self._lease_with_bound_slot('before')
+        migration.db_sync(engine)
+        self.assertEqual({'utf8mb4'}, charsets())
+        # Rows made before the conversion are kept.
+        self.assertEqual('before', db_api.get_lease(lease_id).name)
+        name = 'l\U0001F600 夜 ñ'
+        lease_id = self._lease_with_bound_slot(name)
+        self.assertEqual(name, db_api.get_lease(lease_id).name)
+        self.assertEqual([name], [x.name for x in db_api.list_leases()
+                                  if x.id == lease_id])
+        # A look-up by any text is an answer, not an error.
+        self.assertIsNone(db_api.get_lease('\U0001F600'))
+        self.assertIsNone(db_api.get_reservation('\U0001F600'))
+        self.assertIsNone(db_api.reservation_of_flavor('\U0001F600'))
 
     def _lease_with_bound_slot(self, name: str) -> str:
         now = db_api.utcnow()

@@ -2,13 +2,15 @@
 
 The tables were made in the database's default character set, which may
 be utf8mb3 (three bytes a character).  Converting keeps every row; keys
-stay within InnoDB's limit (255 characters x 4 bytes).
+stay within InnoDB's limit (255 characters x 4 bytes).  Binary collation:
+ids and names compare exactly as given.
 
 Revision ID: 0005
 Revises: 0004
 Create Date: 2026-11-22
 """
 from alembic import op
+import sqlalchemy as sa
 
 revision = '0005'
 down_revision = '0004'
@@ -20,11 +22,20 @@ TABLES = ('rsv_leases', 'rsv_reservations', 'rsv_allocations', 'rsv_ledger',
 
 
 def upgrade():
-    if op.get_bind().dialect.name != 'mysql':
+    bind = op.get_bind()
+    if bind.dialect.name != 'mysql':
         return   # SQLite and PostgreSQL store any Unicode already.
-    # Keys that reference each other change together.
-    op.execute('SET FOREIGN_KEY_CHECKS = 0')
+    # A column that a foreign key joins can not change its character set:
+    # the keys are dropped and made again around the conversion.
+    inspector = sa.inspect(bind)
+    keys = [(table, fk) for table in TABLES
+            for fk in inspector.get_foreign_keys(table)]
+    for table, fk in keys:
+        op.drop_constraint(fk['name'], table, type_='foreignkey')
     for table in TABLES:
         op.execute('ALTER TABLE %s CONVERT TO CHARACTER SET utf8mb4 '
                    'COLLATE utf8mb4_bin' % table)
-    op.execute('SET FOREIGN_KEY_CHECKS = 1')
+    for table, fk in keys:
+        op.create_foreign_key(fk['name'], table, fk['referred_table'],
+                              fk['constrained_columns'],
+                              fk['referred_columns'])
