@@ -16,6 +16,10 @@ from typing import Optional
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 
+# The scheduler hint in which the boot hook gives the ids of the slots a
+# boot holds: the filter lets each server of the boot use any of them.
+SLOTS_HINT = 'reservation_slots'
+
 
 def to_epoch(value: datetime.datetime) -> float:
     """Seconds since the epoch of a naive UTC datetime."""

@@ -46,13 +46,19 @@ class HostView:
     def __init__(self) -> None:
         self._providers: dict = {}   # {uuid: _Provider}
 
-    def hosts(self, client) -> list:
-        """`client`: Nova's Placement report client."""
+    def hosts(self, client, fresh: bool = False) -> list:
+        """`client`: Nova's Placement report client.
+
+        Placement does not move a provider's generation when a consumer's
+        allocations are deleted: the cached view may count a server that is
+        gone (never one that is new).  It only errs on the side of less
+        room, and `fresh` reads every provider again.
+        """
         providers = _json(client.get('/resource_providers',
                                      version=PLACEMENT_VERSION))
         seen = {}
         for rp in providers['resource_providers']:
-            known = self._providers.get(rp['uuid'])
+            known = None if fresh else self._providers.get(rp['uuid'])
             if known is None or known.generation != rp['generation']:
                 inventories, consumers = self._read(client, rp['uuid'])
                 known = _Provider(

@@ -24,7 +24,11 @@ from nova_reservation import placement
 from nova_reservation import properties
 
 CONF = conf.CONF
-LEDGER_RETRIES = 5
+# Plans made again when another lease took the same nodes meanwhile; each
+# time, another writer made progress.
+LEDGER_RETRIES = 20
+# The end of an ordinary server, which has none.
+FOREVER = float('inf')
 
 SERVER = 'server'
 FLAVOR = 'flavor:instance'
@@ -105,13 +109,14 @@ class Planner:
 
     # ------------------------------------------------------------ plans
 
-    def _pools(self, unusable: Iterable[str] = ()) -> tuple:
+    def _pools(self, unusable: Iterable[str] = (),
+               fresh: bool = False) -> tuple:
         """(shared pool nodes, reservable nodes with their host rows),
-        without the `unusable` nodes.
+        without the `unusable` nodes (`fresh`: Placement read anew).
         """
         enrolled = {h.hypervisor_hostname: h for h in db_api.list_hosts()}
         unusable = set(unusable)
-        nodes = [n for n in self.nodes.hosts(self.client)
+        nodes = [n for n in self.nodes.hosts(self.client, fresh)
                  if n.node not in unusable]
         shared = [n for n in nodes if n.node not in enrolled]
         reservable = [(n, enrolled[n.node]) for n in nodes
@@ -141,13 +146,22 @@ class Planner:
         """{reservation id: [(node, resources)]} or NoCapacity.
 
         `moved`: slots (capacity.Allocation) of a lease being changed; they
-        are checked at [start, end) instead of where they are now.
+        are checked at [start, end) instead of where they are now.  A plan
+        that fails on the cached view of the nodes is made again on a
+        fresh one before it is refused: servers deleted since free room.
         """
+        requests, moved = list(requests), list(moved)
+        try:
+            return self._plan(requests, start, end, prefer, moved, False)
+        except NoCapacity:
+            return self._plan(requests, start, end, prefer, moved, True)
+
+    def _plan(self, requests, start, end, prefer, moved, fresh) -> dict:
         moved = list(moved)
         excluded = {s.id for s in moved}
         timelines = {n: tl.copy(excluded) if excluded else tl
                      for n, tl in self.ledger.timelines.items()}
-        pools = self._pools()
+        pools = self._pools(fresh=fresh)
         if moved:
             self._check_moved(moved, pools, timelines, start, end)
         placed = {}
@@ -240,13 +254,14 @@ class Planner:
                growth: Iterable[tuple] = ()) -> None:
         """Rename, move, extend, shorten or grow a lease, all or nothing.
 
-        The lease keeps its nodes; `growth` holds ``(request, new amount)``
-        pairs: extra slots (the request's count) for some of its
-        reservations (same ids).  Refused with NoCapacity, or
-        db_api.LeaseChanged if the lease changed since `version`.
+        The lease keeps its nodes; `growth` holds ``(request, sizes)``
+        pairs: extra slots (the request's count, maybe none) for some of
+        its reservations (same ids), and their new sizes as columns.
+        Refused with NoCapacity, or db_api.LeaseChanged if the lease
+        changed since `version`.
         """
-        totals = {req.id: total for req, total in growth}
-        growth = [req for req, _ in growth]
+        sizes = {req.id: columns for req, columns in growth}
+        growth = [req for req, _ in growth if req.count]
         start_at = values.get('start_at', lease.start_at)
         end_at = values.get('end_at', lease.end_at)
         start = ledger_mod.to_epoch(start_at)
@@ -259,9 +274,9 @@ class Planner:
             try:
                 db_api.change_lease(
                     gen, lease.id, version, values, start_at, end_at,
-                    {req.id: (totals[req.id], self._slot_rows(
-                        lease, placed[req.id], start_at, end_at))
-                     for req in growth})
+                    {rid: (columns, self._slot_rows(
+                        lease, placed.get(rid, []), start_at, end_at))
+                     for rid, columns in sizes.items()})
                 return
             except db_api.LedgerConflict:
                 continue
@@ -288,28 +303,67 @@ class Planner:
                          if n not in failed}
             moves, degraded = {}, set()
             fake_id = -1
+            by_reservation: dict = {}
             for slot in sorted(stranded, key=lambda s: (s.start, s.id)):
-                res = self.ledger.reservation(slot.reservation_id)
-                if res is None:
+                by_reservation.setdefault(slot.reservation_id, []).append(
+                    slot)
+            for rid, slots in by_reservation.items():
+                res = db_api.get_reservation(rid)
+                if res is None or res.deleted:
                     continue
-                req = ReservationRequest(
-                    resource_type=res.resource_type, count=1, min_count=1,
-                    need=slot.resources)
-                placed = self._place_one(req, pools, timelines, slot.start,
-                                         slot.end, None)
+                placed = self._replace(res, slots, pools, timelines,
+                                       excluded)
                 if not placed:
                     degraded.add(res.lease_id)
                     continue
-                node, resources = placed[0]
-                moves[slot.id] = (node, resources)
-                fake_id = self._overlay(timelines, res.id, placed,
-                                        slot.start, slot.end, fake_id)
+                for slot, (node, resources) in zip(slots, placed):
+                    moves[slot.id] = (node, resources)
+                fake_id = self._overlay(timelines, rid, placed,
+                                        slots[0].start, slots[0].end,
+                                        fake_id)
             try:
                 db_api.move_slots(gen, moves, degraded)
                 return len(moves), sorted(degraded)
             except db_api.LedgerConflict:
                 continue
         raise LedgerBusy()
+
+    def _replace(self, res, slots: list, pools, timelines,
+                 moving: set) -> Optional[list]:
+        """New places for some `slots` of reservation `res`, as its request
+        asked: the host requirements, and the affinity with the slots that
+        stay.
+        """
+        req = ReservationRequest(
+            resource_type=res.resource_type, count=len(slots),
+            min_count=len(slots), need=slots[0].resources,
+            affinity=res.affinity,
+            hypervisor_properties=res.hypervisor_properties or '',
+            resource_properties=res.resource_properties or '')
+        staying = {s.node for s in self.ledger.slots(res.id)
+                   if s.id not in moving}
+        shared, reservable = pools
+        if res.affinity is True and staying:
+            shared = [h for h in shared if h.node in staying]
+        elif res.affinity is False:
+            shared = [h for h in shared if h.node not in staying]
+        return self._place_one(req, (shared, reservable), timelines,
+                               slots[0].start, slots[0].end, None)
+
+    def fits_for_good(self, nodes: Iterable[str],
+                      need: capacity.Resources) -> bool:
+        """Whether each of `nodes` can take `need` from now on for good
+        (an ordinary server) without what the ledger promised to leases.
+        """
+        self.ledger.refresh()
+        now = self.clock()
+        for fresh in (False, True):
+            hosts = {h.node: h for h in self.nodes.hosts(self.client, fresh)}
+            if all(n in hosts and capacity.fits(
+                    hosts[n], self.ledger.timelines.get(n), need, now,
+                    FOREVER) for n in nodes):
+                return True
+        return False
 
     @staticmethod
     def _reservation_row(lease, req: ReservationRequest) -> dict:

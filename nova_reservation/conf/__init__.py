@@ -62,7 +62,18 @@ engine_opts = [
                       'doubles at each retry.'),
     cfg.IntOpt('action_timeout', default=900, min=10,
                help='Seconds an event may wait for Nova to finish an action '
-                    'on a server before the event counts as failed.'),
+                    'on a server; past them the event and its lease go to '
+                    'ERROR with the reason (an admin may retry it).'),
+    cfg.IntOpt('reconcile_interval', default=300, min=1,
+               help='Seconds between two comparisons of the store with '
+                    'Nova by the engine, which repairs what differs: '
+                    'leases left CREATING, servers of leases that are '
+                    'gone, slots of servers that are gone.'),
+    cfg.IntOpt('creating_timeout', default=300, min=10,
+               help='Seconds after which a lease still CREATING (nova-api '
+                    'stopped between writing it and binding its servers) '
+                    'is finished by the engine: its servers are bound, or '
+                    'the lease is removed if Nova made none.'),
     cfg.StrOpt('compute_microversion', default='2.91',
                help='Compute API microversion the engine uses (2.91 or '
                     'later: unshelve onto the reserved host).'),

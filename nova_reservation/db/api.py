@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from nova_reservation import conf
 from nova_reservation.db import models
+from nova_reservation import status
 
 CONF = conf.CONF
 # Pool settings of [api_database] that the store's own engine keeps.
@@ -25,8 +26,11 @@ STORE_DB_OPTIONS = ('max_pool_size', 'max_overflow', 'pool_timeout',
                     'connection_recycle_time', 'mysql_sql_mode',
                     'max_retries', 'retry_interval')
 
-# Event and binding states.
-UNDONE, IN_PROGRESS, DONE, ERROR = 'UNDONE', 'IN_PROGRESS', 'DONE', 'ERROR'
+# What `claim_slots` holds slots with, until the boot's servers exist.
+CLAIM_PREFIX = 'boot-'
+# Event states, as the engine and tests name them.
+UNDONE, IN_PROGRESS, DONE, ERROR = (status.UNDONE, status.IN_PROGRESS,
+                                    status.DONE, status.ERROR)
 
 
 class LedgerConflict(Exception):
@@ -101,15 +105,25 @@ def _select(query, first: bool = False):
         return rows
 
 
-def _bump(session, expected: Optional[int] = None) -> int:
-    """Advance the ledger generation; with `expected`, only from there."""
+def _bump(session, planned: Optional[int] = None,
+          nodes: Iterable[str] = ()) -> int:
+    """Advance the ledger generation, the first write of every ledger
+    transaction: its row lock makes writers take turns.
+
+    With `planned` (the generation a plan was made on), only if no slot on
+    `nodes` was written since: a plan is only stale where it adds to a
+    node, so writers on different nodes never make each other plan again
+    (as Placement's generations are per provider).
+    """
     table = models.LedgerState.__table__
-    stmt = table.update().where(table.c.id == 1).values(
-        generation=table.c.generation + 1)
-    if expected is not None:
-        stmt = stmt.where(table.c.generation == expected)
-    if session.execute(stmt).rowcount != 1:
-        raise LedgerConflict()
+    session.execute(table.update().where(table.c.id == 1).values(
+        generation=table.c.generation + 1))
+    nodes = sorted(set(nodes))
+    if planned is not None and nodes:
+        a = models.Allocation
+        if session.execute(sa.select(a.id).where(
+                a.node.in_(nodes), a.generation > planned).limit(1)).first():
+            raise LedgerConflict()
     return session.execute(sa.select(table.c.generation).where(
         table.c.id == 1)).scalar_one()
 
@@ -143,11 +157,13 @@ def create_lease(expected_generation: int, lease: dict,
                  events: Iterable[dict]) -> None:
     """Write a lease, its reservations and their slots, and its events.
 
-    All or nothing, and only if the ledger is still at
-    `expected_generation`.  `reservations`: ``[(reservation, [slot, ...])]``.
+    All or nothing, and only if the nodes of its slots are as they were at
+    `expected_generation`.  `reservations`: ``[(reservation, [slot,
+    ...])]``.
     """
     with _writer() as session:
-        gen = _bump(session, expected_generation)
+        gen = _bump(session, expected_generation, (
+            a['node'] for _, slots in reservations for a in slots))
         session.add(models.Lease(version=0, degraded=False, **lease))
         session.flush()
         for reservation, slots in reservations:
@@ -175,11 +191,17 @@ def change_lease(expected_generation: int, lease_id: str, version: int,
 
     Conditional twice: on the ledger generation the change was planned on,
     and on the lease `version` it was asked against, so that two changes of
-    one lease can not lose each other.  `growth`: {reservation id: (new
-    amount, [new slot, ...])}.
+    one lease can not lose each other.  `growth`: {reservation id: (its
+    new sizes, as columns, [new slot, ...])}.
     """
     with _writer() as session:
-        gen = _bump(session, expected_generation)
+        res_ids = sa.select(models.Reservation.id).where(
+            models.Reservation.lease_id == lease_id).scalar_subquery()
+        own = session.execute(sa.select(models.Allocation.node).where(
+            models.Allocation.reservation_id.in_(res_ids),
+            models.Allocation.deleted == sa.false())).scalars().all()
+        gen = _bump(session, expected_generation, own + [
+            a['node'] for _, slots in growth.values() for a in slots])
         t = models.Lease
         done = session.execute(sa.update(t).where(
             t.id == lease_id, t.version == version,
@@ -188,16 +210,14 @@ def change_lease(expected_generation: int, lease_id: str, version: int,
             **values)).rowcount
         if done != 1:
             raise LeaseChanged()
-        res_ids = sa.select(models.Reservation.id).where(
-            models.Reservation.lease_id == lease_id).scalar_subquery()
         session.execute(sa.update(models.Allocation).where(
             models.Allocation.reservation_id.in_(res_ids),
             models.Allocation.deleted == sa.false()).values(
             start_at=start_at, end_at=end_at, generation=gen))
-        for rid, (amount, slots) in growth.items():
+        for rid, (sizes, slots) in growth.items():
             session.execute(sa.update(models.Reservation).where(
                 models.Reservation.id == rid).values(
-                amount=amount, generation=gen, updated_at=utcnow()))
+                generation=gen, updated_at=utcnow(), **sizes))
             for a in slots:
                 session.add(models.Allocation(generation=gen, deleted=False,
                                               reservation_id=rid, **a))
@@ -232,15 +252,14 @@ def begin_delete(lease_id: str) -> None:
     the engine remove what it made (servers, aggregates, flavors).
     """
     with _writer() as session:
+        if not _set_lease_status(session, [lease_id], status.DELETING,
+                                 version=models.Lease.version + 1):
+            return   # Being deleted already, or gone.
         _release(session, lease_id)
         now = utcnow()
         session.add(models.Event(lease_id=lease_id, event_type='end',
                                  due_at=now, scheduled_at=now, runs=0,
                                  status=UNDONE, attempts=0))
-        session.execute(sa.update(models.Lease).where(
-            models.Lease.id == lease_id).values(
-            status='DELETING', updated_at=utcnow(),
-            version=models.Lease.version + 1))
 
 
 def discard_lease(lease_id: str) -> None:
@@ -251,9 +270,23 @@ def discard_lease(lease_id: str) -> None:
         _release(session, lease_id)
         session.execute(sa.delete(models.ServerBinding).where(
             models.ServerBinding.lease_id == lease_id))
-        session.execute(sa.update(models.Lease).where(
-            models.Lease.id == lease_id).values(
-            status='DELETED', updated_at=utcnow()))
+        _set_lease_status(session, [lease_id], status.DELETED)
+
+
+def _set_lease_status(session, lease_ids: list, new: str,
+                      reason: Optional[str] = None, only_from=None,
+                      **values) -> int:
+    """Move leases to `new` where the move is allowed (and, with
+    `only_from`, from those states only); how many moved.
+    """
+    t = models.Lease
+    sources = set(status.LEASE.sources(new))
+    if only_from is not None:
+        sources &= set(only_from)
+    return session.execute(sa.update(t).where(
+        t.id.in_(lease_ids), t.status.in_(sorted(sources))).values(
+        status=new, updated_at=utcnow(), status_reason=reason,
+        **values)).rowcount
 
 
 def _release(session, lease_id: str) -> None:
@@ -355,13 +388,21 @@ def bind_servers(lease_id: str, reservation_id: str,
                  instance_uuids: Iterable[str],
                  lease_status: Optional[str] = None,
                  token: Optional[str] = None,
-                 bind_event: bool = False, take_slots: bool = True) -> None:
+                 bind_event: bool = False, take_slots: bool = True) -> bool:
     """Record the servers of a lease, each holding one of its free slots
     (with `take_slots`; not for whole hosts) until the engine ties it to
     the one on its node (a `bind_event` due now has it do that).
+
+    With `lease_status`, the lease moves there from CREATING; if it is not
+    CREATING any more (deleted meanwhile), nothing is written and the
+    answer is False.
     """
     instance_uuids = list(instance_uuids)
     with _writer() as session:
+        if lease_status and not _set_lease_status(
+                session, [lease_id], lease_status,
+                only_from=(status.CREATING,)):
+            return False
         gen = _bump(session)
         # The slots the boot holds (`token`), or else free ones.
         slots = session.execute(sa.select(models.Allocation).where(
@@ -385,12 +426,7 @@ def bind_servers(lease_id: str, reservation_id: str,
             session.add(models.Event(lease_id=lease_id, event_type='bind',
                                      due_at=now, scheduled_at=now, runs=0,
                                      status=UNDONE, attempts=0))
-        if lease_status:
-            # Only from CREATING: a lease deleted meanwhile stays deleted.
-            session.execute(sa.update(models.Lease).where(
-                models.Lease.id == lease_id,
-                models.Lease.status == 'CREATING').values(
-                status=lease_status, updated_at=utcnow()))
+        return True
 
 
 class LeaseDetails(NamedTuple):
@@ -455,11 +491,83 @@ def bindings_for(instance_uuids: Iterable[str]) -> dict:
         return {b.instance_uuid: (b, lease) for b, lease in rows}
 
 
-def set_binding(instance_uuid: str, **values) -> None:
+def servers_gone(instance_uuids: Iterable[str]) -> list:
+    """The servers no longer exist: their bindings end, and the slots they
+    held are free for another boot (a server lease's slot, which no other
+    server may take, goes).  Returns the server leases left with none of
+    their servers, which the caller takes down.
+    """
+    uuids = list(instance_uuids)
+    if not uuids:
+        return []
+    b, a, r = models.ServerBinding, models.Allocation, models.Reservation
+    with _writer() as session:
+        bindings = session.execute(sa.select(b).where(
+            b.instance_uuid.in_(uuids), b.state != status.ENDED)
+        ).scalars().all()
+        slots = session.execute(sa.select(a, r.resource_type).join(
+            r, r.id == a.reservation_id).where(
+            a.instance_uuid.in_(uuids), a.deleted == sa.false())).all()
+        if not bindings and not slots:
+            return []
+        gen = _bump(session)
+        for slot, kind in slots:
+            slot.generation = gen
+            if kind == 'server':
+                slot.deleted = True
+            else:
+                slot.instance_uuid = None
+        for binding in bindings:
+            binding.state = status.ENDED
+        session.flush()
+        leases = {x.lease_id for x in bindings}
+        left = set(session.execute(sa.select(b.lease_id).where(
+            b.lease_id.in_(leases), b.state != status.ENDED)).scalars())
+        # Not those that are ending: their end event deletes the servers.
+        t, e = models.Lease, models.Event
+        ending = sa.select(e.lease_id).where(
+            e.event_type == 'end', e.status == IN_PROGRESS)
+        emptied = session.execute(sa.select(t.id).join(
+            r, r.lease_id == t.id).where(
+            t.id.in_(leases - left), r.resource_type == 'server',
+            t.status.in_((status.PENDING, status.ACTIVE)),
+            t.id.notin_(ending))).scalars().all()
+        return sorted(set(emptied))
+
+
+def server_failed(instance_uuid: str, lease_id: str, reason: str) -> None:
+    """A server of a lease failed (to boot): its binding fails, its slot is
+    free for another boot, and the lease is degraded, with the reason.
+    """
+    a = models.Allocation
     with _writer() as session:
         session.execute(sa.update(models.ServerBinding).where(
-            models.ServerBinding.instance_uuid == instance_uuid).values(
-            **values))
+            models.ServerBinding.instance_uuid == instance_uuid,
+            models.ServerBinding.state.in_(
+                status.BINDING.sources(status.FAILED))).values(
+            state=status.FAILED))
+        held = [a.instance_uuid == instance_uuid, a.deleted == sa.false()]
+        if session.execute(sa.select(a.id).where(*held)).first():
+            session.execute(sa.update(a).where(*held).values(
+                instance_uuid=None, generation=_bump(session)))
+        session.execute(sa.update(models.Lease).where(
+            models.Lease.id == lease_id,
+            models.Lease.status.in_(status.LIVE)).values(
+            degraded=True, status_reason=reason[:1000],
+            updated_at=utcnow()))
+
+
+def set_binding(instance_uuid: str, **values) -> bool:
+    """Change a server's binding; a new `state` only where the move is
+    allowed.  Whether it changed.
+    """
+    t = models.ServerBinding
+    where = [t.instance_uuid == instance_uuid]
+    if 'state' in values:
+        where.append(t.state.in_(status.BINDING.sources(values['state'])))
+    with _writer() as session:
+        return session.execute(sa.update(t).where(*where).values(
+            **values)).rowcount == 1
 
 
 # ----------------------------------------------------------------- events
@@ -480,6 +588,33 @@ def due_events(now: datetime.datetime, limit: int = 100) -> list:
                sa.and_(models.Event.status == IN_PROGRESS,
                        models.Event.claim_expires <= now))).order_by(
         models.Event.due_at, models.Event.id).limit(limit))
+
+
+def _order(event) -> tuple:
+    """A lease's events run in this order: when each was meant to run."""
+    return (event.scheduled_at or event.due_at, event.id)
+
+
+def waiting_events(events: Iterable[models.Event]) -> set:
+    """The ids of those `events` that must wait: their lease has an earlier
+    event that is not finished (a lease's events run one at a time, in
+    order, whatever the number of engines).
+    """
+    events = list(events)
+    if not events:
+        return set()
+    t = models.Event
+    with _reader() as session:
+        rows = session.execute(sa.select(
+            t.id, t.lease_id, t.scheduled_at, t.due_at).where(
+            t.lease_id.in_({e.lease_id for e in events}),
+            t.status.in_(status.UNFINISHED))).all()
+    first = {}
+    for row in rows:
+        if row.lease_id not in first or _order(row) < first[row.lease_id]:
+            first[row.lease_id] = _order(row)
+    return {e.id for e in events
+            if e.lease_id in first and first[e.lease_id] < _order(e)}
 
 
 # Engines that claim at the same moment may deadlock on the index: the
@@ -521,7 +656,7 @@ def claim_event(event: models.Event, worker: str, now: datetime.datetime,
                    sa.and_(t.status == IN_PROGRESS,
                            t.claim_expires <= now))).values(
             status=IN_PROGRESS, claimed_by=worker, updated_at=now,
-            started_at=sa.func.coalesce(t.started_at, utcnow()),
+            started_at=sa.func.coalesce(t.started_at, now),
             claim_expires=now + datetime.timedelta(seconds=ttl))
         ).rowcount == 1
 
@@ -572,13 +707,13 @@ def record_events(outcomes: list) -> set:
                 t.c.id.in_([o.event_id for o in outcomes]),
                 t.c.status == IN_PROGRESS).with_for_update()).all())
         mine = [o for o in outcomes if holders.get(o.event_id) == o.holder]
-        for (status, error), group in _grouped(
+        for (new, error), group in _grouped(
                 [o for o in mine if o.status != UNDONE],
                 lambda o: (o.status, o.error)).items():
             session.execute(t.update().where(
                 t.c.id.in_([o.event_id for o in group])).values(
-                status=status, last_error=error, updated_at=now,
-                finished_at=now, runs=t.c.runs + int(status == DONE)))
+                status=new, last_error=error, updated_at=now,
+                finished_at=now, runs=t.c.runs + int(new == DONE)))
         for (due_at, failed, error), group in _grouped(
                 [o for o in mine if o.status == UNDONE],
                 lambda o: (o.due_at, o.failed, o.error)).items():
@@ -588,16 +723,13 @@ def record_events(outcomes: list) -> set:
                 values.update(attempts=t.c.attempts + 1, last_error=error)
             session.execute(t.update().where(
                 t.c.id.in_([o.event_id for o in group])).values(**values))
-        leases = models.Lease.__table__
-        for (status, error), group in _grouped(
+        for (new, error), group in _grouped(
                 [o for o in mine if o.lease_status],
                 lambda o: (o.lease_status, o.error)).items():
-            session.execute(leases.update().where(
-                leases.c.id.in_([o.lease_id for o in group]),
-                leases.c.status != 'DELETED').values(
-                status=status, status_reason=error, updated_at=now))
+            _set_lease_status(session, [o.lease_id for o in group], new,
+                              error)
         over = [o.lease_id for o in mine
-                if o.lease_status in ('TERMINATED', 'DELETED')]
+                if o.lease_status in (status.TERMINATED, status.DELETED)]
         if over:
             _unbind_slots(session, over)
         notices = [dict(o.notice, created_at=now) for o in mine if o.notice]
@@ -642,8 +774,8 @@ def unsent_notices() -> list:
 
 
 def retry_event(lease_id: str, event_id: int) -> bool:
-    """An admin's retry of an event in ERROR: due again now, and the lease
-    back to what it was waiting for.
+    """An admin's retry of an event in ERROR: due again now, and a lease in
+    ERROR back to where it was: ACTIVE once it has started, else PENDING.
     """
     with _writer() as session:
         t = models.Event
@@ -655,10 +787,14 @@ def retry_event(lease_id: str, event_id: int) -> bool:
                 claim_expires=None, due_at=now,
                 updated_at=now)).rowcount != 1:
             return False
+        started = session.execute(sa.select(t.id).where(
+            t.lease_id == lease_id, t.event_type == 'start',
+            t.status == DONE).limit(1)).first() is not None
         session.execute(sa.update(models.Lease).where(
             models.Lease.id == lease_id,
-            models.Lease.status == 'ERROR').values(
-            status='PENDING', status_reason=None, updated_at=now))
+            models.Lease.status == status.ERROR).values(
+            status=status.ACTIVE if started else status.PENDING,
+            status_reason=None, updated_at=now))
         return True
 
 
@@ -682,6 +818,52 @@ def set_slot_host(slot_id: int, host: str) -> None:
             models.Allocation.id == slot_id).values(host=host))
 
 
+def leases_in(state: str, before: datetime.datetime) -> list:
+    """Leases in `state` since before `before` (created or last changed).
+    """
+    t = models.Lease
+    return _select(sa.select(t).where(
+        t.status == state,
+        sa.func.coalesce(t.updated_at, t.created_at) < before).order_by(
+        t.created_at))
+
+
+def bound_servers() -> dict:
+    """{server uuid: lease id} of every server the store ties to a lease
+    that is not over: by its binding, or by the slot it holds.
+    """
+    b, a, r = models.ServerBinding, models.Allocation, models.Reservation
+    with _reader() as session:
+        found = dict(session.execute(sa.select(
+            b.instance_uuid, b.lease_id).where(
+            b.state.notin_((status.ENDED, status.FAILED)))).all())
+        found.update(session.execute(sa.select(
+            a.instance_uuid, r.lease_id).join(
+            r, r.id == a.reservation_id).where(
+            a.instance_uuid.isnot(None), a.deleted == sa.false(),
+            a.instance_uuid.notlike(CLAIM_PREFIX + '%'))).all())
+        return found
+
+
+def claims() -> set:
+    """The tokens of the boots that hold slots now (`claim_slots`)."""
+    a = models.Allocation
+    with _reader() as session:
+        return set(session.execute(sa.select(a.instance_uuid).where(
+            a.instance_uuid.like(CLAIM_PREFIX + '%'),
+            a.deleted == sa.false()).distinct()).scalars())
+
+
+def failed_deletions() -> list:
+    """(lease id, event id) of the deletions whose end event failed."""
+    e, t = models.Event, models.Lease
+    with _reader() as session:
+        return session.execute(sa.select(t.id, e.id).join(
+            e, e.lease_id == t.id).where(
+            t.status == status.DELETING, e.event_type == 'end',
+            e.status == ERROR)).all()
+
+
 def list_leases(project_id: Optional[str] = None) -> list:
     """Leases that are not deleted, of one project or of all."""
     query = sa.select(models.Lease).where(models.Lease.status != 'DELETED')
@@ -690,26 +872,33 @@ def list_leases(project_id: Optional[str] = None) -> list:
     return _select(query.order_by(models.Lease.created_at))
 
 
-def claim_slots(reservation_id: str, count: int, token: str) -> bool:
+@oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True,
+                           retry_interval=0.01, max_retry_interval=0.1)
+def claim_slots(reservation_id: str, count: int, token: str) -> list:
     """Hold `count` free slots of a reservation for a boot, atomically;
-    False (nothing held) if there are not that many.
+    their ids, or [] (nothing held) if there are not that many.
     """
-    with _writer() as session:
-        free = session.execute(sa.select(models.Allocation.id).where(
-            models.Allocation.reservation_id == reservation_id,
-            models.Allocation.instance_uuid.is_(None),
-            models.Allocation.deleted == sa.false()).order_by(
-            models.Allocation.id).limit(count)).scalars().all()
-        if len(free) < count:
-            return False
-        gen = _bump(session)
-        for slot_id in free:
-            if not session.execute(sa.update(models.Allocation).where(
-                    models.Allocation.id == slot_id,
-                    models.Allocation.instance_uuid.is_(None)).values(
-                    instance_uuid=token, generation=gen)).rowcount:
-                raise LedgerConflict()   # rolls back the others
-        return True
+    t = models.Allocation
+    try:
+        with _writer() as session:
+            # The ledger row first: boots into one reservation take turns,
+            # and each reads the slots as the one before left them.
+            gen = _bump(session)
+            free = session.execute(sa.select(t.id).where(
+                t.reservation_id == reservation_id,
+                t.instance_uuid.is_(None), t.deleted == sa.false()).order_by(
+                t.id).limit(count).with_for_update()).scalars().all()
+            if len(free) < count:
+                raise _TooFew()   # rolls the bump back
+            session.execute(sa.update(t).where(t.id.in_(free)).values(
+                instance_uuid=token, generation=gen))
+            return free
+    except _TooFew:
+        return []
+
+
+class _TooFew(Exception):
+    pass
 
 
 def release_claim(token: str) -> None:
@@ -740,7 +929,8 @@ def move_slots(expected_generation: int, moves: dict,
     leases degraded, if the ledger is still at `expected_generation`.
     """
     with _writer() as session:
-        gen = _bump(session, expected_generation)
+        gen = _bump(session, expected_generation,
+                    (node for node, _ in moves.values()))
         for slot_id, (node, res) in moves.items():
             session.execute(sa.update(models.Allocation).where(
                 models.Allocation.id == slot_id).values(

@@ -13,6 +13,7 @@ from oslo_log import log as logging
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.engine import nova_client
+from nova_reservation import status
 
 CONF = conf.CONF
 
@@ -185,13 +186,6 @@ def start(nova, details, now) -> str:
     return 'ACTIVE'
 
 
-def before_end(nova, details, now) -> None:
-    """Nothing to do to the servers: the event's notification
-    (lease.event.before_end_lease, or before_start_lease) tells that the
-    end, or the start, is near.
-    """
-
-
 def end(nova, details, now) -> str:
     """The lease's on_end action on each of its servers.  Their slots are
     unbound with the lease's new status (db_api.record_events).
@@ -222,23 +216,40 @@ def end(nova, details, now) -> str:
 
 def bind(nova, details, now) -> None:
     """Servers booted into a reservation hold the slot on their node (those
-    on reserved whole hosts hold none: the host is theirs).
+    on reserved whole hosts hold none: the host is theirs).  A server that
+    failed to boot is its own failure, not the lease's: its slot is free
+    for another boot, and the lease says so (degraded, with the reason).
     """
     lease = details.lease
     whole_hosts = {r.id for r in details.reservations
                    if r.resource_type == 'physical:host'}
 
     def step(binding, server, state):
-        if binding.state == 'BOOTING':
+        if state == 'error':
+            reason = _failed(server, lease)
+            LOG.warning('Lease %s: %s; its slot is free again', lease.id,
+                        reason)
+            db_api.server_failed(binding.instance_uuid, lease.id,
+                                 str(reason))
+            return False
+        if binding.state == status.BOOTING:
             if binding.reservation_id in whole_hosts:
                 _tag(nova, lease, server)
             else:
                 _hold_slot(nova, lease, binding, server)
-            db_api.set_binding(binding.instance_uuid, state='ACTIVE')
+            db_api.set_binding(binding.instance_uuid, state=status.ACTIVE)
         return False
-    _step_each(nova, lease,
-               [b for b in details.bindings if b.state == 'BOOTING'], step)
+    _step_each(nova, lease, [b for b in details.bindings
+                             if b.state == status.BOOTING], step,
+               error_fails=False)
 
 
-ACTIONS = {'reserve': reserve, 'start': start, 'before_end': before_end,
-           'before_start': before_end, 'end': end, 'bind': bind}
+def notify(nova, details, now) -> None:
+    """Nothing to do to the servers: the event's notification
+    (lease.event.before_start_lease, before_end_lease) tells that the
+    start, or the end, is near.
+    """
+
+
+ACTIONS = {'reserve': reserve, 'start': start, 'before_start': notify,
+           'before_end': notify, 'end': end, 'bind': bind}

@@ -72,6 +72,19 @@ class NovaClient:
     def server(self, uuid: str) -> dict:
         return self._call('GET', '/servers/%s' % uuid)['server']
 
+    def servers(self, page: int = 1000) -> list:
+        """Every server of every project (detail), page by page."""
+        found, marker = [], None
+        while True:
+            url = '/servers/detail?all_tenants=1&limit=%d' % page
+            if marker:
+                url += '&marker=%s' % marker
+            batch = self._call('GET', url)['servers']
+            found.extend(batch)
+            if len(batch) < page:
+                return found
+            marker = batch[-1]['id']
+
     def action(self, uuid: str, name: str, args=None):
         return self._call('POST', '/servers/%s/action' % uuid, {name: args})
 

@@ -24,9 +24,11 @@ from oslo_utils import uuidutils
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.engine import actions
+from nova_reservation.engine import reconciler
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
+from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -56,6 +58,7 @@ class Engine:
         self.on_event = on_event
         self.notifier = notifier
         self.planner = None   # made on first need (it reads Placement)
+        self.reconciler = reconciler.Reconciler(nova, notifier, clock)
         # Notices sent but not yet dropped from the store.
         self._sent: set = set()
         self._sent_lock = threading.Lock()
@@ -83,8 +86,8 @@ class Engine:
 
     def _take(self, now: datetime.datetime) -> list:
         """Claim the due events: [(event, holder)], one per lease, oldest
-        first; a lease's later events are handed back to run next pass,
-        once the earlier one is written.
+        first.  An event whose lease has an earlier one not finished (here
+        or on another engine) is handed back until that one is.
         """
         ttl = CONF.reservation.event_claim_timeout
         batch = CONF.reservation.engine_batch
@@ -102,16 +105,18 @@ class Engine:
         work = [(e, e.claimed_by) for e in claimed] + [
             (e, self.worker_id) for e in due
             if db_api.claim_event(e, self.worker_id, now, ttl)]
-        work.sort(key=lambda item: (item[0].due_at, item[0].id))
-        first, later = {}, []
-        for event, holder in work:
-            if event.lease_id in first:
-                later.append(db_api.Outcome(event.id, holder, db_api.UNDONE,
-                                            due_at=event.due_at))
-            else:
-                first[event.lease_id] = (event, holder)
-        db_api.record_events(later)
-        return list(first.values())
+        waiting = db_api.waiting_events(e for e, _ in work)
+        running = {e.lease_id for e, _ in work if e.id not in waiting}
+        # Due again once the earlier event may be done: at the next pass
+        # if it runs in this one, else after a poll interval.
+        later = now + datetime.timedelta(
+            seconds=CONF.reservation.action_poll_interval)
+        db_api.record_events([
+            db_api.Outcome(e.id, holder, db_api.UNDONE, due_at=(
+                e.due_at if e.lease_id in running else max(e.due_at,
+                                                           later)))
+            for e, holder in work if e.id in waiting])
+        return [(e, holder) for e, holder in work if e.id not in waiting]
 
     def _run_all(self, work: list, now: datetime.datetime) -> int:
         """Run the claimed events side by side; write their outcomes as
@@ -156,21 +161,28 @@ class Engine:
              ) -> Ran:
         """Run one event's action: its failure is an outcome too."""
         lease = details.lease if details else None
-        if lease is None or lease.status == 'DELETED':
+        if lease is None or lease.status == status.DELETED:
             # Gone: nothing is left to do.
             return Ran(event, details,
                        db_api.Outcome(event.id, holder, db_api.DONE))
         action = actions.ACTIONS[event.event_type]
+        poll = now + datetime.timedelta(
+            seconds=CONF.reservation.action_poll_interval)
+        if lease.status == status.CREATING:
+            # nova-api has not recorded the lease's servers yet (if it
+            # never does, the reconciler finishes the lease).
+            return Ran(event, details, db_api.Outcome(
+                event.id, holder, db_api.UNDONE, due_at=poll))
         try:
-            if lease.status == 'CREATING':
-                # nova-api has not recorded the lease's servers yet.
-                raise actions.Pending()
             lease_status = action(self.nova, details, now)
         except actions.Pending:
+            waited = (now - (event.started_at or now)).total_seconds()
+            if waited > CONF.reservation.action_timeout:
+                return self._give_up(event, details, holder, (
+                    '%s timed out: Nova did not finish within %d s'
+                    % (event.event_type, CONF.reservation.action_timeout)))
             return Ran(event, details, db_api.Outcome(
-                event.id, holder, db_api.UNDONE, due_at=now +
-                datetime.timedelta(
-                    seconds=CONF.reservation.action_poll_interval)))
+                event.id, holder, db_api.UNDONE, due_at=poll))
         except Exception as e:
             return self._failed(event, details, now, e, holder)
         if lease_status:
@@ -198,10 +210,15 @@ class Engine:
             return Ran(event, details, db_api.Outcome(
                 event.id, holder, db_api.UNDONE, error=message, failed=True,
                 due_at=now + datetime.timedelta(seconds=delay)))
-        LOG.error('Lease %s: %s; giving up', lease.id, message)
+        return self._give_up(event, details, holder, message)
+
+    @staticmethod
+    def _give_up(event, details, holder: str, message: str) -> Ran:
+        """The event ends in ERROR, and its lease too, with the reason."""
+        LOG.error('Lease %s: %s; giving up', details.lease.id, message)
         return Ran(event, details, db_api.Outcome(
-            event.id, holder, db_api.ERROR, lease_id=lease.id,
-            lease_status='ERROR', error=message))
+            event.id, holder, db_api.ERROR, lease_id=details.lease.id,
+            lease_status=status.ERROR, error=message))
 
     def _record(self, ran: list) -> int:
         """Write what the events came to, then tell: the notices and the
@@ -302,6 +319,10 @@ class Engine:
             if self.notifier:
                 self.notifier.lease('update', lease_id)
 
+    def reconcile(self) -> list:
+        """Compare the store with Nova and repair (see `reconciler`)."""
+        return self.reconciler.run()
+
     def sleep_time(self) -> float:
         due = db_api.next_due()
         wait = CONF.reservation.engine_poll_interval
@@ -311,18 +332,26 @@ class Engine:
 
     def run_forever(self) -> None:
         LOG.info('Engine %s running', self.worker_id)
-        next_check = 0.0
+        # Recurring work besides events: [task, what it does, interval
+        # option, when next].
+        recurring = [
+            [self.check_hosts, 'check the compute nodes',
+             'host_check_interval', 0.0],
+            [self.reconcile, 'compare the store with Nova',
+             'reconcile_interval',
+             self.clock() + CONF.reservation.reconcile_interval]]
         while not self._stop.is_set():
             try:
-                if self.clock() >= next_check:
-                    next_check = (self.clock() +
-                                  CONF.reservation.host_check_interval)
+                for task in recurring:
+                    if self.clock() < task[3]:
+                        continue
+                    task[3] = self.clock() + getattr(CONF.reservation,
+                                                     task[2])
                     try:
-                        self.check_hosts()
+                        task[0]()
                     except Exception as e:
                         # Nova or Placement away: events still run.
-                        LOG.warning('Could not check the compute nodes: %s',
-                                    e)
+                        LOG.warning('Could not %s: %s', task[1], e)
                 self.run_once()
                 wait = self.sleep_time()
             except Exception:

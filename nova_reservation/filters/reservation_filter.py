@@ -54,8 +54,12 @@ class ReservationFilter(filters.BaseHostFilter):
                      'project %s', rid, spec_obj.project_id)
             return lambda host_state: False
         slots = self.ledger.slots(rid)
+        # The slots the boot holds (all the servers of a multi-create may
+        # use them: Nova narrows the hosts from one server to the next),
+        # or the server's own.
+        held = slot_ids(spec_obj)
         own = {s.node for s in slots
-               if s.instance_uuid == spec_obj.instance_uuid}
+               if s.instance_uuid == spec_obj.instance_uuid or s.id in held}
         if res.resource_type == 'server':
             # A leased server goes to its own slot (unshelve), a new one
             # to a free slot.
@@ -101,6 +105,13 @@ class ReservationFilter(filters.BaseHostFilter):
                           'promised to a lease', host_state.nodename)
             return ok
         return passes
+
+
+def slot_ids(spec_obj) -> set:
+    """The ledger slots a boot holds, as the hook gave them."""
+    hints = spec_obj.scheduler_hints or {}
+    return {int(i) for i in hints.get(ledger_mod.SLOTS_HINT) or ()
+            if str(i).isdigit()}
 
 
 def usage(host_state, bound: dict) -> tuple:

@@ -9,11 +9,13 @@ leased server's reservation in the server views.
 import json
 import re
 import time
+from typing import Optional
 
 from nova.api.openstack import common as nova_common
 from nova.compute import api as compute_api
 from nova.compute import flavors
 from nova import exception as nova_exception
+from nova import objects
 from nova.scheduler.client import report
 from oslo_log import log as logging
 from oslo_utils import uuidutils
@@ -26,6 +28,7 @@ from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
+from nova_reservation import status
 from nova_reservation import validation
 
 LOG = logging.getLogger(__name__)
@@ -39,6 +42,9 @@ NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
 FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
                409: 'conflictingRequest'}
 METADATA_LEASE_ID = 'reservation:lease_id'
+SLOTS_HINT = ledger_mod.SLOTS_HINT
+# Server group policies as the ledger's affinity (soft ones bind nothing).
+GROUP_AFFINITY = {'affinity': True, 'anti-affinity': False}
 METADATA_LEASE_NAME = 'reservation:lease_name'
 
 
@@ -73,6 +79,9 @@ class ReservationHook:
         if req.method == 'POST' and SERVERS_PATH.match(req.path_info):
             return self._create(req)
         resp = req.get_response(self.app)
+        deleted = SERVER_VIEW_PATH.match(req.path_info)
+        if req.method == 'DELETE' and deleted and resp.status_int == 204:
+            self._deleted(deleted.group(2))
         if (req.method == 'GET' and SERVER_VIEW_PATH.match(req.path_info)
                 and resp.status_int == 200):
             self._decorate(resp)
@@ -97,31 +106,46 @@ class ReservationHook:
                 body['os:scheduler_hints'] = hints
         ctx = req.environ['nova.context']
         try:
+            params.check_metadata(server)
             lease = params.lease_request(
                 hints, db_api.utcnow(), CONF.reservation.max_lease_duration,
                 CONF.reservation.max_advance)
+            forced = params.forced_host(server)
             if lease is None:
                 res = self._reservation_of_boot(ctx, server, hints)
                 if res is None:
+                    if forced:
+                        self._check_forced(ctx, server, forced)
                     return req.get_response(self.app)
+                if forced:
+                    raise params.InvalidParam(
+                        'availability_zone', 'a boot into a reservation '
+                        'can not force a host: the reservation chooses')
                 hints['reservation'] = res.id
+                hints.pop(SLOTS_HINT, None)
                 req.body = json.dumps(body).encode('utf-8')
-                return self._boot_into(req, ctx, server, res)
+                return self._boot_into(req, ctx, server, res, hints, body)
             if 'reservation' in hints:
                 raise params.InvalidParam(
                     'reservation', 'can not be given with lease_params: '
                     'the lease makes its own reservation')
+            if forced:
+                raise params.InvalidParam(
+                    'availability_zone', 'a leased server can not force a '
+                    'host: the lease chooses its node')
             count = params.server_count(
                 server, CONF.reservation.max_servers_per_lease)
             flavor = self._flavor(ctx, server.get('flavorRef'))
-            lease_id, reservation_id = self._reserve(ctx, lease, flavor,
-                                                     count)
+            lease_id, reservation_id = self._reserve(
+                ctx, lease, flavor, count, self._group_affinity(ctx, hints))
         except params.InvalidParam as e:
             return fault(400, str(e))
         except LeaseRefused as e:
             return fault(e.status, str(e), **e.extra)
 
         hints['reservation'] = reservation_id
+        hints[SLOTS_HINT] = [str(a.id) for a in
+                             db_api.allocations_of(reservation_id)]
         metadata = server.setdefault('metadata', {})
         if isinstance(metadata, dict):
             metadata[METADATA_LEASE_ID] = lease_id
@@ -129,17 +153,34 @@ class ReservationHook:
         req.body = json.dumps(body).encode('utf-8')
         try:
             resp = req.get_response(self.app)
-            if resp.status_int >= 400:
-                LOG.info('Nova refused the boot of lease %s (%s): removing '
-                         'the lease', lease_id, resp.status)
-                db_api.discard_lease(lease_id)
-                return resp
-            self._bind(ctx, resp, lease, lease_id, reservation_id, count)
-            notifications.api_notifier().lease('create', lease_id)
         except Exception:
             LOG.exception('Boot of lease %s failed; removing it', lease_id)
             db_api.discard_lease(lease_id)
             raise
+        if resp.status_int >= 400:
+            LOG.info('Nova refused the boot of lease %s (%s): removing the '
+                     'lease', lease_id, resp.status)
+            db_api.discard_lease(lease_id)
+            return resp
+        # Nova made the servers: from here the lease is kept whatever
+        # happens; one left CREATING is finished by the engine's reconciler
+        # from the servers' metadata.
+        try:
+            uuids = self._created(ctx, resp)
+            if not db_api.bind_servers(
+                    lease_id, reservation_id, uuids,
+                    status.ACTIVE if lease.immediate else status.PENDING):
+                return self._gone_while_booting(ctx, lease_id, uuids)
+        except Exception:
+            LOG.exception('Lease %s: its servers are left for the engine to '
+                          'bind', lease_id)
+            return resp
+        self._show_reservation(resp, lease, lease_id, reservation_id)
+        try:
+            notifications.api_notifier().lease('create', lease_id)
+        except Exception:
+            LOG.exception('Lease %s: lease.create could not be sent',
+                          lease_id)
         return resp
 
     def _reservation_of_boot(self, ctx, server: dict, hints: dict):
@@ -167,7 +208,7 @@ class ReservationHook:
         lease = db_api.get_lease(res.lease_id)
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \
-                lease.status not in ('PENDING', 'ACTIVE'):
+                lease.status not in (status.PENDING, status.ACTIVE):
             raise LeaseRefused(409, 'reservation: lease %s is not active '
                                '(it is %s, from %s to %s UTC)' % (
                                    lease.id, lease.status,
@@ -175,7 +216,8 @@ class ReservationHook:
                                    lease.end_at.replace(microsecond=0)))
         return res
 
-    def _boot_into(self, req, ctx, server: dict, res):
+    def _boot_into(self, req, ctx, server: dict, res, hints: dict,
+                   body: dict):
         """A boot into a capacity or host reservation."""
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
@@ -189,13 +231,16 @@ class ReservationHook:
                     'flavorRef', 'the flavor (%s) is larger than the '
                     'reserved slots (%s)' % (need.describe(),
                                              slot.describe()))
-            token = 'boot-%s' % uuidutils.generate_uuid()[:30]
-            if not db_api.claim_slots(res.id, count, token):
+            token = db_api.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
+            held = db_api.claim_slots(res.id, count, token)
+            if not held:
                 free = sum(1 for a in db_api.allocations_of(res.id)
                            if a.instance_uuid is None)
                 raise LeaseRefused(409, 'reservation: %d of its %d slots are '
                                    'free; %d servers asked for'
                                    % (free, res.amount, count))
+            hints[SLOTS_HINT] = [str(i) for i in held]
+            req.body = json.dumps(body).encode('utf-8')
         try:
             resp = req.get_response(self.app)
         except Exception:
@@ -206,7 +251,7 @@ class ReservationHook:
             if token:
                 db_api.release_claim(token)
             return resp
-        uuids = self._created(ctx, resp, count)
+        uuids = self._created(ctx, resp)
         db_api.bind_servers(res.lease_id, res.id, uuids, token=token,
                             bind_event=True,
                             take_slots=res.resource_type != planner.HOST)
@@ -224,12 +269,13 @@ class ReservationHook:
                                       % flavor_id)
 
     def _reserve(self, ctx, lease: params.LeaseRequest, flavor,
-                 count: int) -> tuple:
+                 count: int, affinity: Optional[bool]) -> tuple:
         """Hold `count` slots of `flavor` over the lease in the ledger."""
         lease_id = uuidutils.generate_uuid()
         request = planner.ReservationRequest(
             resource_type=planner.SERVER, count=count,
-            need=capacity.need_of_flavor(flavor), flavor_id=flavor.name)
+            need=capacity.need_of_flavor(flavor), flavor_id=flavor.name,
+            affinity=affinity)
         try:
             row = self._lease_row(ctx, lease_id, lease)
             self.planner.create(row, [request], planner.lease_events(
@@ -250,33 +296,98 @@ class ReservationHook:
     def _lease_row(ctx, lease_id: str, lease: params.LeaseRequest) -> dict:
         return dict(id=lease_id, name=lease.name, project_id=ctx.project_id,
                     user_id=ctx.user_id, start_at=lease.start,
-                    end_at=lease.end, status='CREATING',
+                    end_at=lease.end, status=status.CREATING,
                     on_end=lease.on_end,
                     before_end_minutes=lease.before_end,
                     created_at=db_api.utcnow())
 
     @staticmethod
-    def _created(ctx, resp, count: int) -> list:
-        """The servers a boot made (all of them, for a multi-create)."""
-        first = resp.json_body.get('server', {}).get('id')
-        if not first or count == 1:
-            return [first] if first else []
-        api = compute_api.API()
-        rid = api.get(ctx, first).reservation_id
-        return [i.uuid for i in api.get_all(
-            ctx, search_opts={'reservation_id': rid})]
-
-    def _bind(self, ctx, resp, lease, lease_id, reservation_id, count):
+    def _created(ctx, resp) -> list:
+        """The servers a boot made: all of them, for a multi-create, and
+        also when Nova answers with the boot's reservation_id only
+        (``return_reservation_id``).
+        """
         data = resp.json_body
-        uuids = self._created(ctx, resp, count)
-        db_api.bind_servers(lease_id, reservation_id, uuids,
-                            'ACTIVE' if lease.immediate else 'PENDING')
+        api = compute_api.API()
+        rid = data.get('reservation_id')
+        if rid is None:
+            first = data.get('server', {}).get('id')
+            rid = api.get(ctx, first).reservation_id
+        return sorted(i.uuid for i in api.get_all(
+            ctx, search_opts={'reservation_id': rid}))
+
+    @staticmethod
+    def _show_reservation(resp, lease, lease_id, reservation_id) -> None:
+        data = resp.json_body
         if 'server' in data:
             data['server']['reservation'] = dict(
                 lease_id=lease_id, lease_name=lease.name,
                 reservation_id=reservation_id,
-                status='ACTIVE' if lease.immediate else 'RESERVED')
+                status=status.ACTIVE if lease.immediate else 'RESERVED')
             resp.json_body = data
+
+    @staticmethod
+    def _gone_while_booting(ctx, lease_id: str, uuids: list):
+        """The lease was deleted while Nova made its servers: they go too.
+        """
+        api = compute_api.API()
+        for uuid in uuids:
+            try:
+                api.delete(ctx, api.get(ctx, uuid))
+            except nova_exception.InstanceNotFound:
+                pass
+        return fault(409, 'lease_params: lease %s was deleted while its '
+                     'servers were made; they are deleted too' % lease_id)
+
+    def _group_affinity(self, ctx, hints: dict) -> Optional[bool]:
+        """The slots of a leased boot in a server group follow its policy:
+        each on a node of its own (anti-affinity), or all on one.
+        """
+        group = params.single_hint(hints, 'group')
+        if group is None:
+            return None
+        try:
+            policy = objects.InstanceGroup.get_by_uuid(ctx, str(group)).policy
+        except (nova_exception.InstanceGroupNotFound, ValueError):
+            raise params.InvalidParam('group', 'server group %s not found'
+                                      % str(group)[:64])
+        return GROUP_AFFINITY.get(policy)
+
+    def _check_forced(self, ctx, server: dict, forced: tuple) -> None:
+        """A forced destination skips the scheduler's filters: the hook
+        applies the filter's rule for an ordinary boot to it instead.
+        """
+        host, node = forced
+        need = capacity.need_of_flavor(self._flavor(ctx,
+                                                    server.get('flavorRef')))
+        nodes = {node} if node else set()
+        if host and not node:
+            try:
+                nodes = {n.hypervisor_hostname for n in
+                         objects.ComputeNodeList.get_all_by_host(
+                             ctx.elevated(), host)}
+            except nova_exception.ComputeHostNotFound:
+                return   # Nova says so itself.
+        where = node or host
+        enrolled = {h.hypervisor_hostname for h in db_api.list_hosts()}
+        if nodes & enrolled:
+            raise LeaseRefused(409, 'availability_zone: %s is reservable: '
+                               'only its leases boot there' % where)
+        if not self.planner.fits_for_good(nodes, need):
+            raise LeaseRefused(409, 'availability_zone: %s has no room for '
+                               '%s that no lease has been promised'
+                               % (where, need.describe()))
+
+    def _deleted(self, uuid: str) -> None:
+        """A server was deleted: its slot is free for another boot (and a
+        lease left with none of its own servers goes).
+        """
+        try:
+            for lease_id in db_api.servers_gone([uuid]):
+                db_api.begin_delete(lease_id)
+        except Exception:
+            # The engine's reconciler frees it later.
+            LOG.exception('Server %s: its slot could not be freed now', uuid)
 
     # ----------------------------------------------------------- views
 
@@ -311,7 +422,8 @@ class ReservationHook:
 
 def lease_view_status(lease, now) -> str:
     """RESERVED before the start, then the lease's own status."""
-    if lease.status in ('PENDING', 'CREATING') and now < lease.start_at:
+    if lease.status in (status.PENDING, status.CREATING) and \
+            now < lease.start_at:
         return 'RESERVED'
     return lease.status
 

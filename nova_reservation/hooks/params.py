@@ -14,6 +14,7 @@ from nova_reservation import validation
 
 InvalidParam = validation.InvalidParam
 MAX_PARAMS_LENGTH = 4096
+METADATA_PREFIX = 'reservation:'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +94,30 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
                         start=start, end=end,
                         on_end=params.get('on_end', 'delete'),
                         before_end=before_end, immediate=immediate)
+
+
+def check_metadata(server: dict) -> None:
+    """The ``reservation:`` metadata keys are the service's to set."""
+    metadata = server.get('metadata')
+    if isinstance(metadata, dict):
+        for key in metadata:
+            if isinstance(key, str) and key.startswith(METADATA_PREFIX):
+                raise InvalidParam('metadata.%s' % key[:64], 'is set by the '
+                                   'reservation service, not in a boot')
+
+
+def forced_host(server: dict) -> Optional[tuple]:
+    """(host, node) that ``availability_zone: "zone:host[:node]"`` forces,
+    either maybe None, or None if it forces nothing (a forced destination
+    skips the scheduler's filters).
+    """
+    zone = server.get('availability_zone')
+    if not isinstance(zone, str) or ':' not in zone:
+        return None
+    parts = zone.split(':')
+    host = parts[1] or None
+    node = parts[2] if len(parts) > 2 and parts[2] else None
+    return (host, node) if host or node else None
 
 
 def server_count(body: dict, limit: int) -> int:

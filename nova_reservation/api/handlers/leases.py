@@ -135,7 +135,9 @@ def create_lease(ctx, req):
 
 
 def _growth(lease, entries: list) -> list:
-    """(request for the extra slots, new amount) per grown reservation."""
+    """(request for the extra slots, new sizes as columns) per changed
+    reservation.
+    """
     current = {r.id: r for r in db_api.reservations_of(lease.id)}
     growth = []
     seen = set()
@@ -152,27 +154,36 @@ def _growth(lease, entries: list) -> list:
         if kind != res.resource_type:
             raise validation.Invalid(prefix + 'resource_type', 'is %s and '
                                      'can not change' % res.resource_type)
-        field = 'max' if res.resource_type == planner.HOST else 'amount'
-        unknown = sorted(set(entry) - {'id', field, 'resource_type'} - (
-            {'min'} if field == 'max' else set()))
+        host = res.resource_type == planner.HOST
+        sizes = {'max', 'min'} if host else {'amount'}
+        unknown = sorted(set(entry) - sizes - {'id', 'resource_type'})
         if unknown:
             raise validation.Invalid(prefix + unknown[0], 'can not change '
-                                     '(only %s can)' % field)
-        if field not in entry:
-            continue
-        old = res.max_count if field == 'max' else res.amount
-        new = validation.whole(prefix + field, entry[field])
+                                     '(only %s can)' % ' and '.join(
+                                         sorted(sizes)))
+        field = 'max' if host else 'amount'
+        old = res.max_count if host else res.amount
+        new = validation.whole(prefix + field, entry.get(field, old))
         if new < old:
             raise validation.Invalid(prefix + field, 'can grow but not '
                                      'shrink (now %d)' % old)
-        if new == old:
+        columns = {'amount': new}
+        if host:
+            columns['max_count'] = new
+            low = validation.whole(prefix + 'min',
+                                   entry.get('min', res.min_count or 1))
+            if low > new:
+                raise validation.Invalid(prefix + 'min', 'must not be above '
+                                         'max (%d)' % new)
+            columns['min_count'] = low
+        if all(getattr(res, c) == v for c, v in columns.items()):
             continue
         need = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
         growth.append((planner.ReservationRequest(
             id=res.id, resource_type=res.resource_type, count=new - old,
             min_count=new - old, need=need,
             hypervisor_properties=res.hypervisor_properties or '',
-            resource_properties=res.resource_properties or ''), new))
+            resource_properties=res.resource_properties or ''), columns))
     return growth
 
 

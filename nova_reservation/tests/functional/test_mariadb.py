@@ -67,10 +67,18 @@ class MariaDBStoreTest(testtools.TestCase):
         db_api.create_lease(gen, lease, [(res, [dict(
             node='n1', start_at=now, end_at=now, vcpus=1, memory_mb=512,
             disk_gb=1)])], [dict(event_type='start', due_at=now)])
-        # A writer that read the ledger before loses.
-        self.assertRaises(db_api.LedgerConflict, db_api.create_lease, gen,
-                          dict(lease, id=str(uuid.uuid4())),
-                          [(dict(res, id=str(uuid.uuid4())), [])], [])
+        # A writer that planned on the same node before loses; one on
+        # another node does not have to plan again.
+        for node, conflict in (('n1', True), ('n2', False)):
+            other = dict(lease, id=str(uuid.uuid4()))
+            write = (db_api.create_lease, gen, other, [(dict(
+                res, id=str(uuid.uuid4()), lease_id=other['id']), [dict(
+                    node=node, start_at=now, end_at=now, vcpus=1,
+                    memory_mb=512, disk_gb=1)])], [])
+            if conflict:
+                self.assertRaises(db_api.LedgerConflict, *write)
+            else:
+                write[0](*write[1:])
         event = db_api.due_events(now + datetime.timedelta(seconds=1))[0]
         self.assertEqual(now, event.due_at)
         self.assertTrue(db_api.claim_event(event, 'a', now, 60))

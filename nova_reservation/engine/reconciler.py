@@ -1,0 +1,141 @@
+"""The reconciler: compares the store with Nova and repairs what differs.
+
+Faults leave traces that no event will clear: a nova-api killed between
+writing a lease and binding its servers, a lease deleted while its boot was
+in flight, a server deleted behind the hook's back, a boot whose nova-api
+died holding slots.  At ``[reservation] reconcile_interval`` the engine
+compares, and each repair is logged and told (``lease.update``, or
+``lease.delete`` for a lease removed).
+"""
+
+import datetime
+from typing import Callable, List
+
+from oslo_log import log as logging
+
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import status
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+METADATA_LEASE_ID = 'reservation:lease_id'
+
+
+class Reconciler:
+
+    def __init__(self, nova, notifier=None,
+                 clock: Callable[[], float] = None) -> None:
+        self.nova = nova
+        self.notifier = notifier
+        self.clock = clock
+        # Boot claims seen by the previous pass: one still there now
+        # belongs to a boot that will never finish.
+        self._claims: set = set()
+
+    def run(self) -> List[str]:
+        """Compare and repair once; what was repaired, in words."""
+        now = ledger_mod.from_epoch(self.clock())
+        # Read the store before Nova: anything bound after the listing is
+        # not taken for gone.
+        creating = db_api.leases_in(status.CREATING, now - datetime.timedelta(
+            seconds=CONF.reservation.creating_timeout))
+        bound = db_api.bound_servers()
+        claims = db_api.claims()
+        servers = self.nova.servers()
+        repairs: List[str] = []
+        by_lease: dict = {}
+        for server in servers:
+            lease_id = (server.get('metadata') or {}).get(METADATA_LEASE_ID)
+            if lease_id:
+                by_lease.setdefault(lease_id, []).append(server)
+        self._finish_creating(creating, by_lease, now, repairs)
+        self._end_orphans(by_lease, repairs)
+        self._free_gone({s['id'] for s in servers}, bound, repairs)
+        self._release_claims(claims, repairs)
+        for lease_id, event_id in db_api.failed_deletions():
+            db_api.retry_event(lease_id, event_id)
+            self._repaired(repairs, lease_id, 'update', 'its deletion '
+                           'failed; tried again')
+        return repairs
+
+    def _repaired(self, repairs: list, lease_id: str, action: str,
+                  what: str) -> None:
+        LOG.warning('Reconciler: lease %s: %s', lease_id, what)
+        repairs.append('%s: %s' % (lease_id, what))
+        if self.notifier:
+            try:
+                self.notifier.lease(action, lease_id)
+            except Exception as e:
+                LOG.warning('lease.%s of %s could not be sent: %s', action,
+                            lease_id, e)
+
+    def _finish_creating(self, creating, by_lease, now, repairs) -> None:
+        """Leases nova-api wrote and never bound: bind the servers Nova made
+        for them, or remove the lease and free its capacity.
+        """
+        for lease in creating:
+            # Only the lease's own project's servers (the hook refuses the
+            # metadata key in a boot, but a project could set it after).
+            uuids = sorted(s['id'] for s in by_lease.get(lease.id, ())
+                           if s.get('tenant_id') == lease.project_id)
+            reservations = db_api.reservations_of(lease.id)
+            if uuids and reservations:
+                started = lease.start_at <= now
+                if db_api.bind_servers(
+                        lease.id, reservations[0].id, uuids,
+                        status.ACTIVE if started else status.PENDING):
+                    self._repaired(repairs, lease.id, 'update', 'left '
+                                   'CREATING; its %d server(s) bound'
+                                   % len(uuids))
+            else:
+                db_api.discard_lease(lease.id)
+                self._repaired(repairs, lease.id, 'delete', 'left CREATING '
+                               'with no server; removed, its capacity freed')
+
+    def _end_orphans(self, by_lease, repairs) -> None:
+        """Servers of leases that are deleted go too (the lease's project's
+        servers only: leases are never erased, so a lease that does not
+        exist marks no server of this service).
+        """
+        details = db_api.leases_details(by_lease)
+        for lease_id, servers in sorted(by_lease.items()):
+            lease = details[lease_id].lease if lease_id in details else None
+            if lease is None or lease.status != status.DELETED:
+                continue
+            for server in servers:
+                if server.get('tenant_id') != lease.project_id:
+                    continue
+                try:
+                    self.nova.delete(server['id'])
+                except Exception as e:
+                    LOG.warning('Server %s of lease %s could not be deleted '
+                                'now: %s', server['id'], lease_id, e)
+                    continue
+                self._repaired(repairs, lease_id, 'update', 'server %s '
+                               'outlived its lease; deleted' % server['id'])
+
+    def _free_gone(self, existing: set, bound: dict, repairs) -> None:
+        """Slots and bindings of servers that no longer exist are freed; a
+        server lease left with none of its servers is taken down.
+        """
+        gone = sorted(set(bound) - existing)
+        if not gone:
+            return
+        emptied = db_api.servers_gone(gone)
+        for uuid in gone:
+            self._repaired(repairs, bound[uuid], 'update', 'server %s is '
+                           'gone; its slot is free' % uuid)
+        for lease_id in emptied:
+            db_api.begin_delete(lease_id)
+            self._repaired(repairs, lease_id, 'delete', 'none of its servers '
+                           'is left; deleted')
+
+    def _release_claims(self, claims: set, repairs) -> None:
+        """Slots held by a boot across two passes: its nova-api died."""
+        for token in sorted(claims & self._claims):
+            db_api.release_claim(token)
+            LOG.warning('Reconciler: slots held by boot %s released', token)
+            repairs.append('%s: released' % token)
+        self._claims = claims - self._claims

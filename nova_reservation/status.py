@@ -1,0 +1,83 @@
+"""The states of leases, events and server bindings, and the moves between
+them, written once.
+
+The store writes a state only through `Machine.sources`: an UPDATE that
+sets state ``new`` applies only to rows in a state from which ``new`` may
+be reached, so that a late or repeated write (an engine's outcome after the
+lease was deleted, a start after the end) changes nothing.
+"""
+
+from typing import Iterable
+
+
+class Machine:
+    """A set of states and the allowed moves between them."""
+
+    def __init__(self, name: str, moves: dict, initial: Iterable[str]
+                 ) -> None:
+        self.name = name
+        self.moves = {state: frozenset(to) for state, to in moves.items()}
+        self.initial = frozenset(initial)
+        unknown = set().union(*self.moves.values()) - set(self.moves)
+        assert not unknown, unknown
+
+    def can(self, old: str, new: str) -> bool:
+        """Whether ``old -> new`` is allowed (staying put always is)."""
+        return old == new or new in self.moves.get(old, ())
+
+    def sources(self, new: str) -> tuple:
+        """The states a row may be in for a write of `new` to apply."""
+        if new not in self.moves:
+            raise ValueError('%s is not a %s state' % (new, self.name))
+        return tuple(sorted(s for s in self.moves if self.can(s, new)))
+
+
+# Leases: Blazar's statuses, so that its clients understand them.
+CREATING, PENDING, ACTIVE = 'CREATING', 'PENDING', 'ACTIVE'
+TERMINATED, ERROR, DELETING, DELETED = ('TERMINATED', 'ERROR', 'DELETING',
+                                        'DELETED')
+# Blazar's other transitional statuses: never written here, but a lease in
+# one (a store shared with Blazar's tools) can still end or go.
+STARTING, UPDATING, TERMINATING = 'STARTING', 'UPDATING', 'TERMINATING'
+LEASE = Machine('lease', {
+    # nova-api writes a boot's lease, then binds its servers.
+    CREATING: {PENDING, ACTIVE, ERROR, DELETING, DELETED},
+    PENDING: {ACTIVE, ERROR, TERMINATED, DELETING},
+    STARTING: {ACTIVE, ERROR, DELETING},
+    UPDATING: {PENDING, ACTIVE, ERROR, DELETING},
+    ACTIVE: {TERMINATED, ERROR, DELETING},
+    TERMINATING: {TERMINATED, ERROR, DELETING},
+    # An admin's retry puts it back where it was.
+    ERROR: {PENDING, ACTIVE, TERMINATED, DELETING},
+    TERMINATED: {DELETING},
+    # Deleting again makes the engine's end due again.
+    DELETING: {DELETED},
+    DELETED: set(),
+}, initial=(CREATING, PENDING))
+# A lease whose servers the engine may still act on.
+LIVE = (CREATING, PENDING, STARTING, UPDATING, ACTIVE, TERMINATING, ERROR)
+FINISHED = (TERMINATED, DELETING, DELETED)
+
+# Events.
+UNDONE, IN_PROGRESS, DONE = 'UNDONE', 'IN_PROGRESS', 'DONE'
+EVENT = Machine('event', {
+    UNDONE: {IN_PROGRESS},
+    # Handed back (to wait on Nova, or a retry), finished, or taken over.
+    IN_PROGRESS: {UNDONE, DONE, ERROR},
+    ERROR: {UNDONE},
+    DONE: set(),
+}, initial=(UNDONE,))
+UNFINISHED = (UNDONE, IN_PROGRESS)
+
+# Servers of a lease (rsv_server_bindings).
+BOOTING, RESERVED, UNSHELVING, ENDED, FAILED = (
+    'BOOTING', 'RESERVED', 'UNSHELVING', 'ENDED', 'FAILED')
+BINDING = Machine('binding', {
+    BOOTING: {ACTIVE, RESERVED, FAILED, ENDED},
+    RESERVED: {UNSHELVING, ACTIVE, ENDED},
+    UNSHELVING: {ACTIVE, RESERVED, ENDED},
+    ACTIVE: {RESERVED, FAILED, ENDED},
+    # A server that failed holds no slot; it still gets the end action.
+    FAILED: {ENDED},
+    ENDED: set(),
+}, initial=(BOOTING,))

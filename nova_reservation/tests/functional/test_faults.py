@@ -1,0 +1,218 @@
+"""Concurrency and faults on real Nova: every option of a boot goes through
+the ledger, a server's failure is its own, a deleted server frees its slot,
+and the lease's states only move the allowed ways.
+"""
+
+from nova_reservation.db import api as db_api
+from nova_reservation.tests.functional import base
+from nova_reservation.tests.functional import test_reservations_in_nova
+
+
+class BootTestCase(test_reservations_in_nova.ReservationsTestCase):
+
+    def running_lease(self, amount: int, flavor=base.ONE_PER_NODE) -> str:
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': flavor, 'amount': amount,
+                            'affinity': 'None'}, start=1.0)
+        self.wait_for_start(lease)
+        return lease['reservations'][0]['id']
+
+    def boot_body(self, rid=None, count=None, **extra):
+        server = self._build_server(name='vm', image_uuid=base.IMAGE,
+                                    flavor_id=base.ONE_PER_NODE,
+                                    networks='none')
+        if count:
+            server['min_count'] = server['max_count'] = count
+        server.update(extra)
+        body = {'server': server}
+        if rid:
+            body['os:scheduler_hints'] = {'reservation': rid}
+        return body
+
+    def post(self, body, api=None):
+        return (api or self.api).api_post('/servers', body,
+                                          check_response_status=False)
+
+    def bound(self, rid) -> dict:
+        return {a.instance_uuid: a.node for a in db_api.allocations_of(rid)
+                if a.instance_uuid}
+
+
+class BootOptionsTest(BootTestCase):
+
+    def test_multi_create_into_a_reservation(self):
+        rid = self.running_lease(2)
+        resp = self.post(self.boot_body(rid, count=2))
+        self.assertEqual(202, resp.status, resp.content)
+        self.run_engine()
+        servers = self.api.get_servers()
+        self.assertEqual(2, len(servers))
+        nodes = {self.node_of(s['id']) for s in servers}
+        self.assertEqual(2, len(nodes))
+        self.assertEqual({s['id'] for s in servers}, set(self.bound(rid)))
+
+    def test_return_reservation_id_goes_through_the_ledger(self):
+        rid = self.running_lease(1)
+        resp = self.post(self.boot_body(rid, return_reservation_id=True))
+        self.assertEqual(202, resp.status, resp.content)
+        self.assertIn('reservation_id', resp.body)
+        self.run_engine()
+        server, = self.api.get_servers()
+        self.assertEqual({server['id']}, set(self.bound(rid)))
+        # The one slot is taken: a second boot is refused.
+        again = self.post(self.boot_body(rid, return_reservation_id=True))
+        self.assertEqual(409, again.status, again.content)
+        self.assertEqual(1, len(self.api.get_servers()))
+
+    def test_return_reservation_id_with_lease_params(self):
+        body = self.boot_body(count=2, return_reservation_id=True)
+        body['os:scheduler_hints'] = {'lease_params': base.params(
+            base.when(60), base.when(120))}
+        resp = self.post(body)
+        self.assertEqual(202, resp.status, resp.content)
+        self.run_engine()
+        lease, = db_api.list_leases()
+        self.assertEqual('PENDING', lease.status)
+        servers = self.api.get_servers(detail=True)
+        self.assertEqual(2, len(servers))
+        self.assertEqual({s['id'] for s in servers},
+                         {b.instance_uuid for b in db_api.bindings_of(
+                             lease.id)})
+        for s in servers:
+            self.assertEqual('RESERVED', s['status'])
+
+    def test_forced_host_is_refused_for_a_leased_boot(self):
+        rid = self.running_lease(1)
+        body = self.boot_body(rid, availability_zone='nova:host1')
+        resp = self.post(body, api=self.admin_api)
+        # The admin's own reservation? No: another project's is not found.
+        self.assertIn(resp.status, (400, 404), resp.content)
+        resp = self.post(self.boot_body(rid,
+                                        availability_zone='nova:host1'))
+        self.assertIn(resp.status, (400, 403), resp.content)
+        if resp.status == 400:
+            self.assertTrue(resp.body['badRequest']['message'].startswith(
+                'availability_zone:'), resp.content)
+        self.assertEqual([], self.api.get_servers())
+
+    def test_deleting_a_server_frees_its_slot(self):
+        rid = self.running_lease(1)
+        resp = self.post(self.boot_body(rid))
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        self.node_of(uuid)
+        self.run_engine()
+        self.api.delete_server(uuid)
+        self.wait_gone(uuid)
+        self.assertEqual({}, self.bound(rid))
+        again = self.post(self.boot_body(rid))
+        self.assertEqual(202, again.status, again.content)
+
+    def test_forced_host_of_an_ordinary_boot_keeps_promises(self):
+        # host1 and host2 each take one ONE_PER_NODE server; a lease in an
+        # hour holds one of them.
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': base.ONE_PER_NODE, 'amount': 1,
+                            'affinity': 'None'}, start=3600)
+        promised = db_api.allocations_of(
+            lease['reservations'][0]['id'])[0].node
+        other = ({'host1', 'host2'} - {promised}).pop()
+        resp = self.post(self.boot_body(
+            availability_zone='nova:%s' % promised), api=self.admin_api)
+        self.assertEqual(409, resp.status, resp.content)
+        self.assertTrue(resp.body['conflictingRequest']['message']
+                        .startswith('availability_zone:'), resp.content)
+        self.assertEqual([], self.api.get_servers())
+        resp = self.post(self.boot_body(
+            availability_zone='nova::%s' % other), api=self.admin_api)
+        self.assertEqual(202, resp.status, resp.content)
+        self.assertEqual(other, self.node_of(resp.body['server']['id']))
+
+
+class AsyncBootTest(BootTestCase):
+    """Nova schedules after its 202, as in a real deployment."""
+    CAST_AS_CALL = False
+
+    def test_multi_create_into_a_reservation(self):
+        rid = self.running_lease(2)
+        resp = self.post(self.boot_body(rid, count=2))
+        self.assertEqual(202, resp.status, resp.content)
+        servers = self.api.get_servers()
+        self.assertEqual(2, len(servers))
+        nodes = {self.node_of(s['id']) for s in servers}
+        self.assertEqual(2, len(nodes))
+        self.run_engine()
+        self.assertEqual({s['id'] for s in servers}, set(self.bound(rid)))
+
+
+class ServerFailureTest(BootTestCase):
+
+    def test_a_failed_boot_is_the_servers_not_the_leases(self):
+        rid = self.running_lease(1)
+        node = db_api.allocations_of(rid)[0].node
+        service = next(s for s in self.admin_api.get_services(
+            binary='nova-compute', host=node))
+        self.admin_api.put_service(service['id'], {'status': 'disabled'})
+        resp = self.post(self.boot_body(rid))
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        self._wait_for_state_change(self.api.get_server(uuid), 'ERROR')
+        self.run_engine()
+        lease = db_api.get_lease(db_api.get_reservation(rid).lease_id)
+        self.assertEqual(('ACTIVE', True), (lease.status, lease.degraded))
+        self.assertIn(uuid, lease.status_reason)
+        self.assertEqual({}, self.bound(rid))
+        # The slot is free for the next boot, once the node is back.
+        self.admin_api.put_service(service['id'], {'status': 'enabled'})
+        again = self.post(self.boot_body(rid))
+        self.assertEqual(202, again.status, again.content)
+        self.assertEqual(node, self.node_of(again.body['server']['id']))
+
+
+class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
+    NODES = ('host1', 'host2', 'host3')
+
+    def test_growing_a_host_reservation_records_max_and_min(self):
+        for node in self.NODES:
+            self.assertEqual(201, self.admin_rsv('POST', '/os-hosts', {
+                'name': node}).status_code)
+        lease = self.lease({'resource_type': 'physical:host', 'min': 1,
+                            'max': 1}, start=3600)
+        rid = lease['reservations'][0]['id']
+        path = '/leases/%s' % lease['id']
+        for _ in range(2):
+            resp = self.rsv('PUT', path, {'reservations': [
+                {'id': rid, 'max': 2}]})
+            self.assertEqual(200, resp.status_code, resp.text)
+            res = resp.json()['lease']['reservations'][0]
+            self.assertEqual((1, 2), (res['min'], res['max']))
+            self.assertEqual(2, len(db_api.allocations_of(rid)))
+        resp = self.rsv('PUT', path, {'reservations': [{'id': rid,
+                                                        'min': 2}]})
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assertEqual(2, resp.json()['lease']['reservations'][0]['min'])
+        resp = self.rsv('PUT', path, {'reservations': [{'id': rid,
+                                                        'min': 3}]})
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertTrue(resp.json()['error_message'].startswith(
+            'reservations[0].min:'))
+        self.assertEqual(2, len(db_api.allocations_of(rid)))
+
+
+class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
+
+    def test_capacity_of_deleted_servers_is_seen(self):
+        # Both nodes full of ordinary servers, read by a lease placement.
+        servers = [self._create_server(
+            name='o%d' % i, image_uuid=base.IMAGE,
+            flavor_id=base.ONE_PER_NODE, networks='none') for i in (1, 2)]
+        body = {'name': 'l', 'start_date': test_reservations_in_nova.soon(
+            60), 'end_date': test_reservations_in_nova.soon(3600),
+            'reservations': [{'resource_type': 'flavor:instance',
+                              'flavor_id': base.ONE_PER_NODE,
+                              'amount': 2}]}
+        self.assertEqual(409, self.rsv('POST', '/leases', body).status_code)
+        for server in servers:
+            self._delete_server(server)
+        resp = self.rsv('POST', '/leases', body)
+        self.assertEqual(201, resp.status_code, resp.text)

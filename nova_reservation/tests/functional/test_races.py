@@ -1,0 +1,145 @@
+"""Races on MariaDB, many threads at once as many nova-api workers: boots
+into the last slots, leases for the last capacity, changes of one lease.
+Exactly as many win as fit, the others are refused cleanly, and the ledger
+never holds more than a node has.
+"""
+
+from concurrent import futures
+import datetime
+import threading
+import uuid
+
+import testtools
+
+from nova_reservation import capacity
+from nova_reservation.db import api as db_api
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import planner
+from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+NODES = {'n%d' % i: (4, 8192, 80) for i in range(3)}
+SLOT = capacity.Resources(1, 2048, 20)
+
+
+class Placement:
+    """Placement's answers for three empty nodes (what the planner reads).
+    """
+
+    class Resp:
+        status_code = 200
+        url = ''
+
+        def __init__(self, body) -> None:
+            self.body = body
+
+        def json(self):
+            return self.body
+
+    def get(self, url, version=None):
+        if url == '/resource_providers':
+            return self.Resp({'resource_providers': [
+                {'uuid': node, 'name': node, 'generation': 1}
+                for node in NODES]})
+        node = url.split('/')[2]
+        if url.endswith('/inventories'):
+            v, m, d = NODES[node]
+            return self.Resp({'inventories': {
+                'VCPU': {'total': v}, 'MEMORY_MB': {'total': m},
+                'DISK_GB': {'total': d}}})
+        return self.Resp({'allocations': {}})
+
+
+def together(count: int, call) -> list:
+    """`call(i)` in `count` threads released at once; results or errors."""
+    gate = threading.Barrier(count)
+
+    def run(i):
+        gate.wait()
+        try:
+            return call(i)
+        except Exception as e:
+            return e
+    with futures.ThreadPoolExecutor(count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+class RaceTest(testtools.TestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
+                             'MariaDB')
+        self.useFixture(rsv_fixtures.MariaDBStore())
+
+    def planner(self) -> planner.Planner:
+        """One nova-api worker's planner."""
+        return planner.Planner(ledger_mod.Ledger(), Placement(),
+                               lambda: ledger_mod.to_epoch(db_api.utcnow()))
+
+    def lease(self, hours: float = 1.0) -> dict:
+        now = db_api.utcnow().replace(microsecond=0)
+        return dict(id=str(uuid.uuid4()), name='l', project_id='p',
+                    user_id='u', status='PENDING', on_end='delete',
+                    created_at=now, before_end_minutes=None,
+                    start_at=now + datetime.timedelta(hours=1),
+                    end_at=now + datetime.timedelta(hours=1 + hours))
+
+    def create(self, amount: int) -> dict:
+        lease = self.lease()
+        request = planner.ReservationRequest(
+            resource_type=planner.FLAVOR, count=amount, need=SLOT,
+            flavor_id='f')
+        self.planner().create(lease, [request], planner.lease_events(lease))
+        return dict(lease, reservation_id=request.id)
+
+    def assertNoOverbooking(self) -> None:
+        ledger = ledger_mod.Ledger()
+        ledger.refresh()
+        for node, timeline in ledger.timelines.items():
+            peak = timeline.peak(0, float('inf'))
+            self.assertTrue(peak.fits_in(capacity.Resources(*NODES[node])),
+                            (node, peak))
+
+    def test_20_boots_into_5_free_slots(self):
+        rid = self.create(5)['reservation_id']
+        results = together(20, lambda i: db_api.claim_slots(
+            rid, 1, db_api.CLAIM_PREFIX + str(i)))
+        errors = [r for r in results if isinstance(r, Exception)]
+        self.assertEqual([], errors)
+        self.assertEqual(5, sum(1 for r in results if r))
+        held = [a.instance_uuid for a in db_api.allocations_of(rid)]
+        self.assertEqual(5, len(set(held)))
+
+    def test_20_leases_for_the_last_capacity(self):
+        # 12 slots fit (3 nodes of 4 vCPUs); 20 leases of 1 ask at once.
+        results = together(20, lambda i: self.create(1))
+        unexpected = [r for r in results if isinstance(r, Exception) and
+                      not isinstance(r, planner.NoCapacity)]
+        self.assertEqual([], unexpected)
+        made = [r for r in results if isinstance(r, dict)]
+        self.assertEqual(12, len(made))
+        self.assertEqual(12, len(db_api.list_leases()))
+        self.assertNoOverbooking()
+
+    def test_10_changes_of_one_lease_at_once(self):
+        made = self.create(1)
+        lease = db_api.get_lease(made['id'])
+
+        def change(i):
+            planner_ = self.planner()
+            planner_.change(lease, lease.version, {
+                'name': 'n%d' % i,
+                'end_at': lease.end_at + datetime.timedelta(minutes=i + 1)})
+            return i
+        results = together(10, change)
+        unexpected = [r for r in results if isinstance(r, Exception) and
+                      not isinstance(r, (db_api.LeaseChanged,
+                                         planner.LedgerBusy))]
+        self.assertEqual([], unexpected)
+        won = [r for r in results if isinstance(r, int)]
+        self.assertEqual(1, len(won))
+        after = db_api.get_lease(made['id'])
+        self.assertEqual(('n%d' % won[0], lease.version + 1),
+                         (after.name, after.version))
+        slot, = db_api.allocations_of(made['reservation_id'])
+        self.assertEqual(after.end_at, slot.end_at)

@@ -1,0 +1,123 @@
+"""The engine's reconciler on real Nova: what a killed nova-api, a deletion
+behind the hook's back or a boot that never finished leaves behind is
+repaired, and nothing else is touched.
+"""
+
+from nova.compute import api as compute_api
+from nova import context as nova_context
+import sqlalchemy as sa
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import models
+from nova_reservation import ledger
+from nova_reservation.tests.functional import base
+from nova_reservation.tests.functional import test_faults
+
+
+class ReconcilerTest(test_faults.BootTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.flags(creating_timeout=60, group='reservation')
+
+    def later(self, seconds: float) -> None:
+        """Move the engine's clock on."""
+        self.clock.now = ledger.to_epoch(db_api.utcnow()) + seconds
+
+    def sql(self, statement) -> None:
+        """A state that only a killed process leaves behind."""
+        engine = db_api.get_engine()
+        with engine.begin() as conn:
+            conn.execute(statement)
+
+    def server_lease(self) -> tuple:
+        resp = self.boot(base.params(base.when(60), base.when(120)))
+        self.assertEqual(202, resp.status, resp.content)
+        server = resp.body['server']
+        return server['reservation']['lease_id'], server['id']
+
+    def test_a_lease_left_creating_gets_its_servers(self):
+        lease_id, uuid = self.server_lease()
+        # nova-api died after Nova's 202, before it bound the server.
+        self.sql(sa.delete(models.ServerBinding.__table__))
+        self.sql(sa.update(models.Allocation.__table__).values(
+            instance_uuid=None))
+        self.sql(sa.update(models.Lease.__table__).values(
+            status='CREATING'))
+        self.assertEqual([], self.engine.reconcile())   # not timed out yet
+        self.later(120)
+        repairs = self.engine.reconcile()
+        self.assertEqual(1, len(repairs), repairs)
+        self.assertEqual('PENDING', db_api.get_lease(lease_id).status)
+        self.assertEqual([uuid], [b.instance_uuid for b in
+                                  db_api.bindings_of(lease_id)])
+        self.run_engine()
+        self.assertEqual('RESERVED', self.api.get_server(uuid)['status'])
+        self.assertEqual([], self.engine.reconcile())
+
+    def test_a_lease_left_creating_without_servers_goes(self):
+        lease_id, uuid = self.server_lease()
+        self._delete_server({'id': uuid})
+        self.sql(sa.update(models.Lease.__table__).values(
+            status='CREATING'))
+        self.sql(sa.delete(models.ServerBinding.__table__))
+        self.later(120)
+        self.engine.reconcile()
+        self.assertEqual('DELETED', db_api.get_lease(lease_id).status)
+        for res in db_api.reservations_of(lease_id):
+            self.assertEqual([], db_api.allocations_of(res.id))
+
+    def test_servers_of_a_deleted_lease_go(self):
+        lease_id, uuid = self.server_lease()
+        # Deleted while its boot was in flight: the end ran before the
+        # servers were bound.
+        self.sql(sa.delete(models.ServerBinding.__table__))
+        db_api.begin_delete(lease_id)
+        self.run_engine()
+        self.assertEqual('DELETED', db_api.get_lease(lease_id).status)
+        self.assertEqual(uuid, self.api.get_server(uuid)['id'])
+        self.engine.reconcile()
+        self.wait_gone(uuid)
+        self.assertEqual([], self.engine.reconcile())
+
+    def test_a_server_deleted_behind_the_hooks_back_frees_its_slot(self):
+        rid = self.running_lease(1)
+        resp = self.post(self.boot_body(rid))
+        uuid = resp.body['server']['id']
+        self.node_of(uuid)
+        self.run_engine()
+        self.assertEqual({uuid}, set(self.bound(rid)))
+        # Not through this nova-api (another one, or nova-manage).
+        ctx = nova_context.get_admin_context()
+        api = compute_api.API()
+        api.delete(ctx, api.get(ctx, uuid))
+        self.wait_gone(uuid)
+        self.assertEqual({uuid}, set(self.bound(rid)))
+        repairs = self.engine.reconcile()
+        self.assertIn('server %s is gone' % uuid, ' '.join(repairs))
+        self.assertEqual({}, self.bound(rid))
+        again = self.post(self.boot_body(rid))
+        self.assertEqual(202, again.status, again.content)
+
+    def test_slots_held_by_a_boot_that_never_finished(self):
+        rid = self.running_lease(2)
+        self.assertTrue(db_api.claim_slots(rid, 2, db_api.CLAIM_PREFIX +
+                                           'dead-nova-api'))
+        self.engine.reconcile()
+        self.assertEqual(2, sum(1 for a in db_api.allocations_of(rid)
+                                if a.instance_uuid))
+        self.engine.reconcile()
+        self.assertEqual([None, None], [a.instance_uuid for a in
+                                        db_api.allocations_of(rid)])
+
+    def test_a_server_lease_whose_servers_are_gone_goes(self):
+        lease_id, uuid = self.server_lease()
+        self.run_engine()
+        ctx = nova_context.get_admin_context()
+        api = compute_api.API()
+        api.delete(ctx, api.get(ctx, uuid))
+        self.wait_gone(uuid)
+        self.engine.reconcile()
+        self.assertEqual('DELETING', db_api.get_lease(lease_id).status)
+        self.run_engine()
+        self.assertEqual('DELETED', db_api.get_lease(lease_id).status)
