@@ -11,6 +11,7 @@ import sys
 
 from benchmarks import blazar_placement
 from benchmarks import capacity_math
+from benchmarks import concurrent_leases
 from benchmarks import events
 from benchmarks import lease_placement
 from benchmarks import scheduler_overhead
@@ -69,6 +70,17 @@ def run(quick: bool) -> list:
                placed['host_p50_ms'], 'ms', 50.0),
         figure('Placement requests per lease', placed[
             'capacity_placement_requests'], 'requests')]
+    racing = concurrent_leases.run(
+        *((100, 10_000, 10) if quick else (1_000, 100_000, 50)))
+    at = '%d clients at once, %d hosts, %d allocations' % (
+        racing['clients'], racing['hosts'], racing['allocations'])
+    figures += [
+        figure('leases per second, ' + at, racing['together_per_s'], '/s',
+               better='higher'),
+        figure('leases per second, one client alone', racing['alone_per_s'],
+               '/s', better='higher'),
+        figure('leases refused as busy, ' + at, racing['busy'], 'leases',
+               0)]
     blazar = blazar_placement.run(
         placed['hosts'], placed['allocations'], repeat=3 if quick else 5,
         budget_s=10.0 if quick else 60.0)

@@ -41,15 +41,24 @@ def use(path: str) -> None:
 
 def fill(path: str, hosts: int, allocations: int,
          enroll_free: bool = False) -> None:
-    """The ledger of `allocations` slots on `hosts` nodes, all future;
-    `enroll_free`: the nodes without slots are reservable hosts.
+    """The ledger of `allocations` slots on `hosts` nodes, all future, in
+    an SQLite file; `enroll_free`: the nodes without slots are reservable
+    hosts.
     """
     engine = sa.create_engine('sqlite:///%s' % path)
     models.Base.metadata.create_all(engine)
+    fill_engine(engine, hosts, allocations, enroll_free)
+    engine.dispose()
+
+
+def fill_engine(engine: sa.engine.Engine, hosts: int, allocations: int,
+                enroll_free: bool = False) -> None:
+    """`fill` on the store's tables behind `engine` (made already)."""
     cloud = data.cloud(hosts, allocations)
     now = db_api.utcnow()
 
     with engine.begin() as conn:
+        conn.execute(models.LedgerState.__table__.delete())
         conn.execute(models.LedgerState.__table__.insert(), [dict(
             id=1, generation=1, epoch=uuidutils.generate_uuid())])
         lease = dict(id='lease', name='bench', project_id='p',
@@ -83,4 +92,3 @@ def fill(path: str, hosts: int, allocations: int,
                 local_gb=h.capacity.disk_gb, extra_capabilities='{}',
                 reservable=True, created_at=now)
                 for h in cloud.hosts if h.node not in busy])
-    engine.dispose()

@@ -262,15 +262,19 @@ def begin_delete(lease_id: str) -> None:
                                  status=UNDONE, attempts=0))
 
 
-def discard_lease(lease_id: str) -> None:
-    """Remove a lease whose boot Nova refused: it made nothing, so it goes
-    at once, with its capacity.
+def discard_lease(lease_id: str) -> bool:
+    """Remove a lease still CREATING whose boot made nothing (Nova refused
+    it, or its nova-api died first): it goes at once, with its capacity.
+    Whether it did (it may have been bound or deleted meanwhile).
     """
     with _writer() as session:
+        if not _set_lease_status(session, [lease_id], status.DELETED,
+                                 only_from=(status.CREATING,)):
+            return False
         _release(session, lease_id)
         session.execute(sa.delete(models.ServerBinding).where(
             models.ServerBinding.lease_id == lease_id))
-        _set_lease_status(session, [lease_id], status.DELETED)
+        return True
 
 
 def _set_lease_status(session, lease_ids: list, new: str,
@@ -678,6 +682,9 @@ class Outcome(NamedTuple):
     due_at: Optional[datetime.datetime] = None
     failed: bool = False
     notice: Optional[dict] = None
+    # Handed back unrun (an earlier event of its lease is not finished):
+    # it has not started.
+    waited: bool = False
 
 
 def _grouped(outcomes, key) -> dict:
@@ -714,13 +721,17 @@ def record_events(outcomes: list) -> set:
                 t.c.id.in_([o.event_id for o in group])).values(
                 status=new, last_error=error, updated_at=now,
                 finished_at=now, runs=t.c.runs + int(new == DONE)))
-        for (due_at, failed, error), group in _grouped(
+        for (due_at, failed, error, waited), group in _grouped(
                 [o for o in mine if o.status == UNDONE],
-                lambda o: (o.due_at, o.failed, o.error)).items():
+                lambda o: (o.due_at, o.failed, o.error, o.waited)).items():
             values = dict(status=UNDONE, claimed_by=None,
                           claim_expires=None, due_at=due_at, updated_at=now)
             if failed:
                 values.update(attempts=t.c.attempts + 1, last_error=error)
+            if waited:
+                values.update(started_at=sa.case(
+                    (t.c.runs + t.c.attempts == 0, None),
+                    else_=t.c.started_at))
             session.execute(t.update().where(
                 t.c.id.in_([o.event_id for o in group])).values(**values))
         for (new, error), group in _grouped(

@@ -89,8 +89,7 @@ class Reconciler:
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
                                    % len(uuids))
-            else:
-                db_api.discard_lease(lease.id)
+            elif db_api.discard_lease(lease.id):
                 self._repaired(repairs, lease.id, 'delete', 'left CREATING '
                                'with no server; removed, its capacity freed')
 

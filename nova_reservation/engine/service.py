@@ -112,9 +112,9 @@ class Engine:
         later = now + datetime.timedelta(
             seconds=CONF.reservation.action_poll_interval)
         db_api.record_events([
-            db_api.Outcome(e.id, holder, db_api.UNDONE, due_at=(
-                e.due_at if e.lease_id in running else max(e.due_at,
-                                                           later)))
+            db_api.Outcome(e.id, holder, db_api.UNDONE, waited=True,
+                           due_at=(e.due_at if e.lease_id in running
+                                   else max(e.due_at, later)))
             for e, holder in work if e.id in waiting])
         return [(e, holder) for e, holder in work if e.id not in waiting]
 

@@ -202,6 +202,12 @@ class ReservationTestCase(test.TestCase,
         self.fail('events still due after %d passes: %s'
                   % (passes, [(e.event_type, e.last_error) for e in due]))
 
+    def set_compute(self, node: str, status: str) -> None:
+        """Enable or disable the nova-compute service of `node`."""
+        service = next(s for s in self.admin_api.get_services(
+            binary='nova-compute', host=node))
+        self.admin_api.put_service(service['id'], {'status': status})
+
     def placement_usage(self, node: str) -> dict:
         rp = self._get_provider_uuid_by_host(node)
         return self._get_provider_usages(rp)

@@ -131,6 +131,27 @@ class EnginesTest(testtools.TestCase):
                 self.assertEqual(1, told[('lease.event.%s' % name,
                                           lease_id)], (lease_id, name))
 
+    def test_start_and_end_due_after_an_outage_with_three_engines(self):
+        leases = self.make_leases(150)
+        # The engines were away for the whole of every lease.
+        past = db_api.utcnow() - datetime.timedelta(minutes=10)
+        with db_api._writer() as session:
+            for e in session.execute(sa.select(models.Event)).scalars():
+                e.due_at = e.scheduled_at = past + datetime.timedelta(
+                    seconds=60 if e.event_type == 'end' else 0)
+        for _ in range(3):
+            self.engine()
+        events = self.wait_done(90)
+        by_lease = collections.defaultdict(dict)
+        for e in events:
+            by_lease[e.lease_id][e.event_type] = e
+        for lease_id in leases:
+            start, end = by_lease[lease_id]['start'], by_lease[lease_id][
+                'end']
+            self.assertEqual((1, 1), (start.runs, end.runs))
+            self.assertLessEqual(start.finished_at, end.started_at)
+            self.assertEqual('TERMINATED', db_api.get_lease(lease_id).status)
+
     def test_three_engines_run_every_event_once_and_on_time(self):
         leases = self.make_leases(500)
         listener = Listener(self.vhost.url)

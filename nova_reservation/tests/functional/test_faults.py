@@ -150,9 +150,7 @@ class ServerFailureTest(BootTestCase):
     def test_a_failed_boot_is_the_servers_not_the_leases(self):
         rid = self.running_lease(1)
         node = db_api.allocations_of(rid)[0].node
-        service = next(s for s in self.admin_api.get_services(
-            binary='nova-compute', host=node))
-        self.admin_api.put_service(service['id'], {'status': 'disabled'})
+        self.set_compute(node, 'disabled')
         resp = self.post(self.boot_body(rid))
         self.assertEqual(202, resp.status, resp.content)
         uuid = resp.body['server']['id']
@@ -163,7 +161,7 @@ class ServerFailureTest(BootTestCase):
         self.assertIn(uuid, lease.status_reason)
         self.assertEqual({}, self.bound(rid))
         # The slot is free for the next boot, once the node is back.
-        self.admin_api.put_service(service['id'], {'status': 'enabled'})
+        self.set_compute(node, 'enabled')
         again = self.post(self.boot_body(rid))
         self.assertEqual(202, again.status, again.content)
         self.assertEqual(node, self.node_of(again.body['server']['id']))
@@ -216,3 +214,43 @@ class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
             self._delete_server(server)
         resp = self.rsv('POST', '/leases', body)
         self.assertEqual(201, resp.status_code, resp.text)
+
+
+class HealingTest(test_reservations_in_nova.ReservationsTestCase):
+    NODES = ('host1', 'host2', 'host3')
+
+    def test_a_moved_host_slot_keeps_the_requirements(self):
+        for node, gpu in (('host1', 'yes'), ('host2', 'yes'),
+                          ('host3', 'no')):
+            self.assertEqual(201, self.admin_rsv('POST', '/os-hosts', {
+                'name': node, 'gpu': gpu}).status_code)
+        lease = self.lease({'resource_type': 'physical:host', 'min': 1,
+                            'max': 1, 'resource_properties':
+                            '["==", "$gpu", "yes"]'}, start=3600)
+        rid = lease['reservations'][0]['id']
+        first, = [a.node for a in db_api.allocations_of(rid)]
+        self.set_compute(first, 'disabled')
+        self.engine.check_hosts()
+        second, = [a.node for a in db_api.allocations_of(rid)]
+        self.assertEqual({'host1', 'host2'} - {first}, {second})
+        # No other host has a GPU: the lease is degraded, not moved to one
+        # that does not match.
+        self.set_compute(second, 'disabled')
+        self.engine.check_hosts()
+        self.assertEqual([second], [a.node for a in
+                                    db_api.allocations_of(rid)])
+        self.assertTrue(db_api.get_lease(lease['id']).degraded)
+
+    def test_moved_slots_keep_their_affinity(self):
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': '1', 'amount': 2,
+                            'affinity': True}, start=3600)
+        rid = lease['reservations'][0]['id']
+        nodes = {a.node for a in db_api.allocations_of(rid)}
+        self.assertEqual(1, len(nodes))
+        self.set_compute(nodes.pop(), 'disabled')
+        self.engine.check_hosts()
+        moved = [a.node for a in db_api.allocations_of(rid)]
+        self.assertEqual(2, len(moved))
+        self.assertEqual(1, len(set(moved)), moved)
+        self.assertFalse(db_api.get_lease(lease['id']).degraded)

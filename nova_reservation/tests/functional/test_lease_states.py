@@ -98,11 +98,6 @@ class DeleteInEveryStateTest(base.ReservationTestCase):
 class HostFailureTest(base.ReservationTestCase):
     NODES = ('host1', 'host2', 'host3')
 
-    def _disable(self, node: str) -> None:
-        service = next(s for s in self.admin_api.get_services(
-            binary='nova-compute', host=node))
-        self.admin_api.put_service(service['id'], {'status': 'disabled'})
-
     def test_future_slots_leave_a_failed_host(self):
         self.flags(driver=['test'], group='oslo_messaging_notifications')
         sent.reset()
@@ -114,7 +109,7 @@ class HostFailureTest(base.ReservationTestCase):
         nodes = {s.node for s in db_api.allocations_of(rid)}
         self.assertEqual(2, len(nodes))
         failed = sorted(nodes)[0]
-        self._disable(failed)
+        self.set_compute(failed, 'disabled')
         self.engine.check_hosts()
         moved = {s.node for s in db_api.allocations_of(rid)}
         self.assertNotIn(failed, moved)
@@ -122,7 +117,7 @@ class HostFailureTest(base.ReservationTestCase):
         self.assertFalse(db_api.get_lease(first['id']).degraded)
 
         # Another node fails: two slots, one healthy node; degraded.
-        self._disable(sorted(moved)[0])
+        self.set_compute(sorted(moved)[0], 'disabled')
         self.engine.check_hosts()
         lease = db_api.get_lease(first['id'])
         self.assertTrue(lease.degraded)

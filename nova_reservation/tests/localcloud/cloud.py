@@ -154,6 +154,17 @@ class LocalCloud:
                 time.sleep(0.2)
         os.unlink(path)
 
+    def kill(self, name: str) -> None:
+        """kill -9 of a service and what it forked, as a crash does."""
+        path = self._pidfile(name)
+        with open(path) as f:
+            pid = int(f.read())
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        while _group_alive(pid):
+            time.sleep(0.1)
+        os.unlink(path)
+
     def _gunicorn(self, name: str, app: str, port: int,
                   env: dict) -> None:
         if _port_open(port):
@@ -315,6 +326,10 @@ class LocalCloud:
                 self.data, 'nova', 'lock')),
             'vnc': dict(enabled='false'),
             'oslo_messaging_notifications': dict(driver='noop'),
+            # A test cloud: what a crash leaves is repaired within a
+            # minute.
+            'reservation': dict(reconcile_interval='15',
+                                creating_timeout='30'),
         }
         self._write_ini('nova.conf', nova)
         # Only for the processes that use the databases: nova-compute must
@@ -471,12 +486,20 @@ class LocalCloud:
         self._setup(os.path.join(BIN, 'nova-reservation-manage'),
                     *self._nova_args(), 'db', 'sync')
 
-    def start_nova(self, computes: int) -> None:
+    def start_nova_api(self) -> None:
         self._gunicorn('nova-api', PACKAGE + '.nova_api_wsgi:application',
                        PORTS['nova'], dict(
                            OS_NOVA_CONFIG_DIR=self.etc,
                            OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf;'
                                                 'nova-db.conf'))
+
+    def wait_nova_api(self) -> None:
+        admin = self.session('admin')
+        _wait('nova-api', lambda: admin.get(url('nova') + '/flavors').ok,
+              alive=lambda: 'nova-api' in self.running())
+
+    def start_nova(self, computes: int) -> None:
+        self.start_nova_api()
         for service in ('conductor', 'scheduler'):
             self.start('nova-' + service,
                        os.path.join(BIN, 'nova-' + service),
@@ -491,9 +514,8 @@ class LocalCloud:
             self.start('nova-' + host, os.path.join(BIN, 'nova-compute'),
                        *self._nova_args(db=False), '--config-file',
                        os.path.join(self.etc, host + '.conf'))
+        self.wait_nova_api()
         admin = self.session('admin')
-        _wait('nova-api', lambda: admin.get(url('nova') + '/flavors').ok,
-              alive=lambda: 'nova-api' in self.running())
         placement = url('placement')
         _wait('%d compute nodes in Placement' % computes, lambda: len(
             admin.get(placement + '/resource_providers').json()[
