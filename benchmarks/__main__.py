@@ -11,9 +11,9 @@ import sys
 
 from benchmarks import blazar_placement
 from benchmarks import capacity_math
-from benchmarks import concurrent_leases
 from benchmarks import events
 from benchmarks import lease_placement
+from benchmarks import leases_at_once
 from benchmarks import scheduler_overhead
 
 RESULTS = os.path.join(os.path.dirname(__file__), 'results.json')
@@ -70,7 +70,7 @@ def run(quick: bool) -> list:
                placed['host_p50_ms'], 'ms', 50.0),
         figure('Placement requests per lease', placed[
             'capacity_placement_requests'], 'requests')]
-    racing = concurrent_leases.run(
+    racing = leases_at_once.run(
         *((100, 10_000, 10) if quick else (1_000, 100_000, 50)))
     at = '%d clients at once, %d hosts, %d allocations' % (
         racing['clients'], racing['hosts'], racing['allocations'])

@@ -16,6 +16,7 @@ from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
 import requests
 
+from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import migration
 from nova_reservation import deploy
@@ -78,6 +79,8 @@ class ReservationTestCase(test.TestCase,
     REQUIRES_LOCKING = True
     CAST_AS_CALL = True
     STUB_KEYSTONE = True
+    # Check `assert_invariants` after each test.
+    CHECK_INVARIANTS = False
 
     def setUp(self) -> None:
         super().setUp()
@@ -121,6 +124,8 @@ class ReservationTestCase(test.TestCase,
         self.other_api = self.api_client('other-user', 'other-project')
         self.clock = FakeClock(ledger.to_epoch(db_api.utcnow()))
         self.engine = service.Engine(self.nova_client(), clock=self.clock)
+        if self.CHECK_INVARIANTS:
+            self.addCleanup(self.assert_invariants)
 
     def api_client(self, user: str, project: str, roles=('reader', 'member')):
         client = api_client.TestOpenStackClient(
@@ -207,6 +212,48 @@ class ReservationTestCase(test.TestCase,
         service = next(s for s in self.admin_api.get_services(
             binary='nova-compute', host=node))
         self.admin_api.put_service(service['id'], {'status': status})
+
+    def assert_invariants(self) -> None:
+        """What must hold after any scenario: no lease left in a
+        transitional state, no event run twice, no slot held for a boot or
+        a server that does not exist, no server of a lease that is gone,
+        and no node promised more than it has.
+        """
+        leases = db_api.list_leases()
+        self.assertEqual([], [x.id for x in leases
+                              if x.status == 'CREATING'])
+        servers = {s['id']: s for s in self.admin_api.get_servers(
+            detail=True, search_opts={'all_tenants': 1})}
+        for lease in leases:
+            details = db_api.lease_details(lease.id)
+            self.assertEqual([], [e.event_type for e in details.events
+                                  if e.runs > 1], lease.id)
+            for res in details.reservations:
+                for slot in db_api.allocations_of(res.id):
+                    if slot.instance_uuid:
+                        self.assertIn(slot.instance_uuid, servers,
+                                      'slot %d' % slot.id)
+        for server in servers.values():
+            lease_id = (server.get('metadata') or {}).get(
+                'reservation:lease_id')
+            if lease_id:
+                lease = db_api.get_lease(lease_id)
+                self.assertNotIn(lease.status, ('DELETED', 'CREATING'),
+                                 server['id'])
+        copy = ledger.Ledger()
+        copy.refresh()
+        for node, timeline in copy.timelines.items():
+            rp = self._get_provider_uuid_by_host(node)
+            inventories = self.placement.get(
+                '/resource_providers/%s/inventories' % rp).body[
+                'inventories']
+            limit = capacity.Resources(*(
+                (inventories[rc]['total'] - inventories[rc]['reserved']) *
+                inventories[rc]['allocation_ratio']
+                for rc in ('VCPU', 'MEMORY_MB', 'DISK_GB')))
+            peak = timeline.peak(ledger.to_epoch(db_api.utcnow()),
+                                 float('inf'))
+            self.assertTrue(peak.fits_in(limit), (node, peak, limit))
 
     def placement_usage(self, node: str) -> dict:
         rp = self._get_provider_uuid_by_host(node)

@@ -135,3 +135,49 @@ class EngineCrashTest(base.ReservationTestCase):
         self.assertEqual(1, actions.count('unshelve'), actions)
         self.assertEqual(ledger.to_epoch(lease.start_at),
                          ledger.to_epoch(db_api.get_lease(lease.id).start_at))
+
+    def test_kill_9_during_an_end(self):
+        resp = self.boot(base.params('now', base.when(60)))
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        lease_id = resp.body['server']['reservation']['lease_id']
+        self._wait_for_state_change(self.api.get_server(uuid), 'ACTIVE')
+        self.run_engine()
+        self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+        # The end falls due now.
+        with sqlite3.connect(self.db_path) as conn:
+            conn.execute("UPDATE rsv_events SET due_at = ? WHERE lease_id = ?"
+                         " AND event_type = 'end'",
+                         (str(db_api.utcnow()), lease_id))
+        doomed = self.engine_process()
+        doomed_id = doomed.worker_id()
+
+        def claimed() -> bool:
+            with sqlite3.connect(self.db_path) as conn:
+                return bool(conn.execute(
+                    "SELECT id FROM rsv_events WHERE claimed_by = ? AND "
+                    "status = 'IN_PROGRESS'", (doomed_id,)).fetchall())
+        deadline = time.time() + 30
+        while not claimed() and time.time() < deadline:
+            time.sleep(0.005)
+        os.kill(doomed.proc.pid, signal.SIGSTOP)
+        self.assertTrue(claimed(), 'the engine never took the end')
+        doomed.kill()
+
+        survivor = self.engine_process()
+        survivor.worker_id()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if db_api.get_lease(lease_id).status == 'TERMINATED':
+                break
+            time.sleep(0.2)
+        self.assertEqual('TERMINATED', db_api.get_lease(lease_id).status,
+                         survivor.output()[-3000:])
+        end = next(e for e in db_api.events_of(lease_id)
+                   if e.event_type == 'end')
+        self.assertEqual((db_api.DONE, 1), (end.status, end.runs))
+        self.assertNotEqual(doomed_id, end.claimed_by)
+        self.wait_gone(uuid)
+        self.assertEqual([], [a for r in db_api.reservations_of(lease_id)
+                              for a in db_api.allocations_of(r.id)
+                              if a.instance_uuid])

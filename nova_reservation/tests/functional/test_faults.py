@@ -9,6 +9,7 @@ from nova_reservation.tests.functional import test_reservations_in_nova
 
 
 class BootTestCase(test_reservations_in_nova.ReservationsTestCase):
+    CHECK_INVARIANTS = True
 
     def running_lease(self, amount: int, flavor=base.ONE_PER_NODE) -> str:
         lease = self.lease({'resource_type': 'flavor:instance',
@@ -80,6 +81,31 @@ class BootOptionsTest(BootTestCase):
                              lease.id)})
         for s in servers:
             self.assertEqual('RESERVED', s['status'])
+
+    def test_a_server_group_s_policy_is_the_lease_s_affinity(self):
+        for policy, nodes in (('affinity', 1), ('anti-affinity', 2)):
+            group = self.api.post_server_groups(
+                {'name': policy, 'policy': policy})
+            body = self.boot_body(count=2)
+            body['server']['flavorRef'] = '1'
+            body['os:scheduler_hints'] = {
+                'group': group['id'], 'lease_params': base.params(
+                    base.when(60), base.when(120))}
+            resp = self.post(body)
+            self.assertEqual(202, resp.status, resp.content)
+            lease_id = resp.body['server']['reservation']['lease_id']
+            rid = resp.body['server']['reservation']['reservation_id']
+            self.assertEqual(nodes, len({a.node for a in
+                                         db_api.allocations_of(rid)}),
+                             policy)
+            self.rsv('DELETE', '/leases/%s' % lease_id)
+            self.run_engine()
+        missing = self.boot_body(count=2)
+        missing['os:scheduler_hints'] = {
+            'group': '8d3c0e5e-2a4b-4c1d-9e8f-7a6b5c4d3e2f',
+            'lease_params': base.params(base.when(60), base.when(120))}
+        resp = self.post(missing)
+        self.assertEqual(400, resp.status, resp.content)
 
     def test_forced_host_is_refused_for_a_leased_boot(self):
         rid = self.running_lease(1)
@@ -169,6 +195,7 @@ class ServerFailureTest(BootTestCase):
 
 class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
     NODES = ('host1', 'host2', 'host3')
+    CHECK_INVARIANTS = True
 
     def test_growing_a_host_reservation_records_max_and_min(self):
         for node in self.NODES:
@@ -198,6 +225,7 @@ class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
 
 
 class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
+    CHECK_INVARIANTS = True
 
     def test_capacity_of_deleted_servers_is_seen(self):
         # Both nodes full of ordinary servers, read by a lease placement.
@@ -218,6 +246,7 @@ class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
 
 class HealingTest(test_reservations_in_nova.ReservationsTestCase):
     NODES = ('host1', 'host2', 'host3')
+    CHECK_INVARIANTS = True
 
     def test_a_moved_host_slot_keeps_the_requirements(self):
         for node, gpu in (('host1', 'yes'), ('host2', 'yes'),

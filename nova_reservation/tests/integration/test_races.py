@@ -1,0 +1,63 @@
+"""Boots at once into one capacity reservation on the local cloud
+(MariaDB, several nova-api threads): exactly as many as it holds get in,
+the others are refused, none is a 5xx, and the slots end up bound to the
+servers that exist.
+"""
+
+from concurrent import futures
+import threading
+
+from nova_reservation.tests.integration import base
+from nova_reservation.tests.integration import test_blazar_cli
+from nova_reservation.tests.localcloud import cloud
+
+SLOTS = 5
+BOOTS = 20
+
+
+class ParallelBootsTest(base.CloudTestCase):
+
+    def test_20_boots_into_5_slots(self):
+        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        lease = self.openstack(
+            'alice', 'reservation', 'lease', 'create', '--end-date',
+            test_blazar_cli.minutes(30), '--reservation',
+            'resource_type=flavor:instance,flavor_id=%s,amount=%d'
+            % (flavor, SLOTS), 'race-' + self.suffix)
+        self.addCleanup(self.delete_lease, lease['id'])
+        rid = lease['reservations'][0]['id']
+        self.wait_for('the lease to start', lambda: self.openstack(
+            'alice', 'reservation', 'lease', 'show', lease['id'])[
+            'status'] == 'ACTIVE', timeout=120)
+        session = base.CLOUD.session('alice')
+        gate = threading.Barrier(BOOTS)
+
+        def boot(i):
+            gate.wait()
+            resp = session.post(cloud.url('nova') + '/servers', json={
+                'server': dict(name='race-%d-%s' % (i, self.suffix),
+                               flavorRef=flavor, imageRef=image,
+                               networks='none'),
+                'os:scheduler_hints': {'reservation': rid}},
+                headers={'OpenStack-API-Version': 'compute 2.91'},
+                raise_exc=False, timeout=120)
+            if resp.status_code == 202:
+                self.addCleanup(self.delete_server,
+                                resp.json()['server']['id'])
+            return resp.status_code
+        with futures.ThreadPoolExecutor(BOOTS) as pool:
+            codes = list(pool.map(boot, range(BOOTS)))
+        self.assertEqual(SLOTS, codes.count(202), codes)
+        self.assertEqual(BOOTS - SLOTS, codes.count(409), codes)
+
+        def bound():
+            rows = self.store('SELECT instance_uuid FROM rsv_allocations '
+                              'WHERE reservation_id = %s AND deleted = 0',
+                              rid)
+            servers = {s['ID'] for s in self.openstack(
+                'alice', 'server', 'list', '--name',
+                '^race-.*-%s$' % self.suffix)}
+            return len(servers) == SLOTS and {
+                r['instance_uuid'] for r in rows} == servers
+        self.wait_for('the slots bound to the servers', bound, timeout=120)
