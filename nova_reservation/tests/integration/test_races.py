@@ -5,6 +5,7 @@ servers that exist.
 """
 
 from concurrent import futures
+import json
 import threading
 
 from nova_reservation.tests.integration import base
@@ -26,7 +27,8 @@ class ParallelBootsTest(base.CloudTestCase):
             'resource_type=flavor:instance,flavor_id=%s,amount=%d'
             % (flavor, SLOTS), 'race-' + self.suffix)
         self.addCleanup(self.delete_lease, lease['id'])
-        rid = lease['reservations'][0]['id']
+        # The CLI prints the reservations as JSON text.
+        rid = json.JSONDecoder().raw_decode(lease['reservations'])[0]['id']
         self.wait_for('the lease to start', lambda: self.openstack(
             'alice', 'reservation', 'lease', 'show', lease['id'])[
             'status'] == 'ACTIVE', timeout=120)
