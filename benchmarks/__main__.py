@@ -72,15 +72,15 @@ def run(quick: bool) -> list:
             'capacity_placement_requests'], 'requests')]
     racing = leases_at_once.run(
         *((100, 10_000, 10) if quick else (1_000, 100_000, 50)))
-    at = '%d clients at once, %d hosts, %d allocations' % (
+    racing_at = '%d clients at once, %d hosts, %d allocations' % (
         racing['clients'], racing['hosts'], racing['allocations'])
     figures += [
-        figure('leases per second, ' + at, racing['together_per_s'], '/s',
-               better='higher'),
+        figure('leases per second, ' + racing_at, racing['together_per_s'],
+               '/s', better='higher'),
         figure('leases per second, one client alone', racing['alone_per_s'],
                '/s', better='higher'),
-        figure('leases refused as busy, ' + at, racing['busy'], 'leases',
-               0)]
+        figure('leases refused as busy, ' + racing_at, racing['busy'],
+               'leases', 0)]
     blazar = blazar_placement.run(
         placed['hosts'], placed['allocations'], repeat=3 if quick else 5,
         budget_s=10.0 if quick else 60.0)
