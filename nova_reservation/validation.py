@@ -22,7 +22,6 @@ MAX_DEPTH = 32
 # Dates are digits and separators; anything else (a NUL, a newline, a
 # letter) is refused before parsing.
 DATE_CHARACTERS = re.compile(r'^[0-9][0-9T:.+ Zz-]*$')
-MAX_NAME_LENGTH = 255
 
 
 class InvalidParam(ValueError):
@@ -234,13 +233,3 @@ def interval(start_field: str, start_value, end_field: str, end_value,
                            'longest allowed is %.1f hours'
                            % (duration / 3600, max_duration / 3600))
     return start, end
-
-
-def name(value, field: str = 'name') -> str:
-    """A lease's name, as stored (surrounding spaces dropped)."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidParam(field, 'must be a non-empty string')
-    if len(value) > MAX_NAME_LENGTH:
-        raise InvalidParam(field, 'is longer than %d characters'
-                           % MAX_NAME_LENGTH)
-    return value.strip()

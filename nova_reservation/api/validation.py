@@ -120,7 +120,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                                      max_duration, max_advance)
     requests = [reservation(i, r, flavor_need)
                 for i, r in enumerate(body['reservations'])]
-    values = dict(name=validation.name(body['name']), start_at=start,
+    values = dict(name=body['name'].strip(), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
                       body.get('before_end_date'), start, end))
     return values, requests
@@ -132,7 +132,7 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
     validation.check(schemas.UPDATE, body, whole='lease')
     values = {}
     if 'name' in body:
-        values['name'] = validation.name(body['name'])
+        values['name'] = body['name'].strip()
     started = lease_row.start_at <= now
     start_value = body.get('start_date')
     if start_value is not None and started:

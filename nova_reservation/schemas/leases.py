@@ -52,16 +52,21 @@ RESERVATION = {
     } for kind, fields in sorted(RESERVATION_FIELDS.items())],
 }
 
-CREATE = common.strict({
+# The lease's own fields, in a creation and in a change.
+LEASE_FIELDS = {
     'name': common.NAME,
     'start_date': common.START,
     'end_date': common.DATE,
     'before_end_date': {'anyOf': [common.DATE, {'type': 'null'},
                                   {'const': ''}]},
-    'reservations': {'type': 'array', 'minItems': 1, 'maxItems': 10,
-                     'items': RESERVATION},
-    'events': {'type': 'array', 'maxItems': 0},
-}, required=('name', 'start_date', 'end_date', 'reservations'))
+}
+
+CREATE = common.strict(dict(
+    LEASE_FIELDS,
+    reservations={'type': 'array', 'minItems': 1, 'maxItems': 10,
+                  'items': RESERVATION},
+    events={'type': 'array', 'maxItems': 0},
+), required=('name', 'start_date', 'end_date', 'reservations'))
 
 # A change of a reservation: which one, and its new size.
 RESERVATION_CHANGE = common.strict({
@@ -70,12 +75,8 @@ RESERVATION_CHANGE = common.strict({
     'amount': common.WHOLE, 'min': common.WHOLE, 'max': common.WHOLE,
 }, required=('id',))
 
-UPDATE = common.strict({
-    'name': common.NAME,
-    'start_date': common.START,
-    'end_date': common.DATE,
-    'before_end_date': {'anyOf': [common.DATE, {'type': 'null'},
-                                  {'const': ''}]},
-    'reservations': {'type': 'array', 'maxItems': 10,
-                     'items': RESERVATION_CHANGE},
-}, minProperties=1)
+UPDATE = common.strict(dict(
+    LEASE_FIELDS,
+    reservations={'type': 'array', 'maxItems': 10,
+                  'items': RESERVATION_CHANGE},
+), minProperties=1)

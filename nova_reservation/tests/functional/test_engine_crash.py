@@ -88,16 +88,16 @@ class EngineCrashTest(base.ReservationTestCase):
         return self.useFixture(rsv_fixtures.EngineProcess(ENGINE_CONF % {
             'db': self.db_url, 'nova': self.nova_url}))
 
-    def test_kill_9_during_a_start(self):
-        uuid = self.boot_reserved()
-        lease = db_api.get_lease(
-            self.api.get_server(uuid)['reservation']['lease_id'])
-        slot = db_api.slot_of(db_api.reservations_of(lease.id)[0].id, uuid)
-        # The start falls due now.
+    def kill_9_during(self, lease_id: str, event_type: str,
+                      after: str) -> str:
+        """The lease's `event_type` falls due now; an engine takes it and
+        is killed (kill -9) before it is done; another engine finishes it,
+        and the lease reaches `after`.  Returns the killed engine's id.
+        """
         with sqlite3.connect(self.db_path) as conn:
             conn.execute("UPDATE rsv_events SET due_at = ? WHERE lease_id = ?"
-                         " AND event_type = 'start'",
-                         (str(db_api.utcnow()), lease.id))
+                         " AND event_type = ?",
+                         (str(db_api.utcnow()), lease_id, event_type))
         doomed = self.engine_process()
         doomed_id = doomed.worker_id()
 
@@ -110,18 +110,27 @@ class EngineCrashTest(base.ReservationTestCase):
         while not claimed() and time.time() < deadline:
             time.sleep(0.005)
         os.kill(doomed.proc.pid, signal.SIGSTOP)
-        self.assertTrue(claimed(), 'the engine never took the start')
+        self.assertTrue(claimed(), 'the engine never took the %s'
+                        % event_type)
         doomed.kill()
 
         survivor = self.engine_process()
         survivor.worker_id()
         deadline = time.time() + 60
         while time.time() < deadline:
-            if db_api.get_lease(lease.id).status == 'ACTIVE':
+            if db_api.get_lease(lease_id).status == after:
                 break
             time.sleep(0.2)
-        self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status,
+        self.assertEqual(after, db_api.get_lease(lease_id).status,
                          survivor.output()[-3000:])
+        return doomed_id
+
+    def test_kill_9_during_a_start(self):
+        uuid = self.boot_reserved()
+        lease = db_api.get_lease(
+            self.api.get_server(uuid)['reservation']['lease_id'])
+        slot = db_api.slot_of(db_api.reservations_of(lease.id)[0].id, uuid)
+        doomed_id = self.kill_9_during(lease.id, 'start', 'ACTIVE')
         start = next(e for e in db_api.events_of(lease.id)
                      if e.event_type == 'start')
         self.assertEqual((db_api.DONE, 1), (start.status, start.runs))
@@ -144,35 +153,7 @@ class EngineCrashTest(base.ReservationTestCase):
         self._wait_for_state_change(self.api.get_server(uuid), 'ACTIVE')
         self.run_engine()
         self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
-        # The end falls due now.
-        with sqlite3.connect(self.db_path) as conn:
-            conn.execute("UPDATE rsv_events SET due_at = ? WHERE lease_id = ?"
-                         " AND event_type = 'end'",
-                         (str(db_api.utcnow()), lease_id))
-        doomed = self.engine_process()
-        doomed_id = doomed.worker_id()
-
-        def claimed() -> bool:
-            with sqlite3.connect(self.db_path) as conn:
-                return bool(conn.execute(
-                    "SELECT id FROM rsv_events WHERE claimed_by = ? AND "
-                    "status = 'IN_PROGRESS'", (doomed_id,)).fetchall())
-        deadline = time.time() + 30
-        while not claimed() and time.time() < deadline:
-            time.sleep(0.005)
-        os.kill(doomed.proc.pid, signal.SIGSTOP)
-        self.assertTrue(claimed(), 'the engine never took the end')
-        doomed.kill()
-
-        survivor = self.engine_process()
-        survivor.worker_id()
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if db_api.get_lease(lease_id).status == 'TERMINATED':
-                break
-            time.sleep(0.2)
-        self.assertEqual('TERMINATED', db_api.get_lease(lease_id).status,
-                         survivor.output()[-3000:])
+        doomed_id = self.kill_9_during(lease_id, 'end', 'TERMINATED')
         end = next(e for e in db_api.events_of(lease_id)
                    if e.event_type == 'end')
         self.assertEqual((db_api.DONE, 1), (end.status, end.runs))
