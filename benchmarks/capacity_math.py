@@ -30,7 +30,7 @@ def timeline_of(count: int, seed: int = 1) -> list:
     allocations = []
     for i in range(count):
         start = rng.uniform(0, span)
-        allocations.append(capacity.Allocation(
+        allocations.append(capacity.Slot(
             i, 'r%d' % i, 'node', start, start + rng.expovariate(1 / mean),
             SLOT))
     return allocations

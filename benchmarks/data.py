@@ -19,7 +19,7 @@ REQUEST = (T0 + 100 * DAY, T0 + 101 * DAY)
 
 class Cloud(NamedTuple):
     hosts: list          # capacity.Host, one per node
-    allocations: list    # capacity.Allocation (slots of SLOT)
+    allocations: list    # capacity.Slot (slots of SLOT)
 
 
 def cloud(hosts: int = 1000, allocations: int = 100_000,
@@ -29,14 +29,14 @@ def cloud(hosts: int = 1000, allocations: int = 100_000,
     any instant), so that whole free nodes exist for host reservations.
     """
     rng = random.Random(seed)
-    nodes = [capacity.Host('node%05d' % i, NODE, host='node%05d' % i)
+    nodes = [capacity.Host('node%05d' % i, NODE)
              for i in range(hosts)]
     busy = nodes[:max(1, int(hosts * busy_share))]
     ledger = []
     for i in range(allocations):
         start = T0 + rng.uniform(0, 180 * DAY)
         length = rng.uniform(DAY / 24, 14 * DAY)
-        ledger.append(capacity.Allocation(
+        ledger.append(capacity.Slot(
             i + 1, 'res%06d' % (i // 10), rng.choice(busy).node, start,
             start + length, SLOT))
     return Cloud(nodes, ledger)

@@ -21,8 +21,13 @@ import uuid
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
 from nova_reservation.db import models
+from nova_reservation.engine import outcomes
+from nova_reservation import status
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+STORE = db_api.Context()
 
 
 class NovaStandIn:
@@ -92,7 +97,7 @@ def make_leases(count: int) -> None:
         for kind, due in (('start', start), ('end', end)):
             events.append(dict(lease_id=lease_id, event_type=kind,
                                due_at=due, scheduled_at=due,
-                               status=db_api.UNDONE, attempts=0, runs=0))
+                               status=status.UNDONE, attempts=0, runs=0))
     engine = db_api.get_engine()
     with engine.begin() as conn:
         conn.execute(models.LedgerState.__table__.delete())
@@ -100,7 +105,7 @@ def make_leases(count: int) -> None:
             id=1, generation=1, epoch=str(uuid.uuid4()))])
         for table, rows in ((models.Lease, leases),
                             (models.Reservation, reservations),
-                            (models.Allocation, slots),
+                            (models.Slot, slots),
                             (models.Event, events)):
             for i in range(0, len(rows), 5000):
                 conn.execute(table.__table__.insert(), rows[i:i + 5000])
@@ -127,15 +132,15 @@ def bring_forward(event_type: str, first: float, spread: float) -> None:
 
 def wait_done(event_type: str, count: int, timeout: float) -> list:
     t = models.Event
-    done = [t.event_type == event_type, t.status == db_api.DONE]
+    done = [t.event_type == event_type, t.status == status.DONE]
     deadline = time.time() + timeout
     finished = 0
     while time.time() < deadline:
-        with db_api._reader() as session:
+        with db_api.reading(STORE) as session:
             finished = session.execute(sa.select(sa.func.count()).where(
                 *done)).scalar()
         if finished >= count:
-            return db_api._select(sa.select(t).where(*done))
+            return db_api.rows(STORE, sa.select(t).where(*done))
         time.sleep(0.5)
     raise RuntimeError('%d of %d %s events done after %d s' % (
         finished, count, event_type, timeout))
@@ -146,20 +151,20 @@ def store_baseline(samples: int = 300) -> float:
     of an event, back to back, with no engine.
     """
     t = models.Event
-    events = db_api._select(sa.select(t).where(
+    events = db_api.rows(STORE, sa.select(t).where(
         t.event_type == 'end').limit(samples))
     # Due now, then run through the store's own claim and finish.
     now = db_api.utcnow()
-    with db_api._writer() as session:
+    with db_api.writing(STORE) as session:
         session.execute(sa.update(t).where(t.id.in_(
             [e.id for e in events])).values(
-            due_at=now, status=db_api.UNDONE, claimed_by=None,
+            due_at=now, status=status.UNDONE, claimed_by=None,
             claim_expires=None))
     t0 = time.perf_counter()
     for e in events:
-        assert db_api.claim_event(e, 'baseline', now, 60)
-        assert db_api.record_events([db_api.Outcome(
-            e.id, 'baseline', db_api.DONE)]) == {e.id}
+        assert db_events.claim(STORE, e, 'baseline', now, 60)
+        assert outcomes.record(STORE, [outcomes.Outcome(
+            e.id, 'baseline', status.DONE)]) == {e.id}
     return len(events) / (time.perf_counter() - t0)
 
 
@@ -183,7 +188,7 @@ def run_with(engines: int, count: int, window: float) -> dict:
                 p.setUp()
             try:
                 for p in procs:
-                    p.worker_id()
+                    p.engine_id()
                 # Lateness: the starts fall due over the window.
                 bring_forward('start', 3.0, window)
                 started = wait_done('start', count, window + 600)

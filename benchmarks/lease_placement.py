@@ -23,6 +23,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import placement
 from nova_reservation import planner as planner_mod
+from nova_reservation import resource_types
 
 CONF = nova_conf.CONF
 
@@ -83,9 +84,9 @@ def run(hosts: int = 1000, allocations: int = 100_000,
     start, end = data.REQUEST
     requests = {
         'capacity': lambda: planner_mod.ReservationRequest(
-            planner_mod.FLAVOR, 10, need=data.SLOT, flavor_id='bench'),
+            resource_types.FLAVOR, 10, need=data.SLOT, flavor_id='bench'),
         'host': lambda: planner_mod.ReservationRequest(
-            planner_mod.HOST, 5, min_count=5),
+            resource_types.HOST, 5, min_count=5),
     }
     # The first lease reads the whole ledger and every node: nova-api
     # does that once, at its first lease.

@@ -19,6 +19,7 @@ from benchmarks import lease_placement
 from benchmarks import store
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import planner as planner_mod
+from nova_reservation import resource_types
 
 
 def run(hosts: int = 1000, allocations: int = 100_000,
@@ -53,7 +54,7 @@ def _measure(hosts: int, allocations: int, clients: int) -> dict:
             planner.create(lease_placement._lease(start + offset,
                                                   end + offset),
                            [planner_mod.ReservationRequest(
-                               planner_mod.FLAVOR, 2, need=data.SLOT,
+                               resource_types.FLAVOR, 2, need=data.SLOT,
                                flavor_id='bench')], [])
             return 'made'
         except planner_mod.LedgerBusy:

@@ -81,7 +81,7 @@ def fill_engine(engine: sa.engine.Engine, hosts: int, allocations: int,
                      disk_gb=a.resources.disk_gb, generation=1,
                      deleted=False) for a in cloud.allocations]
         for i in range(0, len(rows), BATCH):
-            conn.execute(models.Allocation.__table__.insert(),
+            conn.execute(models.Slot.__table__.insert(),
                          rows[i:i + BATCH])
         if enroll_free:
             busy = {a.node for a in cloud.allocations}

@@ -1,9 +1,9 @@
 """Capacity math of the ledger: pure functions and values, no I/O.
 
 Times are float seconds since the epoch (UTC).  A host's promised usage over
-time is a step function built from its allocations; `Timeline` answers "the
+time is a step function built from its slots; `Timeline` answers "the
 peak usage over [start, end)" with two bisections and a sparse-table range
-maximum, so a query costs O(log n) whatever the number of allocations
+maximum, so a query costs O(log n) whatever the number of slots
 (spans of few steps are scanned instead), and "the peak from t on" with one
 bisection into suffix maxima.
 """
@@ -46,10 +46,6 @@ class Resources(NamedTuple):
                 self.memory_mb <= limit.memory_mb and
                 self.disk_gb <= limit.disk_gb)
 
-    def clamp_min(self, floor: float = 0) -> 'Resources':
-        return Resources(max(self.vcpus, floor), max(self.memory_mb, floor),
-                         max(self.disk_gb, floor))
-
     def describe(self) -> str:
         return '%g vCPU, %g MB RAM, %g GB disk' % self
 
@@ -58,7 +54,7 @@ ZERO = Resources()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Allocation:
+class Slot:
     """One row of the ledger: a slot promised on a node over [start, end)."""
     id: int
     reservation_id: str
@@ -72,31 +68,31 @@ class Allocation:
 class Timeline:
     """The promised usage of one node over time."""
 
-    def __init__(self, allocations: Iterable[Allocation] = ()) -> None:
-        self._allocations = {a.id: a for a in allocations}
+    def __init__(self, slots: Iterable[Slot] = ()) -> None:
+        self._slots = {a.id: a for a in slots}
         self._built = False
 
     def __len__(self) -> int:
-        return len(self._allocations)
+        return len(self._slots)
 
     def copy(self, exclude: Iterable[int] = ()) -> 'Timeline':
         excluded = set(exclude)
-        return Timeline(a for a in self._allocations.values()
+        return Timeline(a for a in self._slots.values()
                         if a.id not in excluded)
 
-    def add(self, allocation: Allocation) -> None:
-        self._allocations[allocation.id] = allocation
+    def add(self, slot: Slot) -> None:
+        self._slots[slot.id] = slot
         self._built = False
 
-    def remove(self, allocation_id: int) -> None:
-        if self._allocations.pop(allocation_id, None) is not None:
+    def remove(self, slot_id: int) -> None:
+        if self._slots.pop(slot_id, None) is not None:
             self._built = False
 
     def _build(self) -> None:
         # Plain numbers, not Resources: a node's timeline is rebuilt at
-        # each change of its allocations.
+        # each change of its slots.
         steps = []
-        for a in self._allocations.values():
+        for a in self._slots.values():
             if a.end > a.start:
                 v, m, d = a.resources
                 steps.append((a.start, v, m, d))
@@ -120,7 +116,7 @@ class Timeline:
                 disk.append(level_d)
         self._times = times
         # The instants at which usage drops.
-        self._ends = sorted({a.end for a in self._allocations.values()
+        self._ends = sorted({a.end for a in self._slots.values()
                              if a.end > a.start})
         # _levels[k][i]: usage of resource k over [times[i], times[i+1]).
         self._levels = [vcpus, memory, disk]
@@ -136,7 +132,7 @@ class Timeline:
         (vcpus, memory_mb, disk_gb) tuple: the scheduler's question for
         a server that has no end.
         """
-        if not self._allocations:
+        if not self._slots:
             return ZERO
         if not self._built:
             self._build()
@@ -158,11 +154,11 @@ class Timeline:
         reservation can be checked against everything but itself.
         """
         # (Not set.intersection(dict): that walks the whole dict.)
-        excluded = {i for i in exclude if i in self._allocations}
+        excluded = {i for i in exclude if i in self._slots}
         if excluded:
             # Rare (re-binding a slot): a throw-away timeline is simplest.
             return self.copy(excluded).peak(start, end)
-        if not self._allocations or end <= start:
+        if not self._slots or end <= start:
             return ZERO
         if not self._built:
             self._build()
@@ -181,10 +177,10 @@ class Timeline:
 
     def next_drop(self, t: float) -> float:
         """The first instant from t on at which the usage drops (an
-        allocation ends), or FOREVER: only such instants are worth trying
+        slot ends), or FOREVER: only such instants are worth trying
         as a start.
         """
-        if not self._allocations:
+        if not self._slots:
             return FOREVER
         if not self._built:
             self._build()
@@ -198,7 +194,7 @@ class Timeline:
         (the earliest over the resources; FOREVER if the peak is zero).
         An interval that starts before T still covers that step.
         """
-        if not self._allocations or end <= start:
+        if not self._slots or end <= start:
             return FOREVER
         if not self._built:
             self._build()
@@ -261,7 +257,6 @@ class Host:
     node: str
     capacity: Resources
     base: Resources = ZERO
-    host: Optional[str] = None
 
 
 def fits(host: Host, timeline: Optional[Timeline], need: Resources,

@@ -15,6 +15,7 @@ from typing import Optional
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
+from nova_reservation.db import ledger as db_ledger
 
 # The scheduler hint in which the boot hook gives the ids of the slots a
 # boot holds: the filter lets each server of the boot use any of them.
@@ -44,13 +45,14 @@ class Ledger:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._ctx = db_api.Context()
         self._clear()
 
     def _clear(self) -> None:
         self.epoch = None
         self.generation = -1
         self.reservations: dict = {}
-        self.allocations: dict = {}
+        self.by_id: dict = {}
         self.timelines: dict = {}
         self.slots_by_reservation = collections.defaultdict(set)
         # {instance_uuid: resources}: the lease servers, whose usage the
@@ -61,8 +63,8 @@ class Ledger:
     def refresh(self) -> int:
         """Apply what changed in the store since the last refresh."""
         with self._lock:
-            epoch, gen, reservations, allocations = db_api.ledger_changes(
-                self.epoch, self.generation)
+            epoch, gen, reservations, slots = db_ledger.changes(
+                self._ctx, self.epoch, self.generation)
             if epoch != self.epoch:
                 self._clear()   # Another store: start again from nothing.
                 self.epoch = epoch
@@ -72,13 +74,13 @@ class Ledger:
                 else:
                     self.reservations[r.id] = ReservationInfo(
                         r.id, r.lease_id, r.project_id, r.resource_type)
-            for row in allocations:
+            for row in slots:
                 self._apply(row)
             self.generation = gen
             return gen
 
     def _apply(self, row) -> None:
-        old = self.allocations.pop(row.id, None)
+        old = self.by_id.pop(row.id, None)
         if old is not None:
             self.timelines[old.node].remove(old.id)
             if not len(self.timelines[old.node]):
@@ -88,20 +90,20 @@ class Ledger:
                 self.bound.pop(old.instance_uuid, None)
         if row.deleted:
             return
-        alloc = capacity.Allocation(
+        alloc = capacity.Slot(
             id=row.id, reservation_id=row.reservation_id, node=row.node,
             start=to_epoch(row.start_at), end=to_epoch(row.end_at),
             resources=capacity.Resources(row.vcpus, row.memory_mb,
                                          row.disk_gb),
             instance_uuid=row.instance_uuid)
-        self.allocations[alloc.id] = alloc
+        self.by_id[alloc.id] = alloc
         self.timelines.setdefault(alloc.node, capacity.Timeline()).add(alloc)
         self.slots_by_reservation[alloc.reservation_id].add(alloc.id)
         if alloc.instance_uuid:
             self.bound[alloc.instance_uuid] = alloc.resources
 
     def slots(self, reservation_id: str) -> list:
-        return [self.allocations[i]
+        return [self.by_id[i]
                 for i in self.slots_by_reservation.get(reservation_id, ())]
 
     def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:

@@ -14,9 +14,10 @@ import oslo_messaging
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
-from nova_reservation.api import views
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation import views
 
 CONF = conf.CONF
 
@@ -24,13 +25,14 @@ CONF = conf.CONF
 TOLD = ('start', 'end', 'before_end', 'before_start')
 
 
-def lease_payload(lease_id: str, details: tuple = None) -> dict:
-    """Blazar's notification payload of a lease (`details`: as
-    db_api.lease_details gives them, read now if not given).
+def lease_payload(lease_id: str, details=None) -> dict:
+    """Blazar's notification payload of a lease (`details`: as the store's
+    `leases.details` gives them, read now if not given).
     """
-    details = details or db_api.lease_details(lease_id)
-    lease = details[0]
-    view = views.lease(lease, details)
+    details = details or db_leases.details(db_api.Context(),
+                                           [lease_id])[lease_id]
+    lease = details.lease
+    view = views.lease(details)
     payload = {k: view[k] for k in (
         'user_id', 'project_id', 'trust_id', 'start_date', 'end_date',
         'status', 'reservations', 'events', 'name', 'created_at',
@@ -56,7 +58,7 @@ class Notifier:
         self._notifier.info({}, event_type, payload)
 
 
-def event_notice(event, lease, details: tuple) -> Optional[dict]:
+def event_notice(event, lease, details) -> Optional[dict]:
     """The notification of a done event, as the store keeps it until it is
     sent (None for an event that is not told).
     """

@@ -1,9 +1,8 @@
 """The compute nodes as the ledger sees them, read from Placement."""
 
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 from nova_reservation import capacity
-from nova_reservation.db import api as db_api
 
 PLACEMENT_VERSION = '1.14'
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
@@ -40,10 +39,11 @@ class HostView:
     lease on a cloud of thousands of nodes costs one request, not thousands.
     A node's base usage is what its consumers use there, less the servers
     of leases: the ledger holds their capacity for the lease, and they hold
-    none outside it.
+    none outside it: `leased(uuids)` tells which of the servers those are.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, leased: Callable[[Iterable[str]], set]) -> None:
+        self.leased = leased
         self._providers: dict = {}   # {uuid: _Provider}
 
     def hosts(self, client, fresh: bool = False) -> list:
@@ -70,8 +70,8 @@ class HostView:
             seen[rp['uuid']] = known
         self._providers = seen
         computes = [p for p in seen.values() if p.compute]
-        leased = db_api.lease_servers(
-            uuid for p in computes for uuid in p.consumers)
+        leased = self.leased([uuid for p in computes
+                              for uuid in p.consumers])
         hosts = []
         for p in computes:
             used = p.used

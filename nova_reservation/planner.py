@@ -12,16 +12,25 @@ still at the generation the plan was made on.
 import dataclasses
 import datetime
 import json
+import threading
+import time
 from typing import Callable, Iterable, Optional
 
+from nova.scheduler.client import report
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import hosts as db_hosts
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import placement
 from nova_reservation import properties
+from nova_reservation import resource_types
+from nova_reservation import schedule
+from nova_reservation import status
 
 CONF = conf.CONF
 # Plans made again when another lease took the same nodes meanwhile; each
@@ -29,12 +38,6 @@ CONF = conf.CONF
 LEDGER_RETRIES = 20
 # The end of an ordinary server, which has none.
 FOREVER = float('inf')
-
-SERVER = 'server'
-FLAVOR = 'flavor:instance'
-VIRTUAL = 'virtual:instance'
-HOST = 'physical:host'
-SHARED_POOL_TYPES = (SERVER, FLAVOR, VIRTUAL)
 
 
 @dataclasses.dataclass
@@ -45,17 +48,18 @@ class ReservationRequest:
     min_count: Optional[int] = None             # fewest hosts
     affinity: Optional[bool] = None
     flavor_id: Optional[str] = None
+    flavor_name: Optional[str] = None           # in messages
     hypervisor_properties: str = ''
     resource_properties: str = ''
     before_end: Optional[str] = None
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
-        if self.resource_type == HOST:
+        if self.resource_type == resource_types.HOST:
             return '%d to %d reservable hosts' % (self.min_count, self.count)
-        return '%d x %s (%s each)' % (self.count, self.flavor_id or
-                                      self.resource_type,
-                                      self.need.describe())
+        return '%d x %s (%s each)' % (
+            self.count, self.flavor_name or self.flavor_id or
+            self.resource_type, self.need.describe())
 
 
 class NoCapacity(Exception):
@@ -64,28 +68,15 @@ class NoCapacity(Exception):
         super().__init__(message)
         self.earliest = earliest
 
+    def details(self) -> dict:
+        """What a 409 for it carries besides the message."""
+        if self.earliest is None:
+            return {}
+        return {'earliest_start': self.earliest.isoformat() + 'Z'}
+
 
 class LedgerBusy(Exception):
     pass
-
-
-def lease_events(lease: dict, reserve: bool = False) -> list:
-    """The events of a new lease (`lease`: its row's values).
-
-    `reserve` adds one due now that shelves its servers until the start.
-    """
-    class Row:
-        pass
-    row = Row()
-    row.__dict__.update(lease)
-    events = [dict(event_type='reserve', due_at=db_api.utcnow())] \
-        if reserve else []
-    for event_type in ('before_start', 'start', 'before_end', 'end'):
-        due = db_api.event_time(event_type, row)
-        if due is not None and (event_type != 'before_start' or
-                                due > db_api.utcnow()):
-            events.append(dict(event_type=event_type, due_at=due))
-    return events
 
 
 def host_properties(host) -> dict:
@@ -105,7 +96,13 @@ class Planner:
         self.ledger = ledger
         self.client = placement_client
         self.clock = clock
-        self.nodes = placement.HostView()
+        self.ctx = db_api.Context()
+        self.nodes = placement.HostView(self._leased)
+
+    def _leased(self, uuids: Iterable[str]) -> set:
+        """Those of the servers that belong to a lease that is not over."""
+        return {b.instance_uuid for b in db_leases.bindings_of_servers(
+            self.ctx, uuids) if b.state != status.ENDED}
 
     # ------------------------------------------------------------ plans
 
@@ -114,7 +111,8 @@ class Planner:
         """(shared pool nodes, reservable nodes with their host rows),
         without the `unusable` nodes (`fresh`: Placement read anew).
         """
-        enrolled = {h.hypervisor_hostname: h for h in db_api.list_hosts()}
+        enrolled = {h.hypervisor_hostname: h
+                    for h in db_hosts.get_all(self.ctx)}
         unusable = set(unusable)
         nodes = [n for n in self.nodes.hosts(self.client, fresh)
                  if n.node not in unusable]
@@ -127,7 +125,7 @@ class Planner:
                    end, prefer) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
         shared, reservable = pools
-        if req.resource_type == HOST:
+        if req.resource_type == resource_types.HOST:
             hyp = properties.parse(req.hypervisor_properties)
             res = properties.parse(req.resource_properties)
             hosts = [n for n, row in reservable
@@ -145,7 +143,7 @@ class Planner:
              end: float, prefer=None, moved: Iterable = ()) -> dict:
         """{reservation id: [(node, resources)]} or NoCapacity.
 
-        `moved`: slots (capacity.Allocation) of a lease being changed; they
+        `moved`: slots (capacity.Slot) of a lease being changed; they
         are checked at [start, end) instead of where they are now.  A plan
         that fails on the cached view of the nodes is made again on a
         fresh one before it is refused: servers deleted since free room.
@@ -187,7 +185,7 @@ class Planner:
             tl = timelines[node] = (timelines[node].copy()
                                     if node in timelines
                                     else capacity.Timeline())
-            tl.add(capacity.Allocation(fake_id, rid, node, start, end, res))
+            tl.add(capacity.Slot(fake_id, rid, node, start, end, res))
             fake_id -= 1
         return fake_id
 
@@ -241,12 +239,12 @@ class Planner:
             gen = self.ledger.refresh()
             placed = self.plan(requests, start, end, prefer)
             try:
-                db_api.create_lease(gen, lease, [
+                db_leases.create(self.ctx, gen, lease, [
                     (self._reservation_row(lease, req),
                      self._slot_rows(lease, placed[req.id]))
                     for req in requests], events)
                 return
-            except db_api.LedgerConflict:
+            except db_ledger.LedgerConflict:
                 continue   # Someone else wrote the ledger: plan again.
         raise LedgerBusy()
 
@@ -257,7 +255,7 @@ class Planner:
         The lease keeps its nodes; `growth` holds ``(request, sizes)``
         pairs: extra slots (the request's count, maybe none) for some of
         its reservations (same ids), and their new sizes as columns.
-        Refused with NoCapacity, or db_api.LeaseChanged if the lease
+        Refused with NoCapacity, or db_leases.LeaseChanged if the lease
         changed since `version`.
         """
         sizes = {req.id: columns for req, columns in growth}
@@ -266,19 +264,22 @@ class Planner:
         end_at = values.get('end_at', lease.end_at)
         start = ledger_mod.to_epoch(start_at)
         end = ledger_mod.to_epoch(end_at)
+        due = schedule.due_times(dict(
+            start_at=start_at, end_at=end_at, before_end_minutes=values.get(
+                'before_end_minutes', lease.before_end_minutes)))
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            own = [s for r in db_api.reservations_of(lease.id)
+            own = [s for r in db_leases.reservations(self.ctx, lease.id)
                    for s in self.ledger.slots(r.id)]
             placed = self.plan(growth, start, end, moved=own)
             try:
-                db_api.change_lease(
-                    gen, lease.id, version, values, start_at, end_at,
+                db_leases.change(
+                    self.ctx, gen, lease.id, version, values,
                     {rid: (columns, self._slot_rows(
                         lease, placed.get(rid, []), start_at, end_at))
-                     for rid, columns in sizes.items()})
+                     for rid, columns in sizes.items()}, due)
                 return
-            except db_api.LedgerConflict:
+            except db_ledger.LedgerConflict:
                 continue
         raise LedgerBusy()
 
@@ -292,7 +293,7 @@ class Planner:
         failed = set(failed_nodes)
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            stranded = [s for s in self.ledger.allocations.values()
+            stranded = [s for s in self.ledger.by_id.values()
                         if s.node in failed and s.start > now]
             if not stranded:
                 return 0, []
@@ -308,7 +309,7 @@ class Planner:
                 by_reservation.setdefault(slot.reservation_id, []).append(
                     slot)
             for rid, slots in by_reservation.items():
-                res = db_api.get_reservation(rid)
+                res = db_leases.reservation(self.ctx, rid)
                 if res is None or res.deleted:
                     continue
                 placed = self._replace(res, slots, pools, timelines,
@@ -322,9 +323,9 @@ class Planner:
                                         slots[0].start, slots[0].end,
                                         fake_id)
             try:
-                db_api.move_slots(gen, moves, degraded)
+                _move(self.ctx, gen, moves, degraded)
                 return len(moves), sorted(degraded)
-            except db_api.LedgerConflict:
+            except db_ledger.LedgerConflict:
                 continue
         raise LedgerBusy()
 
@@ -374,8 +375,9 @@ class Planner:
             resource_type=req.resource_type, flavor_id=req.flavor_id,
             vcpus=need.vcpus, memory_mb=need.memory_mb,
             disk_gb=need.disk_gb, amount=req.count, status='pending',
-            min_count=req.min_count, max_count=(
-                req.count if req.resource_type == HOST else None),
+            min_count=req.min_count,
+            max_count=(req.count if req.resource_type == resource_types.HOST
+                       else None),
             affinity=req.affinity,
             hypervisor_properties=req.hypervisor_properties or None,
             resource_properties=req.resource_properties or None,
@@ -389,6 +391,31 @@ class Planner:
         return [dict(node=node, start_at=start_at, end_at=end_at,
                      vcpus=res.vcpus, memory_mb=res.memory_mb,
                      disk_gb=res.disk_gb) for node, res in slots]
+
+
+@db_api.writer
+def _move(ctx, planned: int, moves: dict, degraded: Iterable[str]) -> None:
+    """Slots onto other nodes, and the leases that lost some degraded."""
+    db_ledger.move_slots(ctx, planned, moves)
+    db_leases.mark_degraded(ctx, degraded)
+
+
+_SHARED: dict = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(placement_client=None) -> Planner:
+    """The process's planner, on the real clock: nova-api's hook and lease
+    API use one, so that the process holds one copy of the ledger and one
+    view of the nodes.
+    """
+    with _SHARED_LOCK:
+        if 'planner' not in _SHARED:
+            if placement_client is None:
+                placement_client = report.report_client_singleton()
+            _SHARED['planner'] = Planner(ledger_mod.Ledger(),
+                                         placement_client, time.time)
+        return _SHARED['planner']
 
 
 def _text(t: float) -> str:

@@ -175,6 +175,13 @@ def check(schema: dict, value: Any, field: str = '',
 
 # -------------------------------------------------------------- dates
 
+def lease_name(value: str) -> str:
+    """A lease's name as it is kept (its schema checked it): without the
+    spaces around it.
+    """
+    return value.strip()
+
+
 def parse_time(field: str, value) -> datetime.datetime:
     """A UTC date 'YYYY-MM-DD HH:MM' or an ISO 8601 date and time, as naive
     UTC.

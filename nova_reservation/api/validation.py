@@ -13,6 +13,7 @@ from typing import Callable, Optional
 from nova_reservation import capacity
 from nova_reservation import planner
 from nova_reservation import properties
+from nova_reservation import resource_types
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import validation
 
@@ -62,7 +63,7 @@ def reservation(index: int, value: dict, flavor_need: Callable
     """One reservation of a lease body, checked against its schema."""
     prefix = 'reservations[%d].' % index
     kind = value['resource_type']
-    if kind == planner.HOST:
+    if kind == resource_types.HOST:
         low = whole(prefix + 'min', value.get('min'))
         high = whole(prefix + 'max', value.get('max', low))
         if low > high:
@@ -79,7 +80,7 @@ def reservation(index: int, value: dict, flavor_need: Callable
             before_end=before_end)
     amount = whole(prefix + 'amount', value.get('amount'))
     affinity = _affinity(prefix + 'affinity', value.get('affinity'))
-    if kind == planner.FLAVOR:
+    if kind == resource_types.FLAVOR:
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         need = flavor_need(flavor_id)
         if need is None:
@@ -120,7 +121,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                                      max_duration, max_advance)
     requests = [reservation(i, r, flavor_need)
                 for i, r in enumerate(body['reservations'])]
-    values = dict(name=body['name'].strip(), start_at=start,
+    values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
                       body.get('before_end_date'), start, end))
     return values, requests
@@ -132,7 +133,7 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
     validation.check(schemas.UPDATE, body, whole='lease')
     values = {}
     if 'name' in body:
-        values['name'] = body['name'].strip()
+        values['name'] = validation.lease_name(body['name'])
     started = lease_row.start_at <= now
     start_value = body.get('start_date')
     if start_value is not None and started:

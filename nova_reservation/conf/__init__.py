@@ -54,9 +54,11 @@ engine_opts = [
     cfg.FloatOpt('action_poll_interval', default=1.0, min=0.05,
                  help='Seconds between two looks at a server while an event '
                       'waits for Nova to finish an action on it.'),
-    cfg.IntOpt('start_retries', default=3, min=0,
-               help='How many times a failed event is retried, with '
-                    'exponential backoff, before its lease goes to ERROR.'),
+    cfg.IntOpt('event_retries', default=3, min=0,
+               deprecated_name='start_retries',
+               help='How many times a failed event (start, end, bind, ...) '
+                    'is retried, with exponential backoff, before its lease '
+                    'goes to ERROR.'),
     cfg.FloatOpt('retry_backoff', default=5.0, min=0,
                  help='Seconds before the first retry of a failed event; '
                       'doubles at each retry.'),

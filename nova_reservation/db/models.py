@@ -64,7 +64,7 @@ class Reservation(Base):
     updated_at = sa.Column(Timestamp)
 
 
-class Allocation(Base):
+class Slot(Base):
     """The capacity ledger: one slot on one node over [start_at, end_at)."""
     __tablename__ = 'rsv_allocations'
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)

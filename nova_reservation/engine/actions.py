@@ -3,19 +3,27 @@
 Every action is idempotent and never waits: it moves each server one step
 and raises `Pending` while Nova is still working, so that the engine looks
 again later and other events are not held up.  Running an action twice
-does no harm.  An action is given the lease's details
-(db_api.LeaseDetails) and returns the lease's status once it is done (or
-None), which the engine records with the event's end, in one transaction.
+does no harm.  An action is given the lease's details (the store's
+`leases.Details`) and returns the lease's status once it is done (or
+None).  It reads the store but does not write it: it asks for its writes
+(`outcomes.Writes`), which the engine makes with the event's outcome and
+the lease's status, in one transaction.
 """
 
 from oslo_log import log as logging
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import hosts as db_hosts
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
+from nova_reservation import resource_types
 from nova_reservation import status
 
 CONF = conf.CONF
+# The store, for the actions' reads.
+STORE = db_api.Context()
 
 LOG = logging.getLogger(__name__)
 
@@ -55,17 +63,21 @@ def _failed(server, lease) -> ActionFailed:
                         % (server['id'], lease.name, reason))
 
 
-def _hold_slot(nova, lease, binding, server) -> None:
+def _hold_slot(nova, lease, binding, server, writes) -> None:
     """Tie the server to a slot of its reservation (race-safe)."""
-    slot = db_api.bind_slot(binding.reservation_id, server['id'],
-                            server.get('OS-EXT-SRV-ATTR:hypervisor_hostname'),
-                            server.get('OS-EXT-SRV-ATTR:host'))
+    node = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+    host = server.get('OS-EXT-SRV-ATTR:host')
+    slot = db_ledger.slot_for(STORE, binding.reservation_id, server['id'],
+                              node)
     if slot is None:
         raise ActionFailed('lease %s has no free slot left for server %s'
                            % (lease.name, server['id']))
-    if slot.host is None:
+    slot_host = None
+    if slot.host is None and not (host and slot.node == node):
         # A slot no sibling landed on: the start needs its node's host.
-        db_api.set_slot_host(slot.id, nova.host_of_node(slot.node))
+        slot_host = nova.host_of_node(slot.node)
+    writes.add(db_ledger.bind_slot, binding.reservation_id, server['id'],
+               node, host, slot_host)
     _tag(nova, lease, server)
 
 
@@ -94,7 +106,7 @@ def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
         raise Pending()
 
 
-def reserve(nova, details, now) -> None:
+def reserve(nova, details, now, writes) -> None:
     """A future lease's servers give their resources back until the start:
     shelved and offloaded.
     """
@@ -104,44 +116,45 @@ def reserve(nova, details, now) -> None:
 
     def step(binding, server, state):
         if state in ('active', 'stopped'):
-            _hold_slot(nova, lease, binding, server)
+            _hold_slot(nova, lease, binding, server, writes)
             nova.action(server['id'], 'shelve')
             return True
         if state == 'shelved':
             nova.action(server['id'], 'shelveOffload')
             return True
-        if state == 'shelved_offloaded' and binding.state != 'RESERVED':
-            db_api.set_binding(binding.instance_uuid, state='RESERVED')
+        if state == 'shelved_offloaded' and binding.state != status.RESERVED:
+            writes.add(db_leases.set_binding, binding.instance_uuid,
+                       state=status.RESERVED)
         return False
     _step_each(nova, lease, details.bindings, step)
 
 
-def _pool_moves(nova, details, to_lease: bool) -> None:
+def _pool_moves(nova, details, to_lease: bool, writes) -> None:
     """Host reservations: their hosts leave the freepool for the lease's
     aggregate (to_lease), or go back; private flavors get access, or go.
     """
     lease = details.lease
     freepool = hosts = None
     for res in details.reservations:
-        if res.resource_type == 'virtual:instance' and res.flavor_id:
+        if res.resource_type == resource_types.VIRTUAL and res.flavor_id:
             if to_lease:
                 nova.flavor_access(res.flavor_id, lease.project_id)
             else:
                 nova.delete_flavor(res.flavor_id)
-        if res.resource_type != 'physical:host':
+        if res.resource_type != resource_types.HOST:
             continue
         freepool = freepool or nova.aggregate(CONF.reservation.freepool_name,
                                               {})
         hosts = hosts or {h.hypervisor_hostname: h.service_name
-                          for h in db_api.list_hosts()}
+                          for h in db_hosts.get_all(STORE)}
         agg = res.aggregate_id
         if agg is None and to_lease:
             agg = nova.aggregate('reservation:%s' % res.id, {
                 'reservation:lease_id': lease.id,
                 'reservation:project_id': lease.project_id})
-            db_api.set_reservation(res.id, aggregate_id=agg)
-        nodes = {s.node for s in db_api.allocations_of(res.id,
-                                                       deleted=True)}
+            writes.add(db_leases.set_reservation, res.id, aggregate_id=agg)
+        nodes = {s.node for s in db_ledger.slots(STORE, res.id,
+                                                 deleted=True)}
         for node in sorted(nodes):
             host = hosts.get(node)
             if host is None or agg is None:
@@ -152,30 +165,34 @@ def _pool_moves(nova, details, to_lease: bool) -> None:
             nova.delete_aggregate(agg)
 
 
-def start(nova, details, now) -> str:
+def start(nova, details, now, writes) -> str:
     """Each server runs on its reserved node; reserved hosts and flavors
     are handed to the project.
     """
     lease = details.lease
-    _pool_moves(nova, details, to_lease=True)
+    _pool_moves(nova, details, True, writes)
 
     def step(binding, server, state):
         if state == 'active':
-            _hold_slot(nova, lease, binding, server)
-            if binding.state != 'ACTIVE':
-                db_api.set_binding(binding.instance_uuid, state='ACTIVE')
+            _hold_slot(nova, lease, binding, server, writes)
+            if binding.state != status.ACTIVE:
+                writes.add(db_leases.set_binding, binding.instance_uuid,
+                           state=status.ACTIVE)
             return False
         if state == 'shelved_offloaded':
-            slot = db_api.slot_of(binding.reservation_id, server['id'])
-            if binding.state == 'UNSHELVING':
+            slot = db_ledger.slot_of(STORE, binding.reservation_id,
+                                     server['id'])
+            if binding.state == status.UNSHELVING:
                 # Asked before, and Nova is done: it could not.
-                db_api.set_binding(binding.instance_uuid, state='RESERVED')
+                writes.add(db_leases.set_binding, binding.instance_uuid,
+                           state=status.RESERVED)
                 raise ActionFailed('server %s could not start on %s: %s' % (
                     server['id'], slot.host if slot else 'its node',
                     (server.get('fault') or {}).get('message',
                                                     'no reason given')))
             args = {'host': slot.host} if slot and slot.host else None
-            db_api.set_binding(binding.instance_uuid, state='UNSHELVING')
+            writes.add(db_leases.set_binding, binding.instance_uuid,
+                       state=status.UNSHELVING)
             nova.action(server['id'], 'unshelve', args)
         elif state == 'shelved':
             nova.action(server['id'], 'unshelve')
@@ -183,17 +200,17 @@ def start(nova, details, now) -> str:
             nova.action(server['id'], 'os-start')
         return True
     _step_each(nova, lease, details.bindings, step)
-    return 'ACTIVE'
+    return status.ACTIVE
 
 
-def end(nova, details, now) -> str:
+def end(nova, details, now, writes) -> str:
     """The lease's on_end action on each of its servers.  Their slots are
-    unbound with the lease's new status (db_api.record_events).
+    unbound with the lease's new status (`outcomes.record`).
     """
     lease = details.lease
 
     def step(binding, server, state):
-        if binding.state == 'ENDED':
+        if binding.state == status.ENDED:
             return False
         if lease.on_end == 'shelve' and not state.startswith('shelved'):
             nova.action(server['id'], 'shelve')
@@ -201,20 +218,22 @@ def end(nova, details, now) -> str:
         if lease.on_end == 'snapshot' and binding.image_id is None:
             image = nova.action(server['id'], 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
-            db_api.set_binding(binding.instance_uuid,
-                               image_id=image['image_id'])
+            writes.add(db_leases.set_binding, binding.instance_uuid,
+                       image_id=image['image_id'])
             return True
         if lease.on_end in ('delete', 'snapshot'):
             nova.delete(server['id'])
-        db_api.set_binding(binding.instance_uuid, state='ENDED')
+        writes.add(db_leases.set_binding, binding.instance_uuid,
+                   state=status.ENDED)
         return False
     # A server in ERROR still gets the end action (deleted, say).
     _step_each(nova, lease, details.bindings, step, error_fails=False)
-    _pool_moves(nova, details, to_lease=False)
-    return 'DELETED' if lease.status == 'DELETING' else 'TERMINATED'
+    _pool_moves(nova, details, False, writes)
+    return (status.DELETED if lease.status == status.DELETING
+            else status.TERMINATED)
 
 
-def bind(nova, details, now) -> None:
+def bind(nova, details, now, writes) -> None:
     """Servers booted into a reservation hold the slot on their node (those
     on reserved whole hosts hold none: the host is theirs).  A server that
     failed to boot is its own failure, not the lease's: its slot is free
@@ -222,29 +241,30 @@ def bind(nova, details, now) -> None:
     """
     lease = details.lease
     whole_hosts = {r.id for r in details.reservations
-                   if r.resource_type == 'physical:host'}
+                   if r.resource_type == resource_types.HOST}
 
     def step(binding, server, state):
         if state == 'error':
             reason = _failed(server, lease)
             LOG.warning('Lease %s: %s; its slot is free again', lease.id,
                         reason)
-            db_api.server_failed(binding.instance_uuid, lease.id,
-                                 str(reason))
+            writes.add(db_leases.server_failed, binding.instance_uuid,
+                       lease.id, str(reason))
             return False
         if binding.state == status.BOOTING:
             if binding.reservation_id in whole_hosts:
                 _tag(nova, lease, server)
             else:
-                _hold_slot(nova, lease, binding, server)
-            db_api.set_binding(binding.instance_uuid, state=status.ACTIVE)
+                _hold_slot(nova, lease, binding, server, writes)
+            writes.add(db_leases.set_binding, binding.instance_uuid,
+                       state=status.ACTIVE)
         return False
     _step_each(nova, lease, [b for b in details.bindings
                              if b.state == status.BOOTING], step,
                error_fails=False)
 
 
-def notify(nova, details, now) -> None:
+def notify(nova, details, now, writes) -> None:
     """Nothing to do to the servers: the event's notification
     (lease.event.before_start_lease, before_end_lease) tells that the
     start, or the end, is near.

@@ -15,6 +15,9 @@ from oslo_log import log as logging
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import status
 
@@ -30,6 +33,7 @@ class Reconciler:
         self.nova = nova
         self.notifier = notifier
         self.clock = clock
+        self.ctx = db_api.Context()
         # Boot claims seen by the previous pass: one still there now
         # belongs to a boot that will never finish.
         self._claims: set = set()
@@ -39,10 +43,11 @@ class Reconciler:
         now = ledger_mod.from_epoch(self.clock())
         # Read the store before Nova: anything bound after the listing is
         # not taken for gone.
-        creating = db_api.leases_in(status.CREATING, now - datetime.timedelta(
-            seconds=CONF.reservation.creating_timeout))
-        bound = db_api.bound_servers()
-        claims = db_api.claims()
+        creating = db_leases.in_state(
+            self.ctx, status.CREATING, now - datetime.timedelta(
+                seconds=CONF.reservation.creating_timeout))
+        bound = db_leases.bound_servers(self.ctx)
+        claims = db_ledger.claims(self.ctx)
         servers = self.nova.servers()
         repairs: List[str] = []
         by_lease: dict = {}
@@ -54,9 +59,9 @@ class Reconciler:
         self._end_orphans(by_lease, repairs)
         self._free_gone({s['id'] for s in servers}, bound, repairs)
         self._release_claims(claims, repairs)
-        for lease_id, event_id in db_api.failed_deletions():
-            db_api.retry_event(lease_id, event_id)
-            self._repaired(repairs, lease_id, 'update', 'its deletion '
+        for event in db_events.failed_deletions(self.ctx):
+            db_leases.retry_event(self.ctx, event.lease_id, event.id)
+            self._repaired(repairs, event.lease_id, 'update', 'its deletion '
                            'failed; tried again')
         return repairs
 
@@ -80,16 +85,16 @@ class Reconciler:
             # metadata key in a boot, but a project could set it after).
             uuids = sorted(s['id'] for s in by_lease.get(lease.id, ())
                            if s.get('tenant_id') == lease.project_id)
-            reservations = db_api.reservations_of(lease.id)
+            reservations = db_leases.reservations(self.ctx, lease.id)
             if uuids and reservations:
                 started = lease.start_at <= now
-                if db_api.bind_servers(
-                        lease.id, reservations[0].id, uuids,
+                if db_leases.bind_servers(
+                        self.ctx, lease.id, reservations[0].id, uuids,
                         status.ACTIVE if started else status.PENDING):
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
                                    % len(uuids))
-            elif db_api.discard_lease(lease.id):
+            elif db_leases.discard(self.ctx, lease.id):
                 self._repaired(repairs, lease.id, 'delete', 'left CREATING '
                                'with no server; removed, its capacity freed')
 
@@ -98,7 +103,7 @@ class Reconciler:
         servers only: leases are never erased, so a lease that does not
         exist marks no server of this service).
         """
-        details = db_api.leases_details(by_lease)
+        details = db_leases.details(self.ctx, by_lease)
         for lease_id, servers in sorted(by_lease.items()):
             lease = details[lease_id].lease if lease_id in details else None
             if lease is None or lease.status != status.DELETED:
@@ -122,19 +127,19 @@ class Reconciler:
         gone = sorted(set(bound) - existing)
         if not gone:
             return
-        emptied = db_api.servers_gone(gone)
+        emptied = db_leases.servers_gone(self.ctx, gone)
         for uuid in gone:
             self._repaired(repairs, bound[uuid], 'update', 'server %s is '
                            'gone; its slot is free' % uuid)
         for lease_id in emptied:
-            db_api.begin_delete(lease_id)
+            db_leases.begin_delete(self.ctx, lease_id)
             self._repaired(repairs, lease_id, 'delete', 'none of its servers '
                            'is left; deleted')
 
     def _release_claims(self, claims: set, repairs) -> None:
         """Slots held by a boot across two passes: its nova-api died."""
-        for token in sorted(claims & self._claims):
-            db_api.release_claim(token)
-            LOG.warning('Reconciler: slots held by boot %s released', token)
-            repairs.append('%s: released' % token)
+        for claim in sorted(claims & self._claims):
+            db_ledger.release_claim(self.ctx, claim)
+            LOG.warning('Reconciler: slots held by boot %s released', claim)
+            repairs.append('%s: released' % claim)
         self._claims = claims - self._claims

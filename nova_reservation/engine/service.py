@@ -16,18 +16,20 @@ import threading
 import time
 from typing import Any, Callable, NamedTuple, Optional
 
-from nova.scheduler.client import report
 from oslo_log import log as logging
-from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
 from nova_reservation.engine import actions
+from nova_reservation.engine import outbox
+from nova_reservation.engine import outcomes
 from nova_reservation.engine import reconciler
+from nova_reservation.engine import relocation
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
-from nova_reservation import planner
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -40,32 +42,42 @@ RECORD_DELAY = 0.05
 class Ran(NamedTuple):
     """An event run, with what it came to."""
     event: Any
-    details: Any   # db_api.LeaseDetails, as the action saw them
-    outcome: db_api.Outcome
+    details: Any   # leases.Details, as the action saw them
+    outcome: outcomes.Outcome
 
 
 class Engine:
 
     def __init__(self, nova, clock: Callable[[], float] = time.time,
-                 worker_id: Optional[str] = None,
+                 engine_id: Optional[str] = None,
                  on_event: Optional[Callable] = None,
                  notifier=None) -> None:
         self.nova = nova
         self.clock = clock
-        self.worker_id = worker_id or '%s:%s' % (
+        self.engine_id = engine_id or '%s:%s' % (
             socket.gethostname(), uuidutils.generate_uuid()[:8])
         # Called after each event with (event, lease, outcome, details).
         self.on_event = on_event
-        self.notifier = notifier
-        self.planner = None   # made on first need (it reads Placement)
-        self.reconciler = reconciler.Reconciler(nova, notifier, clock)
-        # Notices sent but not yet dropped from the store.
-        self._sent: set = set()
-        self._sent_lock = threading.Lock()
+        self.ctx = db_api.Context()
+        self.reconciler = reconciler.Reconciler(nova, None, clock)
+        self.relocation = relocation.Relocation(nova, clock)
         self._stop = threading.Event()
         self._pool = futures.ThreadPoolExecutor(
             CONF.reservation.engine_workers,
             thread_name_prefix='reservation-engine')
+        self.outbox = outbox.Outbox(None, self.engine_id, self._pool,
+                                    self.now)
+        self.notifier = notifier
+
+    @property
+    def notifier(self):
+        return self._notifier
+
+    @notifier.setter
+    def notifier(self, notifier) -> None:
+        """What tells (None: nothing is told); its pieces use it too."""
+        self._notifier = self.outbox.notifier = notifier
+        self.reconciler.notifier = notifier
 
     def now(self) -> datetime.datetime:
         return ledger_mod.from_epoch(self.clock())
@@ -81,54 +93,56 @@ class Engine:
         now = self.now()
         work = self._take(now)
         done = self._run_all(work, now) if work else 0
-        self.send_unsent()
+        if self.notifier:
+            self.outbox.flush()
         return done
 
     def _take(self, now: datetime.datetime) -> list:
-        """Claim the due events: [(event, holder)], one per lease, oldest
+        """Claim the due events: [(event, claim)], one per lease, oldest
         first.  An event whose lease has an earlier one not finished (here
         or on another engine) is handed back until that one is.
         """
         ttl = CONF.reservation.event_claim_timeout
         batch = CONF.reservation.engine_batch
-        claimed = db_api.claim_due(self.worker_id, now, ttl, batch)
+        claimed = db_events.claim_due(self.ctx, self.engine_id, now, ttl,
+                                      batch)
         if claimed is None:
             claimed = []
-            due = db_api.due_events(now, limit=batch)
+            due = db_events.due(self.ctx, now, limit=batch)
         else:
             # Taken in one go; what is left here is expired claims.
-            due = [e for e in db_api.due_events(now, limit=20)
-                   if e.status == db_api.IN_PROGRESS]
+            due = [e for e in db_events.due(self.ctx, now, limit=20)
+                   if e.status == status.IN_PROGRESS]
         # Engines that wake together go at the events in different orders
         # instead of all racing for the first.
         random.shuffle(due)
         work = [(e, e.claimed_by) for e in claimed] + [
-            (e, self.worker_id) for e in due
-            if db_api.claim_event(e, self.worker_id, now, ttl)]
-        waiting = db_api.waiting_events(e for e, _ in work)
+            (e, self.engine_id) for e in due
+            if db_events.claim(self.ctx, e, self.engine_id, now, ttl)]
+        waiting = db_events.waiting(self.ctx, (e for e, _ in work))
         running = {e.lease_id for e, _ in work if e.id not in waiting}
         # Due again once the earlier event may be done: at the next pass
         # if it runs in this one, else after a poll interval.
         later = now + datetime.timedelta(
             seconds=CONF.reservation.action_poll_interval)
-        db_api.record_events([
-            db_api.Outcome(e.id, holder, db_api.UNDONE, waited=True,
-                           due_at=(e.due_at if e.lease_id in running
-                                   else max(e.due_at, later)))
-            for e, holder in work if e.id in waiting])
-        return [(e, holder) for e, holder in work if e.id not in waiting]
+        outcomes.record(self.ctx, [
+            outcomes.Outcome(e.id, claim, status.UNDONE, waited=True,
+                             due_at=(e.due_at if e.lease_id in running
+                                     else max(e.due_at, later)))
+            for e, claim in work if e.id in waiting])
+        return [(e, claim) for e, claim in work if e.id not in waiting]
 
     def _run_all(self, work: list, now: datetime.datetime) -> int:
         """Run the claimed events side by side; write their outcomes as
         they come, those that come within RECORD_DELAY of each other
         together.
         """
-        details = db_api.leases_details(e.lease_id for e, _ in work)
+        details = db_leases.details(self.ctx, (e.lease_id for e, _ in work))
         results: queue.SimpleQueue = queue.SimpleQueue()
 
-        def run(event, holder):
+        def run(event, claim):
             try:
-                results.put(self._run(event, holder,
+                results.put(self._run(event, claim,
                                       details.get(event.lease_id), now))
             except Exception:
                 # Left claimed: run again once the claim expires.
@@ -136,8 +150,8 @@ class Engine:
                               event.event_type)
                 results.put(None)
 
-        for event, holder in work:
-            self._pool.submit(run, event, holder)
+        for event, claim in work:
+            self._pool.submit(run, event, claim)
         done, ready, oldest, left = 0, [], None, len(work)
         while left:
             wait = None if oldest is None else max(
@@ -157,74 +171,80 @@ class Engine:
                 ready, oldest = [], None
         return done
 
-    def _run(self, event, holder: str, details, now: datetime.datetime
+    def _run(self, event, claim: str, details, now: datetime.datetime
              ) -> Ran:
         """Run one event's action: its failure is an outcome too."""
         lease = details.lease if details else None
         if lease is None or lease.status == status.DELETED:
             # Gone: nothing is left to do.
             return Ran(event, details,
-                       db_api.Outcome(event.id, holder, db_api.DONE))
+                       outcomes.Outcome(event.id, claim, status.DONE))
         action = actions.ACTIONS[event.event_type]
         poll = now + datetime.timedelta(
             seconds=CONF.reservation.action_poll_interval)
         if lease.status == status.CREATING:
             # nova-api has not recorded the lease's servers yet (if it
             # never does, the reconciler finishes the lease).
-            return Ran(event, details, db_api.Outcome(
-                event.id, holder, db_api.UNDONE, due_at=poll))
+            return Ran(event, details, outcomes.Outcome(
+                event.id, claim, status.UNDONE, due_at=poll))
+        writes = outcomes.Writes()
         try:
-            lease_status = action(self.nova, details, now)
+            lease_status = action(self.nova, details, now, writes)
         except actions.Pending:
             waited = (now - (event.started_at or now)).total_seconds()
             if waited > CONF.reservation.action_timeout:
-                return self._give_up(event, details, holder, (
+                return self._give_up(event, details, claim, (
                     '%s timed out: Nova did not finish within %d s'
-                    % (event.event_type, CONF.reservation.action_timeout)))
-            return Ran(event, details, db_api.Outcome(
-                event.id, holder, db_api.UNDONE, due_at=poll))
+                    % (event.event_type, CONF.reservation.action_timeout)),
+                    writes)
+            return Ran(event, details, outcomes.Outcome(
+                event.id, claim, status.UNDONE, due_at=poll,
+                writes=tuple(writes.calls)))
         except Exception as e:
-            return self._failed(event, details, now, e, holder)
+            return self._failed(event, details, now, e, claim, writes)
         if lease_status:
             lease.status = lease_status
         notice = None
         if self.notifier:
             notice = notifications.event_notice(event, lease, details)
         if notice:
-            # Held by this engine to send; taken over if it dies first.
-            notice.update(claimed_by=self.worker_id, claim_expires=(
-                self.now() + datetime.timedelta(
-                    seconds=CONF.reservation.event_claim_timeout)))
-        return Ran(event, details, db_api.Outcome(
-            event.id, holder, db_api.DONE, lease_id=lease.id,
-            lease_status=lease_status, notice=notice))
+            notice = self.outbox.claim_for(notice)
+        return Ran(event, details, outcomes.Outcome(
+            event.id, claim, status.DONE, lease_id=lease.id,
+            lease_status=lease_status, notice=notice,
+            writes=tuple(writes.calls)))
 
-    def _failed(self, event, details, now, error: Exception,
-                holder: str) -> Ran:
+    def _failed(self, event, details, now, error: Exception, claim: str,
+                writes: outcomes.Writes) -> Ran:
         lease = details.lease
         message = '%s failed: %s' % (event.event_type, error)
-        if event.attempts < CONF.reservation.start_retries:
+        if event.attempts < CONF.reservation.event_retries:
             delay = CONF.reservation.retry_backoff * 2 ** event.attempts
             LOG.warning('Lease %s: %s; retry in %.0f s', lease.id, message,
                         delay)
-            return Ran(event, details, db_api.Outcome(
-                event.id, holder, db_api.UNDONE, error=message, failed=True,
-                due_at=now + datetime.timedelta(seconds=delay)))
-        return self._give_up(event, details, holder, message)
+            return Ran(event, details, outcomes.Outcome(
+                event.id, claim, status.UNDONE, error=message, failed=True,
+                due_at=now + datetime.timedelta(seconds=delay),
+                writes=tuple(writes.calls)))
+        return self._give_up(event, details, claim, message, writes)
 
     @staticmethod
-    def _give_up(event, details, holder: str, message: str) -> Ran:
-        """The event ends in ERROR, and its lease too, with the reason."""
+    def _give_up(event, details, claim: str, message: str,
+                 writes: outcomes.Writes) -> Ran:
+        """The event ends in ERROR, and its lease too, with the reason;
+        what the action did before it failed is kept.
+        """
         LOG.error('Lease %s: %s; giving up', details.lease.id, message)
-        return Ran(event, details, db_api.Outcome(
-            event.id, holder, db_api.ERROR, lease_id=details.lease.id,
-            lease_status=status.ERROR, error=message))
+        return Ran(event, details, outcomes.Outcome(
+            event.id, claim, status.ERROR, lease_id=details.lease.id,
+            lease_status=status.ERROR, error=message,
+            writes=tuple(writes.calls)))
 
     def _record(self, ran: list) -> int:
         """Write what the events came to, then tell: the notices and the
         `on_event` callback.  Returns how many events are over.
         """
-        written = db_api.record_events([r.outcome for r in ran])
+        written = outcomes.record(self.ctx, [r.outcome for r in ran])
         over = 0
         for r in ran:
             outcome = r.outcome
@@ -232,7 +252,7 @@ class Engine:
                 LOG.warning('Lease %s: %s was taken over by another engine',
                             r.event.lease_id, r.event.event_type)
                 continue
-            if outcome.status == db_api.UNDONE:
+            if outcome.status == status.UNDONE:
                 continue
             over += 1
             if outcome.lease_id is None:
@@ -245,93 +265,34 @@ class Engine:
                    if r.outcome.notice and r.outcome.event_id in written]
         if notices:
             try:
-                self._send(notices)
+                self.outbox.send(notices)
             except Exception as e:
                 LOG.warning('%d notifications are kept to be sent later: '
                             '%s', len(notices), e)
         return over
-
-    def _send(self, notices: list) -> None:
-        """Send stored notices: the leases side by side (each publish waits
-        for the broker's confirm), a lease's own oldest first.  They are
-        dropped from the store once per pass (`send_unsent`), all in one
-        statement, and kept in memory till then, so that they are never
-        sent twice.
-        """
-        def send(lease_notices):
-            for notice in lease_notices:
-                self.notifier.send(notice['event_type'],
-                                   jsonutils.loads(notice['payload']))
-                with self._sent_lock:
-                    self._sent.add(notice['id'])
-        by_lease: dict = {}
-        for notice in notices:
-            by_lease.setdefault(notice['lease_id'], []).append(notice)
-        for sending in [self._pool.submit(send, n)
-                        for n in by_lease.values()]:
-            sending.result()
-
-    def _forget_sent(self) -> None:
-        with self._sent_lock:
-            sent, self._sent = self._sent, set()
-        if not sent:
-            return
-        try:
-            db_api.forget_notices(sent)
-        except Exception:
-            with self._sent_lock:
-                self._sent |= sent
-            raise
-
-    def send_unsent(self) -> None:
-        """Drop what was sent (in this pass, or while the store was away);
-        send the notices that an engine stored but could not send (it
-        died).
-        """
-        if not self.notifier:
-            return
-        self._forget_sent()
-        self._send(db_api.claim_unsent(
-            self.worker_id, self.now(), CONF.reservation.event_claim_timeout))
-        self._forget_sent()
 
     def _report(self, event, lease, outcome: str, details=None) -> None:
         if self.on_event:
             self.on_event(event, lease, outcome, details)
 
     def check_hosts(self) -> None:
-        """Move future slots off failed compute nodes; mark the leases
-        that can not move degraded, and say so (lease.update).
+        """Move future slots off failed compute nodes (see `relocation`).
         """
-        failed = self.nova.failed_nodes()
-        if not failed:
-            return
-        if self.planner is None:
-            self.planner = planner.Planner(
-                ledger_mod.Ledger(), report.report_client_singleton(),
-                self.clock)
-        moved, degraded = self.planner.relocate(failed, self.clock())
-        if moved or degraded:
-            LOG.warning('Compute nodes %s failed: %d future slots moved; '
-                        'leases degraded: %s', ', '.join(sorted(failed)),
-                        moved, ', '.join(degraded) or 'none')
-        for lease_id in degraded:
-            if self.notifier:
-                self.notifier.lease('update', lease_id)
+        self.relocation.run(self.notifier)
 
     def reconcile(self) -> list:
         """Compare the store with Nova and repair (see `reconciler`)."""
         return self.reconciler.run()
 
     def sleep_time(self) -> float:
-        due = db_api.next_due()
+        due = db_events.next_due(self.ctx)
         wait = CONF.reservation.engine_poll_interval
         if due is not None:
             wait = min(wait, ledger_mod.to_epoch(due) - self.clock())
         return max(wait, 0.0)
 
     def run_forever(self) -> None:
-        LOG.info('Engine %s running', self.worker_id)
+        LOG.info('Engine %s running', self.engine_id)
         # Recurring work besides events: [task, what it does, interval
         # option, when next].
         recurring = [

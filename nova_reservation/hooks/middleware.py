@@ -8,15 +8,12 @@ leased server's reservation in the server views.
 
 import json
 import re
-import time
 from typing import Optional
 
 from nova.api.openstack import common as nova_common
 from nova.compute import api as compute_api
-from nova.compute import flavors
 from nova import exception as nova_exception
 from nova import objects
-from nova.scheduler.client import report
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import webob
@@ -24,10 +21,16 @@ import webob
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import hosts as db_hosts
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation import flavors
 from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
+from nova_reservation import resource_types
+from nova_reservation import schedule
 from nova_reservation import status
 from nova_reservation import validation
 
@@ -67,12 +70,10 @@ def fault(status: int, message: str, **extra) -> webob.Response:
 
 class ReservationHook:
 
-    def __init__(self, app, clock=time.time) -> None:
+    def __init__(self, app) -> None:
         self.app = app
-        self.clock = clock
-        self.planner = planner.Planner(ledger_mod.Ledger(),
-                                       report.report_client_singleton(),
-                                       clock)
+        self.planner = planner.shared()
+        self.ctx = db_api.Context()
 
     @webob.dec.wsgify
     def __call__(self, req: webob.Request):
@@ -144,8 +145,8 @@ class ReservationHook:
             return fault(e.status, str(e), **e.extra)
 
         hints['reservation'] = reservation_id
-        hints[SLOTS_HINT] = [str(a.id) for a in
-                             db_api.allocations_of(reservation_id)]
+        hints[SLOTS_HINT] = [str(s.id) for s in
+                             db_ledger.slots(self.ctx, reservation_id)]
         metadata = server.setdefault('metadata', {})
         if isinstance(metadata, dict):
             metadata[METADATA_LEASE_ID] = lease_id
@@ -155,20 +156,20 @@ class ReservationHook:
             resp = req.get_response(self.app)
         except Exception:
             LOG.exception('Boot of lease %s failed; removing it', lease_id)
-            db_api.discard_lease(lease_id)
+            db_leases.discard(self.ctx, lease_id)
             raise
         if resp.status_int >= 400:
             LOG.info('Nova refused the boot of lease %s (%s): removing the '
                      'lease', lease_id, resp.status)
-            db_api.discard_lease(lease_id)
+            db_leases.discard(self.ctx, lease_id)
             return resp
         # Nova made the servers: from here the lease is kept whatever
         # happens; one left CREATING is finished by the engine's reconciler
         # from the servers' metadata.
         try:
             uuids = self._created(ctx, resp)
-            if not db_api.bind_servers(
-                    lease_id, reservation_id, uuids,
+            if not db_leases.bind_servers(
+                    self.ctx, lease_id, reservation_id, uuids,
                     status.ACTIVE if lease.immediate else status.PENDING):
                 return self._gone_while_booting(ctx, lease_id, uuids)
         except Exception:
@@ -192,20 +193,20 @@ class ReservationHook:
             flavor_ref = server.get('flavorRef')
             if not isinstance(flavor_ref, (str, int)):
                 return None
-            res = db_api.reservation_of_flavor(
-                nova_common.get_id_from_href(str(flavor_ref)))
+            res = db_leases.reservation_of_flavor(
+                self.ctx, nova_common.get_id_from_href(str(flavor_ref)))
             if res is None:
                 return None
             rid = res.id
-        res = db_api.get_reservation(rid)
+        res = db_leases.reservation(self.ctx, rid)
         # Another project's reservation is as good as none to this one.
         if res is None or res.deleted or res.project_id != ctx.project_id:
             raise LeaseRefused(404, 'reservation: %s not found' % rid)
-        if res.resource_type == planner.SERVER:
+        if res.resource_type == resource_types.SERVER:
             raise LeaseRefused(409, 'reservation: %s holds the servers of '
                                'lease %s and takes no other server'
                                % (rid, res.lease_id))
-        lease = db_api.get_lease(res.lease_id)
+        lease = db_leases.get(self.ctx, res.lease_id)
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \
                 lease.status not in (status.PENDING, status.ACTIVE):
@@ -221,8 +222,9 @@ class ReservationHook:
         """A boot into a capacity or host reservation."""
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
-        token = None
-        if res.resource_type in (planner.FLAVOR, planner.VIRTUAL):
+        claim = None
+        if res.resource_type in (resource_types.FLAVOR,
+                                 resource_types.VIRTUAL):
             need = capacity.need_of_flavor(
                 self._flavor(ctx, server.get('flavorRef')))
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
@@ -231,11 +233,11 @@ class ReservationHook:
                     'flavorRef', 'the flavor (%s) is larger than the '
                     'reserved slots (%s)' % (need.describe(),
                                              slot.describe()))
-            token = db_api.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
-            held = db_api.claim_slots(res.id, count, token)
+            claim = db_ledger.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
+            held = db_ledger.claim_slots(self.ctx, res.id, count, claim)
             if not held:
-                free = sum(1 for a in db_api.allocations_of(res.id)
-                           if a.instance_uuid is None)
+                free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
+                           if s.instance_uuid is None)
                 raise LeaseRefused(409, 'reservation: %d of its %d slots are '
                                    'free; %d servers asked for'
                                    % (free, res.amount, count))
@@ -244,47 +246,44 @@ class ReservationHook:
         try:
             resp = req.get_response(self.app)
         except Exception:
-            if token:
-                db_api.release_claim(token)
+            if claim:
+                db_ledger.release_claim(self.ctx, claim)
             raise
         if resp.status_int >= 400:
-            if token:
-                db_api.release_claim(token)
+            if claim:
+                db_ledger.release_claim(self.ctx, claim)
             return resp
         uuids = self._created(ctx, resp)
-        db_api.bind_servers(res.lease_id, res.id, uuids, token=token,
-                            bind_event=True,
-                            take_slots=res.resource_type != planner.HOST)
+        db_leases.bind_servers(
+            self.ctx, res.lease_id, res.id, uuids, claim=claim,
+            bind_event=True,
+            take_slots=res.resource_type != resource_types.HOST)
         return resp
 
     def _flavor(self, ctx, flavor_ref):
         if not isinstance(flavor_ref, (str, int)):
             raise params.InvalidParam('flavorRef', 'is required')
         flavor_id = nova_common.get_id_from_href(str(flavor_ref))
-        try:
-            return flavors.get_flavor_by_flavor_id(ctx, flavor_id,
-                                                   read_deleted='no')
-        except nova_exception.FlavorNotFound:
+        flavor = flavors.find(ctx, flavor_id)
+        if flavor is None:
             raise params.InvalidParam('flavorRef', 'flavor %s not found'
                                       % flavor_id)
+        return flavor
 
     def _reserve(self, ctx, lease: params.LeaseRequest, flavor,
                  count: int, affinity: Optional[bool]) -> tuple:
         """Hold `count` slots of `flavor` over the lease in the ledger."""
         lease_id = uuidutils.generate_uuid()
         request = planner.ReservationRequest(
-            resource_type=planner.SERVER, count=count,
-            need=capacity.need_of_flavor(flavor), flavor_id=flavor.name,
-            affinity=affinity)
+            resource_type=resource_types.SERVER, count=count,
+            need=capacity.need_of_flavor(flavor), flavor_id=flavor.flavorid,
+            flavor_name=flavor.name, affinity=affinity)
         try:
             row = self._lease_row(ctx, lease_id, lease)
-            self.planner.create(row, [request], planner.lease_events(
-                row, reserve=not lease.immediate))
+            self.planner.create(row, [request], schedule.lease_events(
+                row, db_api.utcnow(), reserve=not lease.immediate))
         except planner.NoCapacity as e:
-            extra = {}
-            if e.earliest is not None:
-                extra['earliest_start'] = e.earliest.isoformat() + 'Z'
-            raise LeaseRefused(409, str(e), **extra)
+            raise LeaseRefused(409, str(e), **e.details())
         except planner.LedgerBusy:
             raise LeaseRefused(409, 'The ledger is too busy to place the '
                                'lease now; try again')
@@ -369,7 +368,8 @@ class ReservationHook:
             except nova_exception.ComputeHostNotFound:
                 return   # Nova says so itself.
         where = node or host
-        enrolled = {h.hypervisor_hostname for h in db_api.list_hosts()}
+        enrolled = {h.hypervisor_hostname
+                    for h in db_hosts.get_all(self.ctx)}
         if nodes & enrolled:
             raise LeaseRefused(409, 'availability_zone: %s is reservable: '
                                'only its leases boot there' % where)
@@ -383,8 +383,8 @@ class ReservationHook:
         lease left with none of its own servers goes).
         """
         try:
-            for lease_id in db_api.servers_gone([uuid]):
-                db_api.begin_delete(lease_id)
+            for lease_id in db_leases.servers_gone(self.ctx, [uuid]):
+                db_leases.begin_delete(self.ctx, lease_id)
         except Exception:
             # The engine's reconciler frees it later.
             LOG.exception('Server %s: its slot could not be freed now', uuid)
@@ -398,15 +398,18 @@ class ReservationHook:
             return
         servers = ([data['server']] if isinstance(data.get('server'), dict)
                    else data.get('servers') or [])
-        bound = db_api.bindings_for(s.get('id') for s in servers
-                                    if isinstance(s, dict))
-        if not bound:
+        bindings = {b.instance_uuid: b for b in db_leases.bindings_of_servers(
+            self.ctx, (s.get('id') for s in servers if isinstance(s, dict)))}
+        if not bindings:
             return
+        leases = db_leases.get_many(self.ctx, (b.lease_id
+                                               for b in bindings.values()))
         now = db_api.utcnow()
         for s in servers:
-            if s.get('id') not in bound:
+            if s.get('id') not in bindings:
                 continue
-            binding, lease = bound[s['id']]
+            binding = bindings[s['id']]
+            lease = leases[binding.lease_id]
             status = lease_view_status(lease, now)
             s['reservation'] = dict(
                 lease_id=lease.id, lease_name=lease.name,

@@ -89,7 +89,8 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
         if before_end * 60 >= (end - start).total_seconds():
             raise InvalidParam('lease_params.before_end', 'must be shorter '
                                'than the lease')
-    return LeaseRequest(name=params['name'].strip(), start=start, end=end,
+    return LeaseRequest(name=validation.lease_name(params['name']),
+                        start=start, end=end,
                         on_end=params.get('on_end', 'delete'),
                         before_end=before_end, immediate=immediate)
 

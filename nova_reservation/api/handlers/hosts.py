@@ -11,6 +11,8 @@ from nova_reservation.api import policies
 from nova_reservation.api import wsgi
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import hosts as db_hosts
+from nova_reservation.db import leases as db_leases
 from nova_reservation.schemas import hosts as schemas
 from nova_reservation import validation
 
@@ -42,7 +44,7 @@ def host_view(host) -> dict:
 
 
 def _host(host_id: str):
-    host = (db_api.get_host(int(host_id))
+    host = (db_hosts.get(db_api.Context(), int(host_id))
             if HOST_ID.match(host_id) else None)
     if host is None:
         raise wsgi.Fault(404, 'NotFound', 'host %s not found' % host_id)
@@ -67,8 +69,8 @@ def _freepool(ctx):
 
 def list_hosts(ctx, req):
     _admin(ctx)
-    return wsgi.json_response(200, {'hosts': [host_view(h) for h in
-                                              db_api.list_hosts()]})
+    return wsgi.json_response(200, {'hosts': [
+        host_view(h) for h in db_hosts.get_all(db_api.Context())]})
 
 
 def show_host(ctx, req, id):
@@ -87,15 +89,15 @@ def create_host(ctx, req):
     if not nodes:
         raise wsgi.Fault(404, 'NotFound', 'name: no compute node is named '
                          '%s' % name)
-    if any(h.hypervisor_hostname == name for h in db_api.list_hosts()):
+    store = db_api.Context()
+    if any(h.hypervisor_hostname == name for h in db_hosts.get_all(store)):
         raise wsgi.Fault(409, 'Conflict', 'name: %s is reservable already'
                          % name)
     promised = _reservations_on_node(name)
     if promised:
         raise wsgi.Fault(409, 'Conflict', 'name: %s holds capacity of lease '
                          '%s until %s; enroll it once that has ended'
-                         % (name, promised[0]['lease_id'],
-                            promised[0]['end_at']))
+                         % ((name,) + _held_until(promised[0])))
     node = nodes[0]
     servers = hosts_api.instance_get_all_by_host(ctx, node.host)
     if servers:
@@ -107,8 +109,8 @@ def create_host(ctx, req):
             ctx, _freepool(ctx).id, node.host)
     except nova_exception.AggregateHostExists:
         pass
-    host = db_api.create_host(
-        hypervisor_hostname=name, service_name=node.host,
+    host = db_hosts.create(
+        store, hypervisor_hostname=name, service_name=node.host,
         hypervisor_type=node.hypervisor_type,
         hypervisor_version=node.hypervisor_version, vcpus=node.vcpus,
         memory_mb=node.memory_mb, local_gb=node.local_gb,
@@ -131,16 +133,20 @@ def update_host(ctx, req, id):
             caps.pop(key, None)
         else:
             caps[key] = value
-    db_api.update_host(host.id, extra_capabilities=json.dumps(caps))
-    return wsgi.json_response(200, {'host': host_view(db_api.get_host(
-        host.id))})
+    store = db_api.Context()
+    db_hosts.update(store, host.id, extra_capabilities=json.dumps(caps))
+    return wsgi.json_response(200, {'host': host_view(db_hosts.get(
+        store, host.id))})
 
 
 def _reservations_on_node(node: str) -> list:
     """Reservations with a slot on the node that has not ended."""
-    now = db_api.utcnow()
-    return [r for r in db_api.reservations_on_node(node)
-            if r['end_at'] > now]
+    return db_leases.reservations_on(db_api.Context(), node, db_api.utcnow())
+
+
+def _held_until(res) -> tuple:
+    """(lease id, end) of a reservation."""
+    return res.lease_id, db_leases.get(db_api.Context(), res.lease_id).end_at
 
 
 def delete_host(ctx, req, id):
@@ -149,28 +155,27 @@ def delete_host(ctx, req, id):
     held = _reservations_on_node(host.hypervisor_hostname)
     if held:
         raise wsgi.Fault(409, 'Conflict', 'host %s is reserved by lease %s '
-                         'until %s' % (host.hypervisor_hostname,
-                                       held[0]['lease_id'],
-                                       held[0]['end_at']))
+                         'until %s' % ((host.hypervisor_hostname,) +
+                                       _held_until(held[0])))
     try:
         compute_api.AggregateAPI().remove_host_from_aggregate(
             ctx, _freepool(ctx).id, host.service_name)
     except nova_exception.AggregateHostNotFound:
         pass
-    db_api.delete_host(host.id)
+    db_hosts.delete(db_api.Context(), host.id)
     return wsgi.json_response(204)
 
 
 def _allocation(host) -> dict:
     return {'resource_id': str(host.id), 'reservations': [
-        {'id': r['reservation_id'], 'lease_id': r['lease_id']}
+        {'id': r.id, 'lease_id': r.lease_id}
         for r in _reservations_on_node(host.hypervisor_hostname)]}
 
 
 def list_allocations(ctx, req):
     _admin(ctx)
     return wsgi.json_response(200, {'allocations': [
-        _allocation(h) for h in db_api.list_hosts()]})
+        _allocation(h) for h in db_hosts.get_all(db_api.Context())]})
 
 
 def show_allocation(ctx, req, id):

@@ -1,38 +1,26 @@
 """/v1/leases: list, create, show, update, delete."""
 
-import time
-
-from nova.compute import flavors
-from nova import exception as nova_exception
 from nova import objects
-from nova.scheduler.client import report
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova_reservation.api import policies
 from nova_reservation.api import validation
-from nova_reservation.api import views
 from nova_reservation.api import wsgi
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.db import leases as db_leases
+from nova_reservation import flavors
 from nova_reservation import notifications
 from nova_reservation import planner
+from nova_reservation import resource_types
+from nova_reservation import schedule
+from nova_reservation import status
+from nova_reservation import views
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
-FINISHED = ('TERMINATED', 'DELETING', 'DELETED')
-_PLANNER = None
-
-
-def _planner() -> planner.Planner:
-    global _PLANNER
-    if _PLANNER is None:
-        _PLANNER = planner.Planner(ledger_mod.Ledger(),
-                                   report.report_client_singleton(),
-                                   time.time)
-    return _PLANNER
 
 
 # --------------------------------------------------------------- helpers
@@ -44,9 +32,9 @@ def _authorize(ctx, rule: str, project_id: str) -> None:
 
 
 def _lease(ctx, lease_id: str, rule: str):
-    lease = (db_api.get_lease(lease_id)
+    lease = (db_leases.get(db_api.Context(), lease_id)
              if uuidutils.is_uuid_like(lease_id) else None)
-    if lease is None or lease.status == 'DELETED':
+    if lease is None or lease.status == status.DELETED:
         raise wsgi.Fault(404, 'NotFound', 'lease %s not found' % lease_id)
     _authorize(ctx, rule, lease.project_id)
     return lease
@@ -54,20 +42,18 @@ def _lease(ctx, lease_id: str, rule: str):
 
 def _flavor_need(ctx):
     def need(flavor_id: str):
-        try:
-            flavor = flavors.get_flavor_by_flavor_id(ctx, flavor_id,
-                                                     read_deleted='no')
-        except nova_exception.FlavorNotFound:
-            return None
-        return capacity.need_of_flavor(flavor)
+        flavor = flavors.find(ctx, flavor_id)
+        return flavor and capacity.need_of_flavor(flavor)
     return need
 
 
 def _no_capacity(e: planner.NoCapacity) -> wsgi.Fault:
-    extra = {}
-    if e.earliest is not None:
-        extra['earliest_start'] = e.earliest.isoformat() + 'Z'
-    return wsgi.Fault(409, 'NotEnoughCapacity', str(e), **extra)
+    return wsgi.Fault(409, 'NotEnoughCapacity', str(e), **e.details())
+
+
+def _view(lease_id: str) -> dict:
+    return views.lease(db_leases.details(db_api.Context(),
+                                         [lease_id])[lease_id])
 
 
 def _private_flavor(ctx, req: planner.ReservationRequest):
@@ -87,18 +73,21 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
 # --------------------------------------------------------------- handlers
 
 def list_leases(ctx, req):
+    store = db_api.Context()
     if policies.authorize(ctx, 'reservation:leases:list_all_projects', {}):
-        leases = db_api.list_leases()
+        leases = db_leases.get_all(store)
     else:
         _authorize(ctx, 'reservation:leases:list', ctx.project_id)
-        leases = db_api.list_leases(ctx.project_id)
-    return wsgi.json_response(200, {'leases': [views.lease(x)
-                                               for x in leases]})
+        leases = db_leases.get_all(store, ctx.project_id)
+    # One read of the details of every lease, not one per lease.
+    details = db_leases.details(store, (x.id for x in leases))
+    return wsgi.json_response(200, {'leases': [
+        views.lease(details[x.id]) for x in leases if x.id in details]})
 
 
 def show_lease(ctx, req, id):
     lease = _lease(ctx, id, 'reservation:leases:get')
-    return wsgi.json_response(200, {'lease': views.lease(lease)})
+    return wsgi.json_response(200, {'lease': _view(lease.id)})
 
 
 def create_lease(ctx, req):
@@ -112,33 +101,34 @@ def create_lease(ctx, req):
         raise wsgi.invalid(e)
     lease_id = uuidutils.generate_uuid()
     values.update(id=lease_id, project_id=ctx.project_id,
-                  user_id=ctx.user_id, status='PENDING', on_end='delete',
+                  user_id=ctx.user_id, status=status.PENDING, on_end='delete',
                   created_at=db_api.utcnow())
     made = [_private_flavor(ctx, r) for r in requests
-            if r.resource_type == planner.VIRTUAL]
+            if r.resource_type == resource_types.VIRTUAL]
     try:
-        _planner().create(values, requests, planner.lease_events(values))
+        planner.shared().create(values, requests, schedule.lease_events(
+            values, db_api.utcnow()))
     except planner.NoCapacity as e:
         raise _no_capacity(e)
     except planner.LedgerBusy:
         raise wsgi.Fault(409, 'Conflict', 'the ledger is too busy to place '
                          'the lease now; try again')
     finally:
-        if not db_api.get_lease(lease_id):
+        if not db_leases.get(db_api.Context(), lease_id):
             for flavor in made:
                 flavor.destroy()
     LOG.info('Lease %s (%s) created: %s', lease_id, values['name'],
              '; '.join(r.describe() for r in requests))
     notifications.api_notifier().lease('create', lease_id)
-    return wsgi.json_response(201, {'lease': views.lease(
-        db_api.get_lease(lease_id))})
+    return wsgi.json_response(201, {'lease': _view(lease_id)})
 
 
 def _growth(lease, entries: list) -> list:
     """(request for the extra slots, new sizes as columns) per changed
     reservation.
     """
-    current = {r.id: r for r in db_api.reservations_of(lease.id)}
+    current = {r.id: r for r in db_leases.reservations(db_api.Context(),
+                                                       lease.id)}
     growth = []
     seen = set()
     for i, entry in enumerate(entries):
@@ -154,7 +144,7 @@ def _growth(lease, entries: list) -> list:
         if kind != res.resource_type:
             raise validation.Invalid(prefix + 'resource_type', 'is %s and '
                                      'can not change' % res.resource_type)
-        host = res.resource_type == planner.HOST
+        host = res.resource_type == resource_types.HOST
         sizes = {'max', 'min'} if host else {'amount'}
         unknown = sorted(set(entry) - sizes - {'id', 'resource_type'})
         if unknown:
@@ -189,7 +179,7 @@ def _growth(lease, entries: list) -> list:
 
 def update_lease(ctx, req, id):
     lease = _lease(ctx, id, 'reservation:leases:update')
-    if lease.status in FINISHED or lease.status == 'ERROR':
+    if lease.status in status.FINISHED or lease.status == status.ERROR:
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
                          'change' % (lease.id, lease.status))
     body = wsgi.body_of(req)
@@ -202,21 +192,20 @@ def update_lease(ctx, req, id):
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     try:
-        _planner().change(lease, lease.version, values, growth)
+        planner.shared().change(lease, lease.version, values, growth)
     except planner.NoCapacity as e:
         raise _no_capacity(e)
-    except (planner.LedgerBusy, db_api.LeaseChanged):
+    except (planner.LedgerBusy, db_leases.LeaseChanged):
         raise wsgi.Fault(409, 'Conflict', 'lease %s changed while this '
                          'change was made; read it again and retry'
                          % lease.id)
     notifications.api_notifier().lease('update', lease.id)
-    return wsgi.json_response(200, {'lease': views.lease(
-        db_api.get_lease(lease.id))})
+    return wsgi.json_response(200, {'lease': _view(lease.id)})
 
 
 def delete_lease(ctx, req, id):
     lease = _lease(ctx, id, 'reservation:leases:delete')
-    db_api.begin_delete(lease.id)
+    db_leases.begin_delete(db_api.Context(), lease.id)
     notifications.api_notifier().lease('delete', lease.id)
     LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
              lease.name, lease.status)
@@ -226,10 +215,9 @@ def delete_lease(ctx, req, id):
 def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
     lease = _lease(ctx, id, 'reservation:leases:retry_event')
-    if not db_api.retry_event(lease.id, int(event_id)):
+    if not db_leases.retry_event(db_api.Context(), lease.id, int(event_id)):
         raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
                          'in ERROR' % (event_id, lease.id))
     LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,
              ctx.user_id)
-    return wsgi.json_response(202, {'lease': views.lease(
-        db_api.get_lease(lease.id))})
+    return wsgi.json_response(202, {'lease': _view(lease.id)})

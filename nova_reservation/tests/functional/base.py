@@ -18,11 +18,16 @@ import requests
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation import ledger
+
+STORE = db_api.Context()
 
 IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 # m1.medium (2 vCPU, 4 GB): one fits a MediumFakeDriver node (8 GB less the
@@ -199,7 +204,7 @@ class ReservationTestCase(test.TestCase,
             # Events still due, or handed back to look again soon at an
             # action Nova has not finished.
             soon = self.engine.now() + datetime.timedelta(seconds=1)
-            due = db_api.due_events(soon)
+            due = db_events.due(STORE, soon)
             if not due:
                 return
             time.sleep(0.05)
@@ -219,17 +224,17 @@ class ReservationTestCase(test.TestCase,
         a server that does not exist, no server of a lease that is gone,
         and no node promised more than it has.
         """
-        leases = db_api.list_leases()
+        leases = db_leases.get_all(STORE)
         self.assertEqual([], [x.id for x in leases
                               if x.status == 'CREATING'])
         servers = {s['id']: s for s in self.admin_api.get_servers(
             detail=True, search_opts={'all_tenants': 1})}
         for lease in leases:
-            details = db_api.lease_details(lease.id)
+            details = db_leases.details(STORE, [lease.id])[lease.id]
             self.assertEqual([], [e.event_type for e in details.events
                                   if e.runs > 1], lease.id)
             for res in details.reservations:
-                for slot in db_api.allocations_of(res.id):
+                for slot in db_ledger.slots(STORE, res.id):
                     if slot.instance_uuid:
                         self.assertIn(slot.instance_uuid, servers,
                                       'slot %d' % slot.id)
@@ -237,7 +242,7 @@ class ReservationTestCase(test.TestCase,
             lease_id = (server.get('metadata') or {}).get(
                 'reservation:lease_id')
             if lease_id:
-                lease = db_api.get_lease(lease_id)
+                lease = db_leases.get(STORE, lease_id)
                 self.assertNotIn(lease.status, ('DELETED', 'CREATING'),
                                  server['id'])
         copy = ledger.Ledger()
@@ -260,4 +265,4 @@ class ReservationTestCase(test.TestCase,
         return self._get_provider_usages(rp)
 
     def leases(self) -> list:
-        return db_api.list_leases()
+        return db_leases.get_all(STORE)

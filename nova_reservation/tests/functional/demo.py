@@ -16,8 +16,11 @@ import time
 import unittest
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
 from nova_reservation.engine import service
 from nova_reservation.tests.functional import base
+
+STORE = db_api.Context()
 
 T0 = time.time()
 
@@ -69,11 +72,12 @@ class Scenario(base.ReservationTestCase):
         say('an ordinary boot that would take promised capacity -> %s (%s)'
             % (resp['status'], resp['fault']['message']))
 
-        uuids = [b.instance_uuid for b in db_api.bindings_of(res['lease_id'])]
+        uuids = [b.instance_uuid
+                 for b in db_leases.bindings(STORE, res['lease_id'])]
         self._watch(uuids, res['lease_id'], deadline=end.timestamp() + 30)
         engine.stop()
         runner.join()
-        lease_row = db_api.get_lease(res['lease_id'])
+        lease_row = db_leases.get(STORE, res['lease_id'])
         say('lease %s is %s' % (lease_row.name, lease_row.status))
         self.assertEqual('TERMINATED', lease_row.status)
 

@@ -139,7 +139,7 @@ class EngineProcess(fixtures.Fixture):
             stdout=self.log, stderr=subprocess.STDOUT)
         self.addCleanup(self.stop)
 
-    def worker_id(self, timeout: float = 60) -> str:
+    def engine_id(self, timeout: float = 60) -> str:
         deadline = time.time() + timeout
         while time.time() < deadline:
             match = re.search(r'Engine (\S+) running', self.output())

@@ -2,9 +2,13 @@
 
 import requests
 
-from nova_reservation.api.handlers import leases
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation import planner
 from nova_reservation.tests.functional import base
+
+STORE = db_api.Context()
 
 when = base.when
 
@@ -49,13 +53,13 @@ class LeaseAPITest(base.ReservationTestCase):
         self.assertEqual('renamed', changed['name'])
         self.assertEqual(when(150)[:16].replace(' ', 'T') + ':00.000000',
                          changed['end_date'])
-        slots = db_api.allocations_of(res['id'])
+        slots = db_ledger.slots(STORE, res['id'])
         self.assertEqual({changed['end_date'][:16].replace('T', ' ')},
                          {str(s.end_at)[:16] for s in slots})
 
         resp = self.rsv('DELETE', '/leases/%s' % lease['id'])
         self.assertEqual(204, resp.status_code, resp.text)
-        self.assertEqual([], db_api.allocations_of(res['id']))
+        self.assertEqual([], db_ledger.slots(STORE, res['id']))
         self.run_engine()
         self.assertEqual(404, self.rsv('GET', '/leases/%s'
                                        % lease['id']).status_code)
@@ -142,18 +146,18 @@ class LeaseChangesTest(base.ReservationTestCase):
         self.assertEqual(200, resp.status_code, resp.text)
         self.assertEqual(2, resp.json()['lease']['reservations'][0][
             'amount'])
-        self.assertEqual(2, len(db_api.allocations_of(self.rid)))
+        self.assertEqual(2, len(db_ledger.slots(STORE, self.rid)))
         # Beyond the cloud: refused, nothing changed.
         resp = self.rsv('PUT', self.path, {'reservations': [
             {'id': self.rid, 'amount': 3}]})
         self.assertEqual(409, resp.status_code, resp.text)
-        self.assertEqual(2, len(db_api.allocations_of(self.rid)))
+        self.assertEqual(2, len(db_ledger.slots(STORE, self.rid)))
 
     def test_concurrent_changes_do_not_lose_each_other(self):
-        stale = db_api.get_lease(self.lease['id'])
+        stale = db_leases.get(STORE, self.lease['id'])
         self.assertEqual(200, self.rsv('PUT', self.path,
                                        {'name': 'first'}).status_code)
-        self.assertRaises(db_api.LeaseChanged, leases._planner().change,
+        self.assertRaises(db_leases.LeaseChanged, planner.shared().change,
                           stale, stale.version, {'name': 'second'})
         self.assertEqual('first', self.rsv('GET', self.path).json()[
             'lease']['name'])
@@ -230,7 +234,7 @@ class LeaseValidationTest(base.ReservationTestCase):
             self.assertEqual(400, resp.status_code, (field, resp.text))
             self.assertTrue(resp.json()['error_message'].startswith(
                 field + ':'), (field, resp.text))
-        self.assertEqual([], db_api.list_leases())
+        self.assertEqual([], db_leases.get_all(STORE))
         not_json = requests_post(rsv, '/leases', b'{not json')
         self.assertEqual(400, not_json.status_code)
         self.assertEqual(405, rsv('PATCH', '/leases').status_code)

@@ -6,9 +6,12 @@ import json
 import ddt
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.test_server_lease import params
 from nova_reservation.tests.functional.test_server_lease import when
+
+STORE = db_api.Context()
 
 
 class In:
@@ -37,7 +40,7 @@ class BadInputTest(base.ReservationTestCase):
         self.assertEqual(status, resp.status, resp.content)
         message = list(resp.body.values())[0]['message']
         self.assertTrue(message.startswith(field + ':'), message)
-        self.assertEqual([], db_api.list_leases())
+        self.assertEqual([], db_leases.get_all(STORE))
         self.assertEqual([], self.api.get_servers())
         return message
 
@@ -81,7 +84,7 @@ class BadInputTest(base.ReservationTestCase):
     def test_reserved_true_with_lease_params_is_the_seed_form(self):
         resp = self.boot(lease(), extra_hints={'reserved': 'True'})
         self.assertEqual(202, resp.status, resp.content)
-        self.assertEqual(1, len(db_api.list_leases()))
+        self.assertEqual(1, len(db_leases.get_all(STORE)))
 
     def test_hint_given_twice(self):
         resp = self.boot([lease(), lease()])
@@ -113,7 +116,7 @@ class NovaRefusesTest(base.ReservationTestCase):
                                  check_response_status=False)
         self.assertEqual(400, resp.status, resp.content)
         self.assertIn('image', resp.body['badRequest']['message'])
-        self.assertEqual([], db_api.list_leases())
+        self.assertEqual([], db_leases.get_all(STORE))
         # The capacity it held is free again.
         ok = self.boot(params(when(60), when(120)), count=2)
         self.assertEqual(202, ok.status, ok.content)

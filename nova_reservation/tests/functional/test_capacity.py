@@ -4,9 +4,13 @@ ordinary boots that must not take promised capacity."""
 import threading
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.test_server_lease import params
 from nova_reservation.tests.functional.test_server_lease import when
+
+STORE = db_api.Context()
 
 TINY = '1'
 
@@ -23,24 +27,24 @@ class CapacityTest(base.ReservationTestCase):
         resp = self._lease(when(90), when(150), expect=409)
         fault = resp.body['conflictingRequest']
         self.assertIn('Not enough capacity', fault['message'])
-        first = db_api.list_leases()[0]
+        first = db_leases.get_all(STORE)[0]
         expected = first.end_at.replace(microsecond=0).isoformat() + 'Z'
         self.assertEqual(expected, fault['earliest_start'])
         self.assertIn('earliest start that fits', fault['message'])
-        self.assertEqual(1, len(db_api.list_leases()))
+        self.assertEqual(1, len(db_leases.get_all(STORE)))
         self.assertEqual(2, len(self.api.get_servers()))   # the first's
 
     def test_leases_fit_in_the_gaps(self):
         self._lease(when(60), when(120), count=2)
         self._lease(when(10), when(50), count=2)
         self._lease(when(120), when(180), count=2)
-        self.assertEqual(3, len(db_api.list_leases()))
+        self.assertEqual(3, len(db_leases.get_all(STORE)))
 
     def test_ordinary_boot_keeps_off_promised_capacity(self):
         resp = self._lease(when(60), when(120))
         self.run_engine()
         rid = resp.body['server']['reservation']['reservation_id']
-        reserved_node = db_api.allocations_of(rid)[0].node
+        reserved_node = db_ledger.slots(STORE, rid)[0].node
 
         server = self._create_server(
             name='ordinary', image_uuid=base.IMAGE,
@@ -77,8 +81,8 @@ class CapacityTest(base.ReservationTestCase):
         for t in threads:
             t.join()
         self.assertEqual([202, 409], sorted(r.status for r in results))
-        self.assertEqual(2, len(db_api.list_leases()))
-        nodes = {a.node for lease in db_api.list_leases()
-                 for r in db_api.reservations_of(lease.id)
-                 for a in db_api.allocations_of(r.id)}
+        self.assertEqual(2, len(db_leases.get_all(STORE)))
+        nodes = {a.node for lease in db_leases.get_all(STORE)
+                 for r in db_leases.reservations(STORE, lease.id)
+                 for a in db_ledger.slots(STORE, r.id)}
         self.assertEqual({'host1', 'host2'}, nodes)

@@ -15,9 +15,14 @@ from nova import context as nova_context
 from nova import utils
 
 from nova_reservation.db import api as db_api
-from nova_reservation import ledger
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation import status
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+STORE = db_api.Context()
 
 ENGINE_CONF = """
 [api_database]
@@ -99,7 +104,7 @@ class EngineCrashTest(base.ReservationTestCase):
                          " AND event_type = ?",
                          (str(db_api.utcnow()), lease_id, event_type))
         doomed = self.engine_process()
-        doomed_id = doomed.worker_id()
+        doomed_id = doomed.engine_id()
 
         def claimed() -> bool:
             with sqlite3.connect(self.db_path) as conn:
@@ -115,25 +120,26 @@ class EngineCrashTest(base.ReservationTestCase):
         doomed.kill()
 
         survivor = self.engine_process()
-        survivor.worker_id()
+        survivor.engine_id()
         deadline = time.time() + 60
         while time.time() < deadline:
-            if db_api.get_lease(lease_id).status == after:
+            if db_leases.get(STORE, lease_id).status == after:
                 break
             time.sleep(0.2)
-        self.assertEqual(after, db_api.get_lease(lease_id).status,
+        self.assertEqual(after, db_leases.get(STORE, lease_id).status,
                          survivor.output()[-3000:])
         return doomed_id
 
     def test_kill_9_during_a_start(self):
         uuid = self.boot_reserved()
-        lease = db_api.get_lease(
-            self.api.get_server(uuid)['reservation']['lease_id'])
-        slot = db_api.slot_of(db_api.reservations_of(lease.id)[0].id, uuid)
+        lease = db_leases.get(
+            STORE, self.api.get_server(uuid)['reservation']['lease_id'])
+        slot = db_ledger.slot_of(
+            STORE, db_leases.reservations(STORE, lease.id)[0].id, uuid)
         doomed_id = self.kill_9_during(lease.id, 'start', 'ACTIVE')
-        start = next(e for e in db_api.events_of(lease.id)
+        start = next(e for e in db_events.of_lease(STORE, lease.id)
                      if e.event_type == 'start')
-        self.assertEqual((db_api.DONE, 1), (start.status, start.runs))
+        self.assertEqual((status.DONE, 1), (start.status, start.runs))
         self.assertNotEqual(doomed_id, start.claimed_by)
         server = self.admin_api.get_server(uuid)
         self.assertEqual(('ACTIVE', slot.host),
@@ -142,8 +148,12 @@ class EngineCrashTest(base.ReservationTestCase):
             '/servers/%s/os-instance-actions' % uuid).body[
             'instanceActions']]
         self.assertEqual(1, actions.count('unshelve'), actions)
-        self.assertEqual(ledger.to_epoch(lease.start_at),
-                         ledger.to_epoch(db_api.get_lease(lease.id).start_at))
+        # The lease runs, whole, on the reserved node.
+        after = db_leases.get(STORE, lease.id)
+        self.assertEqual((status.ACTIVE, False),
+                         (after.status, after.degraded))
+        self.assertEqual([uuid], [s.instance_uuid for s in db_ledger.slots(
+            STORE, slot.reservation_id) if s.host == slot.host])
 
     def test_kill_9_during_an_end(self):
         resp = self.boot(base.params('now', base.when(60)))
@@ -152,13 +162,13 @@ class EngineCrashTest(base.ReservationTestCase):
         lease_id = resp.body['server']['reservation']['lease_id']
         self._wait_for_state_change(self.api.get_server(uuid), 'ACTIVE')
         self.run_engine()
-        self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+        self.assertEqual('ACTIVE', db_leases.get(STORE, lease_id).status)
         doomed_id = self.kill_9_during(lease_id, 'end', 'TERMINATED')
-        end = next(e for e in db_api.events_of(lease_id)
+        end = next(e for e in db_events.of_lease(STORE, lease_id)
                    if e.event_type == 'end')
-        self.assertEqual((db_api.DONE, 1), (end.status, end.runs))
+        self.assertEqual((status.DONE, 1), (end.status, end.runs))
         self.assertNotEqual(doomed_id, end.claimed_by)
         self.wait_gone(uuid)
-        self.assertEqual([], [a for r in db_api.reservations_of(lease_id)
-                              for a in db_api.allocations_of(r.id)
-                              if a.instance_uuid])
+        self.assertEqual([], [
+            a for r in db_leases.reservations(STORE, lease_id)
+            for a in db_ledger.slots(STORE, r.id) if a.instance_uuid])

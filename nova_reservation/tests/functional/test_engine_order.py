@@ -16,11 +16,18 @@ import testtools
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
+from nova_reservation.engine import outcomes
 from nova_reservation.engine import service
 from nova_reservation import ledger
+from nova_reservation import status
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
 from nova_reservation.tests.localcloud import standins
+
+STORE = db_api.Context()
 
 
 class Servers:
@@ -128,8 +135,8 @@ class OrderTest(testtools.TestCase):
         start = now + datetime.timedelta(seconds=start_in)
         end = now + datetime.timedelta(seconds=end_in)
         lease_id, rid, uuid_ = (str(uuid.uuid4()) for _ in range(3))
-        db_api.create_lease(
-            db_api.ledger_changes(None, -1)[1],
+        db_leases.create(
+            STORE, db_ledger.changes(STORE, None, -1)[1],
             dict(id=lease_id, name='l', project_id='p', user_id='u',
                  start_at=start, end_at=end, status='PENDING',
                  on_end='delete', created_at=now),
@@ -139,14 +146,14 @@ class OrderTest(testtools.TestCase):
               [dict(node='n1', host='n1', start_at=start, end_at=end,
                     vcpus=1, memory_mb=512, disk_gb=1)])],
             [dict(event_type='start', due_at=start),
-             dict(event_type='end', due_at=end)])
-        db_api.bind_servers(lease_id, rid, [uuid_])
-        db_api.set_binding(uuid_, state='RESERVED')
+                dict(event_type='end', due_at=end)])
+        db_leases.bind_servers(STORE, lease_id, rid, [uuid_])
+        db_leases.set_binding(STORE, uuid_, state='RESERVED')
         nova.add(uuid_)
         return lease_id, uuid_
 
     def events(self, lease_id: str) -> dict:
-        return {e.event_type: e for e in db_api.events_of(lease_id)}
+        return {e.event_type: e for e in db_events.of_lease(STORE, lease_id)}
 
     def passes(self, engines, count: int) -> None:
         for _ in range(count):
@@ -164,10 +171,10 @@ class OrderTest(testtools.TestCase):
         lease_id, server = self.server_lease(nova, -20, -10)
         self.passes([self.engine(nova)], 16)
         events = self.events(lease_id)
-        self.assertEqual((db_api.DONE, db_api.DONE),
+        self.assertEqual((status.DONE, status.DONE),
                          (events['start'].status, events['end'].status))
         self.assertEqual(['start', 'end'], self.done)
-        self.assertEqual('TERMINATED', db_api.get_lease(lease_id).status)
+        self.assertEqual('TERMINATED', db_leases.get(STORE, lease_id).status)
         # Unshelved, then deleted; nothing after the delete.
         self.assertLess(nova.calls.index(('POST', '/action unshelve')),
                         nova.calls.index(('DELETE', '')))
@@ -181,13 +188,13 @@ class OrderTest(testtools.TestCase):
         first.run_once()   # the start: waiting on Nova, handed back
         self.clock.now += 0.1
         second.run_once()  # the end is due, but must wait
-        self.assertEqual(db_api.UNDONE, self.events(lease_id)['end'].status)
+        self.assertEqual(status.UNDONE, self.events(lease_id)['end'].status)
         self.assertNotIn(('DELETE', ''), nova.calls)
         self.passes([first, second], 12)
         events = self.events(lease_id)
         self.assertEqual((1, 1), (events['start'].runs, events['end'].runs))
         self.assertEqual(['start', 'end'], self.done)
-        self.assertEqual('TERMINATED', db_api.get_lease(lease_id).status)
+        self.assertEqual('TERMINATED', db_leases.get(STORE, lease_id).status)
         self.assertEqual(('DELETE', ''), nova.calls[-1])
 
     def test_an_event_on_a_stuck_server_times_out(self):
@@ -198,55 +205,56 @@ class OrderTest(testtools.TestCase):
         lease_id, _ = self.server_lease(nova, -1, 3600)
         engine = self.engine(nova)
         self.passes([engine], 5)
-        self.assertEqual('PENDING', db_api.get_lease(lease_id).status)
+        self.assertEqual('PENDING', db_leases.get(STORE, lease_id).status)
         self.clock.now += 31
         self.passes([engine], 2)
-        lease = db_api.get_lease(lease_id)
+        lease = db_leases.get(STORE, lease_id)
         self.assertEqual('ERROR', lease.status)
         self.assertIn('timed out', lease.status_reason)
-        self.assertEqual(db_api.ERROR, self.events(lease_id)['start'].status)
+        self.assertEqual(status.ERROR, self.events(lease_id)['start'].status)
 
     def test_a_late_outcome_does_not_bring_a_lease_back(self):
         nova = self.nova()
         for final in ('TERMINATED', 'DELETING'):
             lease_id, _ = self.server_lease(nova, -20, -10)
             start = self.events(lease_id)['start']
-            self.assertTrue(db_api.claim_event(start, 'slow',
-                                               db_api.utcnow(), 300))
-            rows = db_api.record_events([db_api.Outcome(
-                start.id, 'slow', db_api.UNDONE, due_at=db_api.utcnow())])
+            self.assertTrue(db_events.claim(STORE, start, 'slow',
+                                            db_api.utcnow(), 300))
+            rows = outcomes.record(STORE, [outcomes.Outcome(
+                start.id, 'slow', status.UNDONE, due_at=db_api.utcnow())])
             self.assertEqual({start.id}, rows)
-            self.assertTrue(db_api.claim_event(start, 'slow',
-                                               db_api.utcnow(), 300))
+            self.assertTrue(db_events.claim(STORE, start, 'slow',
+                                            db_api.utcnow(), 300))
             if final == 'DELETING':
-                db_api.begin_delete(lease_id)
+                db_leases.begin_delete(STORE, lease_id)
             else:
                 end = self.events(lease_id)['end']
-                self.assertTrue(db_api.claim_event(end, 'e', db_api.utcnow(),
-                                                   300))
-                db_api.record_events([db_api.Outcome(
-                    end.id, 'e', db_api.DONE, lease_id=lease_id,
+                self.assertTrue(db_events.claim(
+                    STORE, end, 'e', db_api.utcnow(),
+                    300))
+                outcomes.record(STORE, [outcomes.Outcome(
+                    end.id, 'e', status.DONE, lease_id=lease_id,
                     lease_status=final)])
-            self.assertEqual(final, db_api.get_lease(lease_id).status)
+            self.assertEqual(final, db_leases.get(STORE, lease_id).status)
             # The slow engine comes back with the start's outcome.
-            db_api.record_events([db_api.Outcome(
-                start.id, 'slow', db_api.DONE, lease_id=lease_id,
+            outcomes.record(STORE, [outcomes.Outcome(
+                start.id, 'slow', status.DONE, lease_id=lease_id,
                 lease_status='ACTIVE')])
-            self.assertEqual(final, db_api.get_lease(lease_id).status)
+            self.assertEqual(final, db_leases.get(STORE, lease_id).status)
 
     def test_a_retried_event_puts_the_lease_back_where_it_was(self):
         nova = self.nova(busy=0)
         lease_id, _ = self.server_lease(nova, -1, 3600)
         engine = self.engine(nova)
         self.passes([engine], 4)
-        self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+        self.assertEqual('ACTIVE', db_leases.get(STORE, lease_id).status)
         # An event of the running lease failed for good.
         event = self.events(lease_id)['end']
-        self.assertTrue(db_api.claim_event(event, 'e', db_api.utcnow() +
-                                           datetime.timedelta(hours=2), 1))
-        db_api.record_events([db_api.Outcome(
-            event.id, 'e', db_api.ERROR, lease_id=lease_id,
+        self.assertTrue(db_events.claim(STORE, event, 'e', db_api.utcnow() +
+                                        datetime.timedelta(hours=2), 1))
+        outcomes.record(STORE, [outcomes.Outcome(
+            event.id, 'e', status.ERROR, lease_id=lease_id,
             lease_status='ERROR', error='boom')])
-        self.assertEqual('ERROR', db_api.get_lease(lease_id).status)
-        self.assertTrue(db_api.retry_event(lease_id, event.id))
-        self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+        self.assertEqual('ERROR', db_leases.get(STORE, lease_id).status)
+        self.assertTrue(db_leases.retry_event(STORE, lease_id, event.id))
+        self.assertEqual('ACTIVE', db_leases.get(STORE, lease_id).status)

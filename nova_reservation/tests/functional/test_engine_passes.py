@@ -16,11 +16,17 @@ import sqlalchemy as sa
 import testtools
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
+from nova_reservation import status
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
 from nova_reservation.tests.localcloud import standins
+
+STORE = db_api.Context()
 
 SLOW = 1.5
 
@@ -74,8 +80,8 @@ class EnginePassTest(testtools.TestCase):
         start = now + datetime.timedelta(seconds=start_in)
         end = now + datetime.timedelta(seconds=end_in)
         lease_id = str(uuid.uuid4())
-        db_api.create_lease(
-            db_api.ledger_changes(None, -1)[1],
+        db_leases.create(
+            STORE, db_ledger.changes(STORE, None, -1)[1],
             dict(id=lease_id, name=name, project_id='p', user_id='u',
                  start_at=start, end_at=end, status='PENDING',
                  on_end='delete', created_at=now),
@@ -86,11 +92,12 @@ class EnginePassTest(testtools.TestCase):
               [dict(node='n1', start_at=start, end_at=end, vcpus=1,
                     memory_mb=512, disk_gb=1)])],
             [dict(event_type='start', due_at=start),
-             dict(event_type='end', due_at=end)])
+                dict(event_type='end', due_at=end)])
         return lease_id
 
     def statuses(self, lease_id: str) -> dict:
-        return {e.event_type: e.status for e in db_api.events_of(lease_id)}
+        return {e.event_type: e.status
+                for e in db_events.of_lease(STORE, lease_id)}
 
     def test_the_outcomes_of_a_pass_are_written_together(self):
         # Long enough for every outcome of the pass to wait for the others,
@@ -114,8 +121,8 @@ class EnginePassTest(testtools.TestCase):
         self.assertLess(len(statements), 15, statements)
         self.assertEqual(3, statements.count('UPDATE'), statements)
         for lease_id in leases:
-            self.assertEqual(db_api.DONE, self.statuses(lease_id)['start'])
-            self.assertEqual('ACTIVE', db_api.get_lease(lease_id).status)
+            self.assertEqual(status.DONE, self.statuses(lease_id)['start'])
+            self.assertEqual('ACTIVE', db_leases.get(STORE, lease_id).status)
         self.assertEqual(60, len(self.nova.calls))
 
     def test_a_slow_event_does_not_hold_up_the_others(self):
@@ -138,20 +145,21 @@ class EnginePassTest(testtools.TestCase):
         late = self.lease('late', 'f1', start_in=-20, end_in=-10)
         on_time = self.lease('on-time', 'f2')
         self.assertEqual(2, self.engine.run_once())
-        self.assertEqual({'start': db_api.DONE, 'end': db_api.UNDONE},
+        self.assertEqual({'start': status.DONE, 'end': status.UNDONE},
                          self.statuses(late))
-        self.assertEqual(db_api.DONE, self.statuses(on_time)['start'])
-        end = [e for e in db_api.events_of(late) if e.event_type == 'end']
+        self.assertEqual(status.DONE, self.statuses(on_time)['start'])
+        end = [e for e in db_events.of_lease(STORE, late)
+               if e.event_type == 'end']
         self.assertIsNone(end[0].claimed_by)
         self.assertEqual(1, self.engine.run_once())
-        self.assertEqual({'start': db_api.DONE, 'end': db_api.DONE},
+        self.assertEqual({'start': status.DONE, 'end': status.DONE},
                          self.statuses(late))
-        self.assertEqual('TERMINATED', db_api.get_lease(late).status)
+        self.assertEqual('TERMINATED', db_leases.get(STORE, late).status)
         self.assertLess(self.reported[('late', 'start')],
                         self.reported[('late', 'end')])
         self.assertEqual(sorted([('POST', '/v2.1/flavors/f1/action'),
                                  ('POST', '/v2.1/flavors/f2/action'),
                                  ('DELETE', '/v2.1/flavors/f1')]),
                          sorted(self.nova.calls))
-        self.assertEqual([], db_api._select(sa.select(models.Event).where(
-            models.Event.status == db_api.IN_PROGRESS)))
+        self.assertEqual([], db_api.rows(STORE, sa.select(models.Event).where(
+            models.Event.status == status.IN_PROGRESS)))

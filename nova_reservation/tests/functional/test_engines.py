@@ -17,8 +17,13 @@ import sqlalchemy as sa
 import testtools
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
+from nova_reservation import status
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+STORE = db_api.Context()
 
 
 class Listener:
@@ -71,12 +76,12 @@ class EnginesTest(testtools.TestCase):
         ids = []
         for i in range(count):
             lease_id = str(uuid.uuid4())
-            gen = db_api.ledger_changes(None, -1)[1]
-            db_api.create_lease(
-                gen, dict(id=lease_id, name='l%d' % i, project_id='p',
-                          user_id='u', start_at=start, end_at=end,
-                          status='PENDING', on_end='delete',
-                          created_at=now),
+            gen = db_ledger.changes(STORE, None, -1)[1]
+            db_leases.create(
+                STORE, gen, dict(id=lease_id, name='l%d' % i, project_id='p',
+                                 user_id='u', start_at=start, end_at=end,
+                                 status='PENDING', on_end='delete',
+                                 created_at=now),
                 [(dict(id=str(uuid.uuid4()), lease_id=lease_id,
                        project_id='p', resource_type='flavor:instance',
                        vcpus=1, memory_mb=512, disk_gb=1, amount=1,
@@ -84,7 +89,7 @@ class EnginesTest(testtools.TestCase):
                   [dict(node='node%d' % (i % 50), start_at=start,
                         end_at=end, vcpus=1, memory_mb=512, disk_gb=1)])],
                 [dict(event_type='start', due_at=start),
-                 dict(event_type='end', due_at=end)])
+                    dict(event_type='end', due_at=end)])
             ids.append(lease_id)
         return ids
 
@@ -93,7 +98,7 @@ class EnginesTest(testtools.TestCase):
         every end in the `spread` s that follow.
         """
         t0 = db_api.utcnow() + datetime.timedelta(seconds=delay)
-        with db_api._writer() as session:
+        with db_api.writing(STORE) as session:
             events = session.execute(sa.select(models.Event)).scalars()
             for n, e in enumerate(events):
                 offset = (n % 100) * spread / 100 + (
@@ -102,17 +107,17 @@ class EnginesTest(testtools.TestCase):
                     seconds=offset)
 
     def events(self) -> list:
-        return db_api._select(sa.select(models.Event))
+        return db_api.rows(STORE, sa.select(models.Event))
 
     def wait_done(self, timeout: float) -> list:
         deadline = time.time() + timeout
         while time.time() < deadline:
             events = self.events()
-            if all(e.status == db_api.DONE for e in events):
+            if all(e.status == status.DONE for e in events):
                 return events
             time.sleep(0.2)
         left = [(e.event_type, e.status, e.claimed_by) for e in self.events()
-                if e.status != db_api.DONE]
+                if e.status != status.DONE]
         self.fail('%d events not done: %s' % (len(left), left[:5]))
 
     def wait_received(self, listener, count: int, timeout: float) -> None:
@@ -135,7 +140,7 @@ class EnginesTest(testtools.TestCase):
         leases = self.make_leases(150)
         # The engines were away for the whole of every lease.
         past = db_api.utcnow() - datetime.timedelta(minutes=10)
-        with db_api._writer() as session:
+        with db_api.writing(STORE) as session:
             for e in session.execute(sa.select(models.Event)).scalars():
                 e.due_at = e.scheduled_at = past + datetime.timedelta(
                     seconds=60 if e.event_type == 'end' else 0)
@@ -150,14 +155,15 @@ class EnginesTest(testtools.TestCase):
                 'end']
             self.assertEqual((1, 1), (start.runs, end.runs))
             self.assertLessEqual(start.finished_at, end.started_at)
-            self.assertEqual('TERMINATED', db_api.get_lease(lease_id).status)
+            self.assertEqual('TERMINATED',
+                             db_leases.get(STORE, lease_id).status)
 
     def test_three_engines_run_every_event_once_and_on_time(self):
         leases = self.make_leases(500)
         listener = Listener(self.vhost.url)
         self.addCleanup(listener.stop)
         engines = [self.engine() for _ in range(3)]
-        workers = {e.worker_id() for e in engines}
+        workers = {e.engine_id() for e in engines}
         self.make_due(delay=2.0)
         events = self.wait_done(timeout=120)
         self.wait_received(listener, 1000, timeout=30)
@@ -182,14 +188,14 @@ class EnginesTest(testtools.TestCase):
             self.assertEqual(['lease.event.start_lease',
                               'lease.event.end_lease'], told[lease_id])
         self.assertEqual({'TERMINATED'}, {
-            x.status for x in db_api.list_leases()})
+            x.status for x in db_leases.get_all(STORE)})
 
     def test_a_killed_engine_s_events_are_finished_by_another(self):
         self.make_leases(200)
         listener = Listener(self.vhost.url)
         self.addCleanup(listener.stop)
         doomed = self.engine(claim=5)
-        doomed_id = doomed.worker_id()
+        doomed_id = doomed.engine_id()
         self.make_due(delay=0.5, spread=1.0)
 
         # Freeze the engine in the middle of events, then kill it.
@@ -203,7 +209,7 @@ class EnginesTest(testtools.TestCase):
             with conn.cursor() as cur:
                 cur.execute('SELECT id FROM rsv_events WHERE claimed_by LIKE '
                             '%s AND status = %s', (doomed_id + '%',
-                                                   db_api.IN_PROGRESS))
+                                                   status.IN_PROGRESS))
                 return [row[0] for row in cur.fetchall()]
         while not held and time.time() < deadline:
             if holding():
@@ -218,7 +224,7 @@ class EnginesTest(testtools.TestCase):
 
         survivors = [self.engine(), self.engine()]
         for e in survivors:
-            e.worker_id()
+            e.engine_id()
         events = self.wait_done(timeout=120)
         self.wait_received(listener, 400, timeout=30)
         self.assertEqual({1}, {e.runs for e in events})
@@ -243,7 +249,7 @@ class EnginesTest(testtools.TestCase):
         self.addCleanup(listener.stop)
         engines = [self.engine(claim=claim) for _ in range(2)]
         for e in engines:
-            e.worker_id()
+            e.engine_id()
         self.make_due(delay=1.0, spread=6.0)
         time.sleep(3.0)
         outage()

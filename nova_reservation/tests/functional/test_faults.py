@@ -4,8 +4,12 @@ and the lease's states only move the allowed ways.
 """
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional import test_reservations_in_nova
+
+STORE = db_api.Context()
 
 
 class BootTestCase(test_reservations_in_nova.ReservationsTestCase):
@@ -35,7 +39,7 @@ class BootTestCase(test_reservations_in_nova.ReservationsTestCase):
                                           check_response_status=False)
 
     def bound(self, rid) -> dict:
-        return {a.instance_uuid: a.node for a in db_api.allocations_of(rid)
+        return {a.instance_uuid: a.node for a in db_ledger.slots(STORE, rid)
                 if a.instance_uuid}
 
 
@@ -72,13 +76,13 @@ class BootOptionsTest(BootTestCase):
         resp = self.post(body)
         self.assertEqual(202, resp.status, resp.content)
         self.run_engine()
-        lease, = db_api.list_leases()
+        lease, = db_leases.get_all(STORE)
         self.assertEqual('PENDING', lease.status)
         servers = self.api.get_servers(detail=True)
         self.assertEqual(2, len(servers))
         self.assertEqual({s['id'] for s in servers},
-                         {b.instance_uuid for b in db_api.bindings_of(
-                             lease.id)})
+                         {b.instance_uuid
+                          for b in db_leases.bindings(STORE, lease.id)})
         for s in servers:
             self.assertEqual('RESERVED', s['status'])
 
@@ -96,7 +100,7 @@ class BootOptionsTest(BootTestCase):
             lease_id = resp.body['server']['reservation']['lease_id']
             rid = resp.body['server']['reservation']['reservation_id']
             self.assertEqual(nodes, len({a.node for a in
-                                         db_api.allocations_of(rid)}),
+                                         db_ledger.slots(STORE, rid)}),
                              policy)
             self.rsv('DELETE', '/leases/%s' % lease_id)
             self.run_engine()
@@ -140,8 +144,8 @@ class BootOptionsTest(BootTestCase):
         lease = self.lease({'resource_type': 'flavor:instance',
                             'flavor_id': base.ONE_PER_NODE, 'amount': 1,
                             'affinity': 'None'}, start=3600)
-        promised = db_api.allocations_of(
-            lease['reservations'][0]['id'])[0].node
+        promised = db_ledger.slots(
+            STORE, lease['reservations'][0]['id'])[0].node
         other = ({'host1', 'host2'} - {promised}).pop()
         resp = self.post(self.boot_body(
             availability_zone='nova:%s' % promised), api=self.admin_api)
@@ -175,14 +179,15 @@ class ServerFailureTest(BootTestCase):
 
     def test_a_failed_boot_is_the_servers_not_the_leases(self):
         rid = self.running_lease(1)
-        node = db_api.allocations_of(rid)[0].node
+        node = db_ledger.slots(STORE, rid)[0].node
         self.set_compute(node, 'disabled')
         resp = self.post(self.boot_body(rid))
         self.assertEqual(202, resp.status, resp.content)
         uuid = resp.body['server']['id']
         self._wait_for_state_change(self.api.get_server(uuid), 'ERROR')
         self.run_engine()
-        lease = db_api.get_lease(db_api.get_reservation(rid).lease_id)
+        lease = db_leases.get(
+            STORE, db_leases.reservation(STORE, rid).lease_id)
         self.assertEqual(('ACTIVE', True), (lease.status, lease.degraded))
         self.assertIn(uuid, lease.status_reason)
         self.assertEqual({}, self.bound(rid))
@@ -211,7 +216,7 @@ class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
             self.assertEqual(200, resp.status_code, resp.text)
             res = resp.json()['lease']['reservations'][0]
             self.assertEqual((1, 2), (res['min'], res['max']))
-            self.assertEqual(2, len(db_api.allocations_of(rid)))
+            self.assertEqual(2, len(db_ledger.slots(STORE, rid)))
         resp = self.rsv('PUT', path, {'reservations': [{'id': rid,
                                                         'min': 2}]})
         self.assertEqual(200, resp.status_code, resp.text)
@@ -221,7 +226,7 @@ class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
         self.assertEqual(400, resp.status_code, resp.text)
         self.assertTrue(resp.json()['error_message'].startswith(
             'reservations[0].min:'))
-        self.assertEqual(2, len(db_api.allocations_of(rid)))
+        self.assertEqual(2, len(db_ledger.slots(STORE, rid)))
 
 
 class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
@@ -257,29 +262,29 @@ class HealingTest(test_reservations_in_nova.ReservationsTestCase):
                             'max': 1, 'resource_properties':
                             '["==", "$gpu", "yes"]'}, start=3600)
         rid = lease['reservations'][0]['id']
-        first, = [a.node for a in db_api.allocations_of(rid)]
+        first, = [a.node for a in db_ledger.slots(STORE, rid)]
         self.set_compute(first, 'disabled')
         self.engine.check_hosts()
-        second, = [a.node for a in db_api.allocations_of(rid)]
+        second, = [a.node for a in db_ledger.slots(STORE, rid)]
         self.assertEqual({'host1', 'host2'} - {first}, {second})
         # No other host has a GPU: the lease is degraded, not moved to one
         # that does not match.
         self.set_compute(second, 'disabled')
         self.engine.check_hosts()
         self.assertEqual([second], [a.node for a in
-                                    db_api.allocations_of(rid)])
-        self.assertTrue(db_api.get_lease(lease['id']).degraded)
+                                    db_ledger.slots(STORE, rid)])
+        self.assertTrue(db_leases.get(STORE, lease['id']).degraded)
 
     def test_moved_slots_keep_their_affinity(self):
         lease = self.lease({'resource_type': 'flavor:instance',
                             'flavor_id': '1', 'amount': 2,
                             'affinity': True}, start=3600)
         rid = lease['reservations'][0]['id']
-        nodes = {a.node for a in db_api.allocations_of(rid)}
+        nodes = {a.node for a in db_ledger.slots(STORE, rid)}
         self.assertEqual(1, len(nodes))
         self.set_compute(nodes.pop(), 'disabled')
         self.engine.check_hosts()
-        moved = [a.node for a in db_api.allocations_of(rid)]
+        moved = [a.node for a in db_ledger.slots(STORE, rid)]
         self.assertEqual(2, len(moved))
         self.assertEqual(1, len(set(moved)), moved)
-        self.assertFalse(db_api.get_lease(lease['id']).degraded)
+        self.assertFalse(db_leases.get(STORE, lease['id']).degraded)

@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 import requests
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.test_api_leases import flavor_lease
+
+STORE = db_api.Context()
 
 when = base.when
 EMOJI = 'l\U0001F600 夜 ñ'
@@ -34,14 +38,14 @@ class HostileTestCase(base.ReservationTestCase):
         """What a request may have written: leases, reservations, slots,
         servers.
         """
-        leases = db_api.list_leases()
+        leases = db_leases.get_all(STORE)
         return ([(x.id, x.name, x.start_at, x.end_at, x.status, x.version,
                   x.updated_at) for x in leases],
                 [(r.id, r.amount, r.max_count, r.min_count)
-                 for x in leases for r in db_api.reservations_of(x.id)],
+                 for x in leases for r in db_leases.reservations(STORE, x.id)],
                 [(a.node, a.start_at, a.end_at) for x in leases
-                 for r in db_api.reservations_of(x.id)
-                 for a in db_api.allocations_of(r.id)],
+                 for r in db_leases.reservations(STORE, x.id)
+                 for a in db_ledger.slots(STORE, r.id)],
                 sorted(s['id'] for s in self.api.get_servers()))
 
     def assertRefused(self, status, field, send):
@@ -124,7 +128,7 @@ class HookTest(HostileTestCase):
         self.assertEqual(202, resp.status_code, resp.text)
         self.assertEqual(EMOJI, resp.json()['server']['reservation'][
             'lease_name'])
-        lease, = db_api.list_leases()
+        lease, = db_leases.get_all(STORE)
         self.assertEqual(EMOJI, lease.name)
         shown = self.rsv('GET', '/leases/%s' % lease.id).json()['lease']
         self.assertEqual(EMOJI, shown['name'])
@@ -154,7 +158,7 @@ class HookTest(HostileTestCase):
         self.assertEqual(202, resp.status_code, resp.text)
         self.assertEqual('RESERVED', resp.json()['server']['reservation'][
             'status'])
-        self.assertEqual(1, len(db_api.list_leases()))
+        self.assertEqual(1, len(db_leases.get_all(STORE)))
 
     def test_null_hints(self):
         for hint in ('lease_params', 'reservation', 'reserved'):

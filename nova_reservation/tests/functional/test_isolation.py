@@ -5,10 +5,13 @@ from nova import objects
 from oslo_utils.fixture import uuidsentinel as uuids
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
 from nova_reservation.filters import reservation_filter
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.test_server_lease import params
 from nova_reservation.tests.functional.test_server_lease import when
+
+STORE = db_api.Context()
 
 
 class IsolationTest(base.ReservationTestCase):
@@ -47,7 +50,7 @@ class IsolationTest(base.ReservationTestCase):
         # still holds: another project's boot with the hint lands nowhere.
         flavor = objects.Flavor(vcpus=1, memory_mb=512, root_gb=1,
                                 ephemeral_gb=0, swap=0)
-        owner = db_api.get_reservation(self.rid).project_id
+        owner = db_leases.reservation(STORE, self.rid).project_id
 
         def spec(project, instance):
             values = dict(project_id=project, flavor=flavor,

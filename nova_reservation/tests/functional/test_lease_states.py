@@ -7,11 +7,17 @@ from oslo_messaging.notify import _impl_test as sent
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger
 from nova_reservation import notifications
+from nova_reservation import status
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.test_api_leases import flavor_lease
+
+STORE = db_api.Context()
 
 when = base.when
 
@@ -19,22 +25,23 @@ when = base.when
 class FailedStartTest(base.ReservationTestCase):
 
     def test_failed_start_is_retried_explained_and_retried_by_an_admin(self):
-        self.flags(start_retries=2, retry_backoff=0, group='reservation')
+        self.flags(event_retries=2, retry_backoff=0, group='reservation')
         uuid = self.boot_reserved()
-        lease = db_api.get_lease(
-            self.api.get_server(uuid)['reservation']['lease_id'])
-        slot = db_api.slot_of(db_api.reservations_of(lease.id)[0].id, uuid)
+        lease = db_leases.get(
+            STORE, self.api.get_server(uuid)['reservation']['lease_id'])
+        slot = db_ledger.slot_of(
+            STORE, db_leases.reservations(STORE, lease.id)[0].id, uuid)
         service = next(s for s in self.admin_api.get_services(
             binary='nova-compute', host=slot.host))
         self.admin_api.put_service(service['id'], {'status': 'disabled'})
 
         self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
-        failed = db_api.get_lease(lease.id)
+        failed = db_leases.get(STORE, lease.id)
         self.assertEqual('ERROR', failed.status)
         self.assertIn('start failed', failed.status_reason)
-        start = next(e for e in db_api.events_of(lease.id)
+        start = next(e for e in db_events.of_lease(STORE, lease.id)
                      if e.event_type == 'start')
-        self.assertEqual((db_api.ERROR, 2), (start.status, start.attempts))
+        self.assertEqual((status.ERROR, 2), (start.status, start.attempts))
         shown = self.lease_api()('GET', '/leases/%s' % lease.id).json()
         self.assertEqual('ERROR', shown['lease']['status'])
 
@@ -45,7 +52,7 @@ class FailedStartTest(base.ReservationTestCase):
         self.assertEqual(202, admin('POST', path, {}).status_code)
         self.assertEqual(409, admin('POST', path, {}).status_code)
         self.run_engine(at=ledger.to_epoch(lease.start_at) + 2)
-        self.assertEqual('ACTIVE', db_api.get_lease(lease.id).status)
+        self.assertEqual('ACTIVE', db_leases.get(STORE, lease.id).status)
         server = self.admin_api.get_server(uuid)
         self.assertEqual(('ACTIVE', slot.host),
                          (server['status'], server['OS-EXT-SRV-ATTR:host']))
@@ -54,7 +61,7 @@ class FailedStartTest(base.ReservationTestCase):
 class DeleteInEveryStateTest(base.ReservationTestCase):
 
     def _set(self, lease_id: str, **values) -> None:
-        with db_api._writer() as session:
+        with db_api.writing(STORE) as session:
             session.execute(sa.update(models.Lease).where(
                 models.Lease.id == lease_id).values(**values))
 
@@ -69,11 +76,11 @@ class DeleteInEveryStateTest(base.ReservationTestCase):
             if state != 'PENDING':
                 self._set(made[state], status=state)
         # A lease whose start crashed with its engine: claimed, never done.
-        with db_api._writer() as session:
+        with db_api.writing(STORE) as session:
             session.execute(sa.update(models.Event).where(
                 models.Event.lease_id == made['STARTING'],
                 models.Event.event_type == 'start').values(
-                status=db_api.IN_PROGRESS, claimed_by='dead-engine',
+                status=status.IN_PROGRESS, claimed_by='dead-engine',
                 claim_expires=db_api.utcnow() + datetime.timedelta(
                     hours=1)))
         resp = self.boot(base.params('now', when(60)))
@@ -106,20 +113,20 @@ class HostFailureTest(base.ReservationTestCase):
         rsv = self.lease_api()
         first = rsv('POST', '/leases', flavor_lease(amount=2)).json()['lease']
         rid = first['reservations'][0]['id']
-        nodes = {s.node for s in db_api.allocations_of(rid)}
+        nodes = {s.node for s in db_ledger.slots(STORE, rid)}
         self.assertEqual(2, len(nodes))
         failed = sorted(nodes)[0]
         self.set_compute(failed, 'disabled')
         self.engine.check_hosts()
-        moved = {s.node for s in db_api.allocations_of(rid)}
+        moved = {s.node for s in db_ledger.slots(STORE, rid)}
         self.assertNotIn(failed, moved)
         self.assertEqual(2, len(moved))
-        self.assertFalse(db_api.get_lease(first['id']).degraded)
+        self.assertFalse(db_leases.get(STORE, first['id']).degraded)
 
         # Another node fails: two slots, one healthy node; degraded.
         self.set_compute(sorted(moved)[0], 'disabled')
         self.engine.check_hosts()
-        lease = db_api.get_lease(first['id'])
+        lease = db_leases.get(STORE, first['id'])
         self.assertTrue(lease.degraded)
         told = [n[1] for n in sent.NOTIFICATIONS
                 if n[1]['event_type'] == 'lease.update']

@@ -14,9 +14,17 @@ import sqlalchemy as sa
 import testtools
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation.db import models
+from nova_reservation.db import notices as db_notices
+from nova_reservation.engine import outcomes
+from nova_reservation import status
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+STORE = db_api.Context()
 
 
 class MariaDBStoreTest(testtools.TestCase):
@@ -56,7 +64,7 @@ class MariaDBStoreTest(testtools.TestCase):
 
     def test_ledger_and_claims_on_mariadb(self):
         self.store()
-        epoch, gen, _, _ = db_api.ledger_changes(None, -1)
+        epoch, gen, _, _ = db_ledger.changes(STORE, None, -1)
         now = db_api.utcnow().replace(microsecond=123456)
         lease = dict(id=str(uuid.uuid4()), name='l1', project_id='p',
                      user_id='u', start_at=now, end_at=now, status='PENDING',
@@ -64,27 +72,27 @@ class MariaDBStoreTest(testtools.TestCase):
         res = dict(id=str(uuid.uuid4()), lease_id=lease['id'],
                    project_id='p', resource_type='server', vcpus=1,
                    memory_mb=512, disk_gb=1, amount=1, status='pending')
-        db_api.create_lease(gen, lease, [(res, [dict(
+        db_leases.create(STORE, gen, lease, [(res, [dict(
             node='n1', start_at=now, end_at=now, vcpus=1, memory_mb=512,
             disk_gb=1)])], [dict(event_type='start', due_at=now)])
         # A writer that planned on the same node before loses; one on
         # another node does not have to plan again.
         for node, conflict in (('n1', True), ('n2', False)):
             other = dict(lease, id=str(uuid.uuid4()))
-            write = (db_api.create_lease, gen, other, [(dict(
+            write = (db_leases.create, STORE, gen, other, [(dict(
                 res, id=str(uuid.uuid4()), lease_id=other['id']), [dict(
                     node=node, start_at=now, end_at=now, vcpus=1,
                     memory_mb=512, disk_gb=1)])], [])
             if conflict:
-                self.assertRaises(db_api.LedgerConflict, *write)
+                self.assertRaises(db_ledger.LedgerConflict, *write)
             else:
                 write[0](*write[1:])
-        event = db_api.due_events(now + datetime.timedelta(seconds=1))[0]
+        event = db_events.due(STORE, now + datetime.timedelta(seconds=1))[0]
         self.assertEqual(now, event.due_at)
-        self.assertTrue(db_api.claim_event(event, 'a', now, 60))
-        self.assertFalse(db_api.claim_event(event, 'b', now, 60))
+        self.assertTrue(db_events.claim(STORE, event, 'a', now, 60))
+        self.assertFalse(db_events.claim(STORE, event, 'b', now, 60))
         later = now + datetime.timedelta(seconds=61)
-        self.assertTrue(db_api.claim_event(event, 'b', later, 60))
+        self.assertTrue(db_events.claim(STORE, event, 'b', later, 60))
 
     def test_names_in_every_script_on_a_three_byte_connection(self):
         # Tables made in a utf8mb3 database before 0005, and Nova's usual
@@ -109,22 +117,22 @@ class MariaDBStoreTest(testtools.TestCase):
         migration.db_sync(engine)
         self.assertEqual({'utf8mb4'}, charsets())
         # Rows made before the conversion are kept.
-        self.assertEqual('before', db_api.get_lease(lease_id).name)
+        self.assertEqual('before', db_leases.get(STORE, lease_id).name)
         name = 'l\U0001F600 夜 ñ'
         lease_id = self._lease_with_bound_slot(name)
-        self.assertEqual(name, db_api.get_lease(lease_id).name)
-        self.assertEqual([name], [x.name for x in db_api.list_leases()
+        self.assertEqual(name, db_leases.get(STORE, lease_id).name)
+        self.assertEqual([name], [x.name for x in db_leases.get_all(STORE)
                                   if x.id == lease_id])
         # A look-up by any text is an answer, not an error.
-        self.assertIsNone(db_api.get_lease('\U0001F600'))
-        self.assertIsNone(db_api.get_reservation('\U0001F600'))
-        self.assertIsNone(db_api.reservation_of_flavor('\U0001F600'))
+        self.assertIsNone(db_leases.get(STORE, '\U0001F600'))
+        self.assertIsNone(db_leases.reservation(STORE, '\U0001F600'))
+        self.assertIsNone(db_leases.reservation_of_flavor(STORE, '\U0001F600'))
 
     def _lease_with_bound_slot(self, name: str) -> str:
         now = db_api.utcnow()
         lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
-        db_api.create_lease(
-            db_api.ledger_changes(None, -1)[1],
+        db_leases.create(
+            STORE, db_ledger.changes(STORE, None, -1)[1],
             dict(id=lease_id, name=name, project_id='p', user_id='u',
                  start_at=now, end_at=now, status='ACTIVE',
                  on_end='delete', created_at=now),
@@ -134,8 +142,8 @@ class MariaDBStoreTest(testtools.TestCase):
               [dict(node='n1', start_at=now, end_at=now, vcpus=1,
                     memory_mb=512, disk_gb=1)])],
             [dict(event_type='start', due_at=now),
-             dict(event_type='end', due_at=now)])
-        db_api.bind_servers(lease_id, res_id, [str(uuid.uuid4())])
+                dict(event_type='end', due_at=now)])
+        db_leases.bind_servers(STORE, lease_id, res_id, [str(uuid.uuid4())])
         return lease_id
 
     def test_outcomes_are_written_in_one_transaction(self):
@@ -144,62 +152,113 @@ class MariaDBStoreTest(testtools.TestCase):
             self._lease_with_bound_slot(n)
             for n in ('ended', 'failed', 'waiting', 'lost')]
         now = db_api.utcnow()
-        claimed = {e.lease_id + e.event_type: e for e in db_api.claim_due(
-            'engine-a', now + datetime.timedelta(seconds=1), 60, 100)}
+        claimed = {e.lease_id + e.event_type: e for e in db_events.claim_due(
+            STORE, 'engine-a', now + datetime.timedelta(seconds=1), 60, 100)}
         self.assertEqual(8, len(claimed))
         holder = claimed[ended + 'end'].claimed_by
         # Another engine took this one over.
-        with db_api._writer() as session:
+        with db_api.writing(STORE) as session:
             session.execute(sa.update(models.Event).where(
                 models.Event.id == claimed[lost + 'end'].id).values(
                 claimed_by='engine-b'))
         retry_at = now + datetime.timedelta(seconds=30)
-        outcomes = [
-            db_api.Outcome(claimed[ended + 'end'].id, holder, db_api.DONE,
-                           lease_id=ended, lease_status='TERMINATED',
-                           notice=dict(id=str(uuid.uuid4()),
-                                       lease_id=ended,
-                                       event_type='lease.event.end_lease',
-                                       payload='{}', claimed_by='engine-a',
-                                       claim_expires=retry_at)),
-            db_api.Outcome(claimed[failed + 'end'].id, holder, db_api.ERROR,
-                           lease_id=failed, lease_status='ERROR',
-                           error='end failed: nova said no'),
-            db_api.Outcome(claimed[waiting + 'end'].id, holder,
-                           db_api.UNDONE, due_at=retry_at, failed=True,
-                           error='end failed: try again'),
-            db_api.Outcome(claimed[lost + 'end'].id, holder, db_api.DONE,
-                           lease_id=lost, lease_status='TERMINATED')]
-        written = db_api.record_events(outcomes)
-        self.assertEqual({o.event_id for o in outcomes[:3]}, written)
+        results = [
+            outcomes.Outcome(claimed[ended + 'end'].id, holder, status.DONE,
+                             lease_id=ended, lease_status='TERMINATED',
+                             notice=dict(id=str(uuid.uuid4()),
+                                         lease_id=ended,
+                                         event_type='lease.event.end_lease',
+                                         payload='{}', claimed_by='engine-a',
+                                         claim_expires=retry_at)),
+            outcomes.Outcome(claimed[failed + 'end'].id, holder, status.ERROR,
+                             lease_id=failed, lease_status='ERROR',
+                             error='end failed: nova said no'),
+            outcomes.Outcome(claimed[waiting + 'end'].id, holder,
+                             status.UNDONE, due_at=retry_at, failed=True,
+                             error='end failed: try again'),
+            outcomes.Outcome(claimed[lost + 'end'].id, holder, status.DONE,
+                             lease_id=lost, lease_status='TERMINATED')]
+        written = outcomes.record(STORE, results)
+        self.assertEqual({o.event_id for o in results[:3]}, written)
         events = {e.id: e for lease_id in (ended, failed, waiting, lost)
-                  for e in db_api.events_of(lease_id)}
+                  for e in db_events.of_lease(STORE, lease_id)}
         done = events[claimed[ended + 'end'].id]
-        self.assertEqual((db_api.DONE, 1), (done.status, done.runs))
+        self.assertEqual((status.DONE, 1), (done.status, done.runs))
         self.assertIsNotNone(done.finished_at)
         error = events[claimed[failed + 'end'].id]
-        self.assertEqual((db_api.ERROR, 0, 'end failed: nova said no'),
+        self.assertEqual((status.ERROR, 0, 'end failed: nova said no'),
                          (error.status, error.runs, error.last_error))
         again = events[claimed[waiting + 'end'].id]
-        self.assertEqual((db_api.UNDONE, None, retry_at, 1),
+        self.assertEqual((status.UNDONE, None, retry_at, 1),
                          (again.status, again.claimed_by, again.due_at,
                           again.attempts))
-        self.assertEqual(db_api.IN_PROGRESS,
+        self.assertEqual(status.IN_PROGRESS,
                          events[claimed[lost + 'end'].id].status)
         self.assertEqual(('TERMINATED', 'ERROR', 'ACTIVE', 'ACTIVE'), tuple(
-            db_api.get_lease(i).status
+            db_leases.get(STORE, i).status
             for i in (ended, failed, waiting, lost)))
         self.assertEqual('end failed: nova said no',
-                         db_api.get_lease(failed).status_reason)
+                         db_leases.get(STORE, failed).status_reason)
         # The ended lease leaves its server as an ordinary one; the others
         # keep theirs.
-        bound = {lease_id: [s.instance_uuid for r in db_api.reservations_of(
-            lease_id) for s in db_api.allocations_of(r.id)]
+        bound = {lease_id: [
+            s.instance_uuid for r in db_leases.reservations(STORE, lease_id)
+            for s in db_ledger.slots(STORE, r.id)]
             for lease_id in (ended, lost)}
         self.assertEqual([None], bound[ended])
         self.assertIsNotNone(bound[lost][0])
         self.assertEqual([ended], [n.lease_id
-                                   for n in db_api.unsent_notices()])
+                                   for n in db_notices.unsent(STORE)])
+
+    def test_writes_made_with_one_context_are_one_transaction(self):
+        self.store()
+        lease_id = self._lease_with_bound_slot('composed')
+        uuid_ = db_leases.bindings(STORE, lease_id)[0].instance_uuid
+
+        @db_api.writer
+        def end_then_fail(ctx):
+            db_leases.servers_gone(ctx, [uuid_])
+            db_events.add(ctx, lease_id, [dict(event_type='bind',
+                                               due_at=db_api.utcnow())])
+            raise RuntimeError('the third write failed')
+        self.assertRaises(RuntimeError, end_then_fail, STORE)
+        # Nothing of the first two writes is left.
+        self.assertEqual(['BOOTING'], [
+            b.state for b in db_leases.bindings(STORE, lease_id)])
+        self.assertEqual([uuid_], [
+            s.instance_uuid for r in db_leases.reservations(STORE, lease_id)
+            for s in db_ledger.slots(STORE, r.id)])
+        self.assertEqual(['start', 'end'], [
+            e.event_type for e in db_events.of_lease(STORE, lease_id)])
+
+    def test_an_action_writes_only_with_its_outcome(self):
+        self.store()
+        kept, lost = (self._lease_with_bound_slot(n) for n in ('kept', 'lost'))
+        now = db_api.utcnow()
+        claimed = {e.lease_id + e.event_type: e for e in db_events.claim_due(
+            STORE, 'engine-a', now + datetime.timedelta(seconds=1), 60, 100)}
+        claim = claimed[kept + 'start'].claimed_by
+        # Another engine took the lost lease's start over meanwhile.
+        with db_api.writing(STORE) as session:
+            session.execute(sa.update(models.Event).where(
+                models.Event.id == claimed[lost + 'start'].id).values(
+                claimed_by='engine-b'))
+        results = []
+        for lease_id in (kept, lost):
+            writes = outcomes.Writes()
+            binding = db_leases.bindings(STORE, lease_id)[0]
+            writes.add(db_leases.set_binding, binding.instance_uuid,
+                       state=status.ACTIVE)
+            results.append(outcomes.Outcome(
+                claimed[lease_id + 'start'].id, claim, status.DONE,
+                lease_id=lease_id, lease_status=status.ACTIVE,
+                writes=tuple(writes.calls)))
+        self.assertEqual({results[0].event_id},
+                         outcomes.record(STORE, results))
+        self.assertEqual(
+            {kept: [status.ACTIVE], lost: [status.BOOTING]},
+            {x: [b.state for b in db_leases.bindings(STORE, x)]
+             for x in (kept, lost)})
 
     def test_details_of_many_leases_in_one_query_per_table(self):
         self.store()
@@ -212,7 +271,7 @@ class MariaDBStoreTest(testtools.TestCase):
         sa.event.listen(engine, 'before_cursor_execute', count)
         self.addCleanup(sa.event.remove, engine, 'before_cursor_execute',
                         count)
-        details = db_api.leases_details(leases + ['no-such-lease'])
+        details = db_leases.details(STORE, leases + ['no-such-lease'])
         self.assertEqual(4, len(statements), statements)
         self.assertEqual(set(leases), set(details))
         for lease_id, d in details.items():
@@ -221,7 +280,7 @@ class MariaDBStoreTest(testtools.TestCase):
             self.assertEqual(1, len(d.bindings))
             self.assertEqual(['start', 'end'],
                              [e.event_type for e in d.events])
-        self.assertIsNone(db_api.lease_details('no-such-lease').lease)
+        self.assertNotIn('no-such-lease', details)
 
     def test_engine_reads_nova_conf_and_stops_on_sigterm(self):
         self.url = self.store()

@@ -13,9 +13,15 @@ import testtools
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import planner
+from nova_reservation import resource_types
+from nova_reservation import schedule
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
+
+STORE = db_api.Context()
 
 NODES = {'n%d' % i: (4, 8192, 80) for i in range(3)}
 SLOT = capacity.Resources(1, 2048, 20)
@@ -87,9 +93,10 @@ class RaceTest(testtools.TestCase):
     def create(self, amount: int) -> dict:
         lease = self.lease()
         request = planner.ReservationRequest(
-            resource_type=planner.FLAVOR, count=amount, need=SLOT,
+            resource_type=resource_types.FLAVOR, count=amount, need=SLOT,
             flavor_id='f')
-        self.planner().create(lease, [request], planner.lease_events(lease))
+        self.planner().create(lease, [request], schedule.lease_events(
+            lease, db_api.utcnow()))
         return dict(lease, reservation_id=request.id)
 
     def assertNoOverbooking(self) -> None:
@@ -102,12 +109,12 @@ class RaceTest(testtools.TestCase):
 
     def test_20_boots_into_5_free_slots(self):
         rid = self.create(5)['reservation_id']
-        results = together(20, lambda i: db_api.claim_slots(
-            rid, 1, db_api.CLAIM_PREFIX + str(i)))
+        results = together(20, lambda i: db_ledger.claim_slots(
+            STORE, rid, 1, db_ledger.CLAIM_PREFIX + str(i)))
         errors = [r for r in results if isinstance(r, Exception)]
         self.assertEqual([], errors)
         self.assertEqual(5, sum(1 for r in results if r))
-        held = [a.instance_uuid for a in db_api.allocations_of(rid)]
+        held = [a.instance_uuid for a in db_ledger.slots(STORE, rid)]
         self.assertEqual(5, len(set(held)))
 
     def test_20_leases_for_the_last_capacity(self):
@@ -118,12 +125,12 @@ class RaceTest(testtools.TestCase):
         self.assertEqual([], unexpected)
         made = [r for r in results if isinstance(r, dict)]
         self.assertEqual(12, len(made))
-        self.assertEqual(12, len(db_api.list_leases()))
+        self.assertEqual(12, len(db_leases.get_all(STORE)))
         self.assertNoOverbooking()
 
     def test_10_changes_of_one_lease_at_once(self):
         made = self.create(1)
-        lease = db_api.get_lease(made['id'])
+        lease = db_leases.get(STORE, made['id'])
 
         def change(i):
             planner_ = self.planner()
@@ -133,13 +140,13 @@ class RaceTest(testtools.TestCase):
             return i
         results = together(10, change)
         unexpected = [r for r in results if isinstance(r, Exception) and
-                      not isinstance(r, (db_api.LeaseChanged,
+                      not isinstance(r, (db_leases.LeaseChanged,
                                          planner.LedgerBusy))]
         self.assertEqual([], unexpected)
         won = [r for r in results if isinstance(r, int)]
         self.assertEqual(1, len(won))
-        after = db_api.get_lease(made['id'])
+        after = db_leases.get(STORE, made['id'])
         self.assertEqual(('n%d' % won[0], lease.version + 1),
                          (after.name, after.version))
-        slot, = db_api.allocations_of(made['reservation_id'])
+        slot, = db_ledger.slots(STORE, made['reservation_id'])
         self.assertEqual(after.end_at, slot.end_at)

@@ -8,10 +8,14 @@ from nova import context as nova_context
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional import test_faults
+
+STORE = db_api.Context()
 
 
 class ReconcilerTest(test_faults.BootTestCase):
@@ -40,7 +44,7 @@ class ReconcilerTest(test_faults.BootTestCase):
         lease_id, uuid = self.server_lease()
         # nova-api died after Nova's 202, before it bound the server.
         self.sql(sa.delete(models.ServerBinding.__table__))
-        self.sql(sa.update(models.Allocation.__table__).values(
+        self.sql(sa.update(models.Slot.__table__).values(
             instance_uuid=None))
         self.sql(sa.update(models.Lease.__table__).values(
             status='CREATING'))
@@ -48,9 +52,9 @@ class ReconcilerTest(test_faults.BootTestCase):
         self.later(120)
         repairs = self.engine.reconcile()
         self.assertEqual(1, len(repairs), repairs)
-        self.assertEqual('PENDING', db_api.get_lease(lease_id).status)
+        self.assertEqual('PENDING', db_leases.get(STORE, lease_id).status)
         self.assertEqual([uuid], [b.instance_uuid for b in
-                                  db_api.bindings_of(lease_id)])
+                                  db_leases.bindings(STORE, lease_id)])
         self.run_engine()
         self.assertEqual('RESERVED', self.api.get_server(uuid)['status'])
         self.assertEqual([], self.engine.reconcile())
@@ -63,18 +67,18 @@ class ReconcilerTest(test_faults.BootTestCase):
         self.sql(sa.delete(models.ServerBinding.__table__))
         self.later(120)
         self.engine.reconcile()
-        self.assertEqual('DELETED', db_api.get_lease(lease_id).status)
-        for res in db_api.reservations_of(lease_id):
-            self.assertEqual([], db_api.allocations_of(res.id))
+        self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
+        for res in db_leases.reservations(STORE, lease_id):
+            self.assertEqual([], db_ledger.slots(STORE, res.id))
 
     def test_servers_of_a_deleted_lease_go(self):
         lease_id, uuid = self.server_lease()
         # Deleted while its boot was in flight: the end ran before the
         # servers were bound.
         self.sql(sa.delete(models.ServerBinding.__table__))
-        db_api.begin_delete(lease_id)
+        db_leases.begin_delete(STORE, lease_id)
         self.run_engine()
-        self.assertEqual('DELETED', db_api.get_lease(lease_id).status)
+        self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
         self.assertEqual(uuid, self.api.get_server(uuid)['id'])
         self.engine.reconcile()
         self.wait_gone(uuid)
@@ -101,14 +105,14 @@ class ReconcilerTest(test_faults.BootTestCase):
 
     def test_slots_held_by_a_boot_that_never_finished(self):
         rid = self.running_lease(2)
-        self.assertTrue(db_api.claim_slots(rid, 2, db_api.CLAIM_PREFIX +
-                                           'dead-nova-api'))
+        self.assertTrue(db_ledger.claim_slots(
+            STORE, rid, 2, db_ledger.CLAIM_PREFIX + 'dead-nova-api'))
         self.engine.reconcile()
-        self.assertEqual(2, sum(1 for a in db_api.allocations_of(rid)
+        self.assertEqual(2, sum(1 for a in db_ledger.slots(STORE, rid)
                                 if a.instance_uuid))
         self.engine.reconcile()
         self.assertEqual([None, None], [a.instance_uuid for a in
-                                        db_api.allocations_of(rid)])
+                                        db_ledger.slots(STORE, rid)])
 
     def test_a_server_lease_whose_servers_are_gone_goes(self):
         lease_id, uuid = self.server_lease()
@@ -118,6 +122,6 @@ class ReconcilerTest(test_faults.BootTestCase):
         api.delete(ctx, api.get(ctx, uuid))
         self.wait_gone(uuid)
         self.engine.reconcile()
-        self.assertEqual('DELETING', db_api.get_lease(lease_id).status)
+        self.assertEqual('DELETING', db_leases.get(STORE, lease_id).status)
         self.run_engine()
-        self.assertEqual('DELETED', db_api.get_lease(lease_id).status)
+        self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)

@@ -5,7 +5,11 @@ import datetime
 import time
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
+
+STORE = db_api.Context()
 
 TINY = '1'
 
@@ -59,7 +63,7 @@ class CapacityReservationTest(ReservationsTestCase):
                             'flavor_id': base.ONE_PER_NODE, 'amount': '1',
                             'affinity': 'None'})
         rid = lease['reservations'][0]['id']
-        reserved = db_api.allocations_of(rid)[0].node
+        reserved = db_ledger.slots(STORE, rid)[0].node
 
         # Before the start, ordinary boots fill the cloud, but not the
         # capacity promised to the lease.
@@ -81,7 +85,7 @@ class CapacityReservationTest(ReservationsTestCase):
         uuid = resp.body['server']['id']
         self.assertEqual(reserved, self.node_of(uuid))
         self.run_engine()   # binds the server to its slot
-        self.assertEqual(uuid, db_api.allocations_of(rid)[0].instance_uuid)
+        self.assertEqual(uuid, db_ledger.slots(STORE, rid)[0].instance_uuid)
 
         full = self.boot_into(rid, name='vm2')
         self.assertEqual(409, full.status, full.content)
@@ -107,7 +111,7 @@ class CapacityReservationTest(ReservationsTestCase):
                             'amount': 2, 'affinity': 'True',
                             'resource_properties': ''})
         res = lease['reservations'][0]
-        slots = db_api.allocations_of(res['id'])
+        slots = db_ledger.slots(STORE, res['id'])
         self.assertEqual(1, len({s.node for s in slots}))   # affinity
         self.wait_for_start(lease)
         # Blazar's way: boot with the reservation's flavor, no hint.
@@ -173,9 +177,9 @@ class HostReservationTest(ReservationsTestCase):
         second = second.body['server']['id']
         self.assertEqual('host3', self.node_of(second))
         self.run_engine()
-        self.assertEqual('ACTIVE', db_api.get_lease(lease['id']).status)
+        self.assertEqual('ACTIVE', db_leases.get(STORE, lease['id']).status)
         self.assertEqual([None], [s.instance_uuid for s in
-                                  db_api.allocations_of(rid)])
+                                  db_ledger.slots(STORE, rid)])
         other = self.boot_into(rid, api=self.other_api, flavor=TINY)
         self.assertEqual(404, other.status, other.content)
         ordinary = self._create_server(name='o5', image_uuid=base.IMAGE,

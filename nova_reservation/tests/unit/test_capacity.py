@@ -13,9 +13,9 @@ R = capacity.Resources
 
 
 def alloc(i, start, end, vcpus=1, node='n1', ram=0, disk=0):
-    return capacity.Allocation(id=i, reservation_id='r%d' % i, node=node,
-                               start=start, end=end,
-                               resources=R(vcpus, ram, disk))
+    return capacity.Slot(id=i, reservation_id='r%d' % i, node=node,
+                         start=start, end=end,
+                         resources=R(vcpus, ram, disk))
 
 
 def brute_peak(allocs, start, end):

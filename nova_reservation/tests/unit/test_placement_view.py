@@ -2,7 +2,6 @@
 when its generation moved.
 """
 
-import fixtures
 import testtools
 
 from nova_reservation import capacity
@@ -54,11 +53,8 @@ class HostViewTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.leased = set()
-        self.useFixture(fixtures.MockPatch(
-            'nova_reservation.db.api.lease_servers',
-            lambda uuids: self.leased & set(uuids)))
         self.placement = RecordingPlacement()
-        self.view = placement.HostView()
+        self.view = placement.HostView(lambda uuids: self.leased & set(uuids))
 
     def hosts(self):
         self.placement.urls = []

@@ -1,8 +1,8 @@
-"""The lease API's views, in Blazar's shapes (also the payloads of the
-lease notifications)."""
+"""Leases in Blazar's shapes: the lease API's views and the payloads of
+the lease notifications."""
 
-from nova_reservation.db import api as db_api
-from nova_reservation import planner
+from nova_reservation import resource_types
+from nova_reservation import schedule
 
 DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'   # what Blazar's clients parse
 EVENT_NAMES = {'start': 'start_lease', 'end': 'end_lease',
@@ -20,7 +20,7 @@ def reservation(res, servers: list) -> dict:
             'created_at': _date(res.created_at),
             'updated_at': _date(res.updated_at),
             'missing_resources': False, 'resources_changed': False}
-    if res.resource_type == planner.HOST:
+    if res.resource_type == resource_types.HOST:
         view.update(min=res.min_count, max=res.max_count,
                     hypervisor_properties=res.hypervisor_properties or '',
                     resource_properties=res.resource_properties or '',
@@ -29,23 +29,21 @@ def reservation(res, servers: list) -> dict:
     else:
         view.update(amount=res.amount, flavor_id=res.flavor_id,
                     resource_id=res.flavor_id, servers=servers)
-        if res.resource_type != planner.SERVER:
+        if res.resource_type != resource_types.SERVER:
             view['affinity'] = res.affinity
-        if res.resource_type == planner.VIRTUAL:
+        if res.resource_type == resource_types.VIRTUAL:
             view.update(vcpus=res.vcpus, memory_mb=res.memory_mb,
                         disk_gb=res.disk_gb, resource_properties='')
     return view
 
 
-def lease(lease, details: tuple = None) -> dict:
-    """A lease with its reservations and events (`details`: what
-    db_api.lease_details gave, read again if not given).
+def lease(details) -> dict:
+    """A lease with its reservations and events (`details`: as the store's
+    `leases.details` reads them).
     """
-    _, reservations, bindings, events = details or db_api.lease_details(
-        lease.id)
-    before_end = None
-    if lease.before_end_minutes:
-        before_end = db_api.event_time('before_end', lease)
+    lease, reservations, bindings, events = details
+    before_end = schedule.event_time('before_end', lease.start_at,
+                                     lease.end_at, lease.before_end_minutes)
     return {
         'id': lease.id, 'name': lease.name, 'project_id': lease.project_id,
         'user_id': lease.user_id, 'start_date': _date(lease.start_at),

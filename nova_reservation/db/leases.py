@@ -1,0 +1,387 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS,
+#    WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+#    See the License for the specific language governing permissions and
+#    limitations under the License.
+"""Leases, their reservations and the bindings of their servers.
+
+A status is written only where `nova_reservation.status` allows the move,
+so that a late or repeated write changes nothing.  The functions that
+change capacity write the ledger (`ledger`) and the events (`events`) in
+the same transaction.
+"""
+
+import datetime
+from typing import Iterable, NamedTuple, Optional
+
+import sqlalchemy as sa
+
+from nova_reservation.db import api
+from nova_reservation.db import events
+from nova_reservation.db import ledger
+from nova_reservation.db import models
+from nova_reservation import resource_types
+from nova_reservation import status
+
+
+class LeaseChanged(Exception):
+    """The lease changed since it was read: nothing was written."""
+
+
+class Details(NamedTuple):
+    """A lease with its reservations, bindings and events."""
+    lease: models.Lease
+    reservations: list
+    bindings: list
+    events: list
+
+
+# ----------------------------------------------------------------- leases
+
+@api.reader
+def get(ctx, lease_id: str) -> Optional[models.Lease]:
+    return ctx.session.get(models.Lease, lease_id)
+
+
+@api.reader
+def get_many(ctx, lease_ids: Iterable[str]) -> dict:
+    """{lease id: lease} of those that exist."""
+    t = models.Lease
+    return {x.id: x for x in api.rows(ctx, sa.select(t).where(
+        t.id.in_(sorted(set(lease_ids)))))}
+
+
+@api.reader
+def get_all(ctx, project_id: Optional[str] = None) -> list:
+    """Leases that are not deleted, of one project or of all."""
+    t = models.Lease
+    query = sa.select(t).where(t.status != status.DELETED)
+    if project_id is not None:
+        query = query.where(t.project_id == project_id)
+    return api.rows(ctx, query.order_by(t.created_at, t.id))
+
+
+@api.reader
+def in_state(ctx, state: str, before: datetime.datetime) -> list:
+    """Leases in `state` since before `before` (created or last changed).
+    """
+    t = models.Lease
+    return api.rows(ctx, sa.select(t).where(
+        t.status == state,
+        sa.func.coalesce(t.updated_at, t.created_at) < before).order_by(
+        t.created_at))
+
+
+@api.reader
+def details(ctx, lease_ids: Iterable[str]) -> dict:
+    """{lease id: Details} of the leases that exist, read in one snapshot
+    with one query per table whatever their number.
+    """
+    found = {x.id: Details(x, [], [], [])
+             for x in get_many(ctx, lease_ids).values()}
+    if not found:
+        return {}
+    for field, model, order in (
+            ('reservations', models.Reservation, (models.Reservation.id,)),
+            ('bindings', models.ServerBinding,
+             (models.ServerBinding.instance_uuid,)),
+            ('events', models.Event, (models.Event.due_at, models.Event.id))):
+        for x in api.rows(ctx, sa.select(model).where(
+                model.lease_id.in_(list(found))).order_by(*order)):
+            getattr(found[x.lease_id], field).append(x)
+    return found
+
+
+@api.writer
+def set_status(ctx, lease_ids: Iterable[str], new: str,
+               reason: Optional[str] = None,
+               only_from: Optional[Iterable[str]] = None, **values) -> int:
+    """Move leases to `new` where the move is allowed (and, with
+    `only_from`, from those states only); how many moved.
+    """
+    t = models.Lease
+    sources = set(status.LEASE.sources(new))
+    if only_from is not None:
+        sources &= set(only_from)
+    return ctx.session.execute(sa.update(t).where(
+        t.id.in_(list(lease_ids)), t.status.in_(sorted(sources))).values(
+        status=new, updated_at=api.utcnow(), status_reason=reason,
+        **values)).rowcount
+
+
+@api.writer
+def mark_degraded(ctx, lease_ids: Iterable[str],
+                  reason: Optional[str] = None) -> None:
+    """The leases can not be all they promised (a node or a server
+    failed); they go on with what they have.
+    """
+    t = models.Lease
+    values = dict(degraded=True, updated_at=api.utcnow(),
+                  version=t.version + 1)
+    if reason:
+        values['status_reason'] = reason[:1000]
+    ctx.session.execute(sa.update(t).where(
+        t.id.in_(list(lease_ids)), t.status.in_(status.LIVE)).values(
+        **values))
+
+
+@api.writer
+def create(ctx, planned: int, lease: dict, reservations: Iterable[tuple],
+           lease_events: Iterable[dict]) -> None:
+    """Write a lease, its reservations and their slots, and its events.
+
+    All or nothing, and only if the nodes of its slots are as they were at
+    generation `planned` (else ledger.LedgerConflict).  `reservations`:
+    ``[(reservation columns, [slot columns, ...])]``.
+    """
+    reservations = list(reservations)
+    gen = ledger.bump(ctx, planned, (
+        s['node'] for _, slots in reservations for s in slots))
+    ctx.session.add(models.Lease(version=0, degraded=False, **lease))
+    ctx.session.flush()
+    for values, slots in reservations:
+        ctx.session.add(models.Reservation(generation=gen, deleted=False,
+                                           **values))
+        ctx.session.flush()
+        ledger.add_slots(ctx, gen, values['id'], slots)
+    events.add(ctx, lease['id'], lease_events)
+
+
+@api.writer
+def change(ctx, planned: int, lease_id: str, version: int, values: dict,
+           growth: dict, due: dict) -> None:
+    """Apply a change to a lease, its slots and its events, all or nothing.
+
+    Conditional twice: on the ledger generation the change was planned on
+    (ledger.LedgerConflict), and on the lease `version` it was asked
+    against (LeaseChanged), so that two changes of one lease can not lose
+    each other.  `growth`: {reservation id: (its new sizes, as columns,
+    [new slot, ...])}; `due`: {event type: when} of its events.
+    """
+    own = [r.id for r in reservations(ctx, lease_id)]
+    gen = ledger.bump(ctx, planned, ledger.nodes_of(ctx, own) + [
+        s['node'] for _, slots in growth.values() for s in slots])
+    t = models.Lease
+    if ctx.session.execute(sa.update(t).where(
+            t.id == lease_id, t.version == version,
+            t.status != status.DELETED).values(
+            version=t.version + 1, updated_at=api.utcnow(),
+            **values)).rowcount != 1:
+        raise LeaseChanged()
+    lease = get(ctx, lease_id)
+    ledger.set_times(ctx, gen, own, lease.start_at, lease.end_at)
+    for rid, (sizes, slots) in growth.items():
+        ctx.session.execute(sa.update(models.Reservation).where(
+            models.Reservation.id == rid).values(
+            generation=gen, updated_at=api.utcnow(), **sizes))
+        ledger.add_slots(ctx, gen, rid, slots)
+    events.move(ctx, lease_id, due)
+
+
+@api.writer
+def begin_delete(ctx, lease_id: str) -> bool:
+    """Take a lease down, in whatever state it is; whether it was not
+    being deleted already.
+
+    Its capacity goes back to the ledger now, and an end event due now has
+    the engine remove what it made (servers, aggregates, flavors).
+    """
+    if not set_status(ctx, [lease_id], status.DELETING,
+                      version=models.Lease.version + 1):
+        return False
+    ledger.release(ctx, lease_id)
+    events.drop(ctx, lease_id)
+    events.add(ctx, lease_id, [dict(event_type='end', due_at=api.utcnow())])
+    return True
+
+
+@api.writer
+def discard(ctx, lease_id: str) -> bool:
+    """Remove a lease still CREATING whose boot made nothing (Nova refused
+    it, or its nova-api died first): it goes at once, with its capacity.
+    Whether it did (it may have been bound or deleted meanwhile).
+    """
+    if not set_status(ctx, [lease_id], status.DELETED,
+                      only_from=(status.CREATING,)):
+        return False
+    ledger.release(ctx, lease_id)
+    events.drop(ctx, lease_id)
+    ctx.session.execute(sa.delete(models.ServerBinding).where(
+        models.ServerBinding.lease_id == lease_id))
+    return True
+
+
+@api.writer
+def retry_event(ctx, lease_id: str, event_id: int) -> bool:
+    """An admin's retry of an event in ERROR: due again now, and a lease in
+    ERROR back to where it was: ACTIVE once it has started, else PENDING.
+    Whether the event was in ERROR.
+    """
+    if not events.retry(ctx, lease_id, event_id):
+        return False
+    set_status(ctx, [lease_id], status.ACTIVE if events.started(
+        ctx, lease_id) else status.PENDING, only_from=(status.ERROR,))
+    return True
+
+
+# ----------------------------------------------------------- reservations
+
+@api.reader
+def reservation(ctx, reservation_id: str) -> Optional[models.Reservation]:
+    return ctx.session.get(models.Reservation, reservation_id)
+
+
+@api.reader
+def reservations(ctx, lease_id: str) -> list:
+    return api.rows(ctx, sa.select(models.Reservation).where(
+        models.Reservation.lease_id == lease_id).order_by(
+        models.Reservation.id))
+
+
+@api.reader
+def reservation_of_flavor(ctx, flavor_id: str
+                          ) -> Optional[models.Reservation]:
+    """The virtual:instance reservation whose private flavor this is."""
+    r = models.Reservation
+    return api.row(ctx, sa.select(r).where(
+        r.flavor_id == flavor_id, r.resource_type == resource_types.VIRTUAL,
+        r.deleted == sa.false()))
+
+
+@api.reader
+def reservations_on(ctx, node: str, after: datetime.datetime) -> list:
+    """The reservations with a slot on `node` that ends after `after`."""
+    ids = {s.reservation_id for s in ledger.slots_on(ctx, node, after)}
+    r = models.Reservation
+    return api.rows(ctx, sa.select(r).where(r.id.in_(sorted(ids))).order_by(
+        r.lease_id, r.id))
+
+
+@api.writer
+def set_reservation(ctx, reservation_id: str, **values) -> None:
+    ctx.session.execute(sa.update(models.Reservation).where(
+        models.Reservation.id == reservation_id).values(**values))
+
+
+# --------------------------------------------------------------- bindings
+
+@api.writer
+def bind_servers(ctx, lease_id: str, reservation_id: str,
+                 instance_uuids: Iterable[str],
+                 lease_status: Optional[str] = None,
+                 claim: Optional[str] = None, bind_event: bool = False,
+                 take_slots: bool = True) -> bool:
+    """Record the servers of a lease, each holding one of its free slots
+    (with `take_slots`; not for whole hosts) until the engine ties it to
+    the one on its node (a `bind_event` due now has it do that).
+
+    With `lease_status`, the lease moves there from CREATING; if it is not
+    CREATING any more (deleted meanwhile), nothing is written and the
+    answer is False.
+    """
+    instance_uuids = list(instance_uuids)
+    if lease_status and not set_status(ctx, [lease_id], lease_status,
+                                       only_from=(status.CREATING,)):
+        return False
+    if take_slots:
+        ledger.take_slots(ctx, reservation_id, instance_uuids, claim)
+    for uuid in instance_uuids:
+        ctx.session.merge(models.ServerBinding(
+            instance_uuid=uuid, lease_id=lease_id,
+            reservation_id=reservation_id, state=status.BOOTING))
+    if bind_event:
+        events.add(ctx, lease_id, [dict(event_type='bind',
+                                        due_at=api.utcnow())])
+    return True
+
+
+@api.reader
+def bindings(ctx, lease_id: str) -> list:
+    b = models.ServerBinding
+    return api.rows(ctx, sa.select(b).where(b.lease_id == lease_id).order_by(
+        b.instance_uuid))
+
+
+@api.reader
+def bindings_of_servers(ctx, instance_uuids: Iterable[str]) -> list:
+    """The bindings of those servers that have one."""
+    b = models.ServerBinding
+    return api.rows(ctx, sa.select(b).where(
+        b.instance_uuid.in_(list(instance_uuids))).order_by(b.instance_uuid))
+
+
+@api.reader
+def bound_servers(ctx) -> dict:
+    """{server uuid: lease id} of every server the store ties to a lease
+    that is not over: by its binding, or by the slot it holds.
+    """
+    b = models.ServerBinding
+    found = dict(ctx.session.execute(sa.select(
+        b.instance_uuid, b.lease_id).where(
+        b.state.notin_((status.ENDED, status.FAILED)))).all())
+    found.update(ledger.bound_servers(ctx))
+    return found
+
+
+@api.writer
+def set_binding(ctx, instance_uuid: str, **values) -> bool:
+    """Change a server's binding; a new `state` only where the move is
+    allowed.  Whether it changed.
+    """
+    b = models.ServerBinding
+    where = [b.instance_uuid == instance_uuid]
+    if 'state' in values:
+        where.append(b.state.in_(status.BINDING.sources(values['state'])))
+    return ctx.session.execute(sa.update(b).where(*where).values(
+        **values)).rowcount == 1
+
+
+@api.writer
+def servers_gone(ctx, instance_uuids: Iterable[str]) -> list:
+    """The servers no longer exist: their bindings end, and the slots they
+    held are free for another boot.  Returns the server leases left with
+    none of their servers, which the caller takes down.
+    """
+    uuids = list(instance_uuids)
+    b, r, t, e = (models.ServerBinding, models.Reservation, models.Lease,
+                  models.Event)
+    ending = api.rows(ctx, sa.select(b).where(
+        b.instance_uuid.in_(uuids), b.state != status.ENDED))
+    ledger.free_servers(ctx, uuids)
+    if not ending:
+        return []
+    for binding in ending:
+        binding.state = status.ENDED
+    ctx.session.flush()
+    leases = {x.lease_id for x in ending}
+    left = set(ctx.session.execute(sa.select(b.lease_id).where(
+        b.lease_id.in_(leases), b.state != status.ENDED)).scalars())
+    # Not those that are ending: their end event deletes the servers.
+    in_end = sa.select(e.lease_id).where(
+        e.event_type == 'end', e.status == status.IN_PROGRESS)
+    return sorted(set(ctx.session.execute(sa.select(t.id).join(
+        r, r.lease_id == t.id).where(
+        t.id.in_(leases - left), r.resource_type == resource_types.SERVER,
+        t.status.in_((status.PENDING, status.ACTIVE)),
+        t.id.notin_(in_end))).scalars()))
+
+
+@api.writer
+def server_failed(ctx, instance_uuid: str, lease_id: str,
+                  reason: str) -> None:
+    """A server of a lease failed (to boot): its binding fails, its slot is
+    free for another boot, and the lease is degraded, with the reason.
+    """
+    set_binding(ctx, instance_uuid, state=status.FAILED)
+    s = models.Slot
+    held = [s.instance_uuid == instance_uuid, s.deleted == sa.false()]
+    if ctx.session.execute(sa.select(s.id).where(*held)).first():
+        ctx.session.execute(sa.update(s).where(*held).values(
+            instance_uuid=None, generation=ledger.bump(ctx)))
+    mark_degraded(ctx, [lease_id], reason)

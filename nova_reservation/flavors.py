@@ -1,0 +1,27 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS,
+#    WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+#    See the License for the specific language governing permissions and
+#    limitations under the License.
+"""Nova's flavors, as the hook and the lease API look them up."""
+
+from typing import Optional
+
+from nova.compute import flavors
+from nova import exception as nova_exception
+from nova import objects
+
+
+def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
+    """The flavor with that flavor id (not deleted), or None."""
+    try:
+        return flavors.get_flavor_by_flavor_id(ctx, flavor_id,
+                                               read_deleted='no')
+    except nova_exception.FlavorNotFound:
+        return None

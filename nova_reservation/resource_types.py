@@ -1,0 +1,21 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS,
+#    WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+#    See the License for the specific language governing permissions and
+#    limitations under the License.
+"""The kinds of reservation a lease holds, as Blazar names them."""
+
+# The servers of a boot with lease_params: each holds its own slot.
+SERVER = 'server'
+# Capacity on the shared pool, of a flavor's size.
+FLAVOR = 'flavor:instance'
+# Capacity on the shared pool, of a given size, with a private flavor.
+VIRTUAL = 'virtual:instance'
+# Whole reservable hosts, in an aggregate of the lease's own.
+HOST = 'physical:host'
