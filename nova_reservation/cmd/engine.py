@@ -1,6 +1,8 @@
 """``nova-reservation-engine``: runs lease events; reads nova.conf.
 
 Run as many as wanted against one database: each event runs once.
+SIGTERM (or SIGINT) stops it once the events in flight are done; SIGHUP
+reads the configuration again (log levels, intervals).
 """
 
 import signal
@@ -9,6 +11,7 @@ import sys
 import nova.conf  # noqa: F401  (registers Nova's options, api_database)
 from nova import config as nova_config
 from oslo_log import log as logging
+from oslo_service import service as oslo_service
 
 from nova_reservation import conf
 from nova_reservation.engine import nova_client
@@ -16,6 +19,7 @@ from nova_reservation.engine import service
 from nova_reservation import notifications
 
 CONF = conf.CONF
+LOG = logging.getLogger(__name__)
 
 
 def main() -> None:
@@ -25,7 +29,19 @@ def main() -> None:
     notifier = notifications.Notifier()
     engine = service.Engine(nova_client.NovaClient.from_conf(),
                             notifier=notifier)
+    launcher = oslo_service.Launcher(CONF, restart_method='mutate')
+    engine_service = service.EngineService(engine)
+    launcher.launch_service(engine_service)
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: engine.stop())
-    engine.run_forever()
-    engine.close()
+        signal.signal(signum, lambda *_: launcher.stop())
+    signal.signal(signal.SIGHUP, lambda *_: _reload(launcher))
+    # The launcher starts the service in a thread of its own: wait for it
+    # to have started before waiting for it to end.
+    while not engine_service.started.wait(1):
+        pass
+    launcher.wait()
+
+
+def _reload(launcher) -> None:
+    LOG.info('SIGHUP: reading the configuration again')
+    launcher.restart()

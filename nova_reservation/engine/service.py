@@ -17,6 +17,8 @@ import time
 from typing import Any, Callable, NamedTuple, Optional
 
 from oslo_log import log as logging
+from oslo_service import periodic_task
+from oslo_service import service as oslo_service
 from oslo_utils import uuidutils
 
 from nova_reservation import conf
@@ -292,27 +294,12 @@ class Engine:
         return max(wait, 0.0)
 
     def run_forever(self) -> None:
+        """Run the events as they fall due until `stop`; a pass under way
+        when it is asked to stop finishes first.
+        """
         LOG.info('Engine %s running', self.engine_id)
-        # Recurring work besides events: [task, what it does, interval
-        # option, when next].
-        recurring = [
-            [self.check_hosts, 'check the compute nodes',
-             'host_check_interval', 0.0],
-            [self.reconcile, 'compare the store with Nova',
-             'reconcile_interval',
-             self.clock() + CONF.reservation.reconcile_interval]]
         while not self._stop.is_set():
             try:
-                for task in recurring:
-                    if self.clock() < task[3]:
-                        continue
-                    task[3] = self.clock() + getattr(CONF.reservation,
-                                                     task[2])
-                    try:
-                        task[0]()
-                    except Exception as e:
-                        # Nova or Placement away: events still run.
-                        LOG.warning('Could not %s: %s', task[1], e)
                 self.run_once()
                 wait = self.sleep_time()
             except Exception:
@@ -321,9 +308,81 @@ class Engine:
                 LOG.exception('Engine pass failed; trying again')
                 wait = CONF.reservation.engine_poll_interval
             self._stop.wait(wait)
+        LOG.info('Engine %s stopped', self.engine_id)
 
     def stop(self) -> None:
         self._stop.set()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+
+
+class Recurring(periodic_task.PeriodicTasks):
+    """The engine's recurring work besides events, as periodic tasks at the
+    intervals of ``[reservation]`` (read again on SIGHUP).
+    """
+
+    # Task name: the interval option.
+    INTERVALS = {'check_hosts': 'host_check_interval',
+                 'reconcile': 'reconcile_interval'}
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(CONF)
+        self.engine = engine
+        self.configure()
+
+    def configure(self) -> None:
+        self._periodic_spacing = {
+            name: getattr(CONF.reservation, option)
+            for name, option in self.INTERVALS.items()}
+
+    def _run(self, task: Callable, what: str) -> None:
+        try:
+            task()
+        except Exception as e:
+            # Nova or Placement away: events still run.
+            LOG.warning('Could not %s: %s', what, e)
+
+    @periodic_task.periodic_task(run_immediately=True)
+    def check_hosts(self, context) -> None:
+        self._run(self.engine.check_hosts, 'check the compute nodes')
+
+    @periodic_task.periodic_task
+    def reconcile(self, context) -> None:
+        self._run(self.engine.reconcile, 'compare the store with Nova')
+
+
+class EngineService(oslo_service.Service):
+    """The engine as an oslo.service service: the events in a thread of
+    its own, the recurring work as periodic tasks.  A stop (SIGTERM)
+    lets the events in flight finish; a reset (SIGHUP, after the
+    configuration was read again) takes the new intervals.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__()
+        self.engine = engine
+        self.recurring = Recurring(engine)
+        self.started = threading.Event()
+
+    def start(self) -> None:
+        super().start()
+        self.tg.add_thread(self.engine.run_forever)
+        # Woken every second at most, so that a stop is not kept waiting
+        # for the next periodic task.
+        self.tg.add_dynamic_timer_args(self._periodic, initial_delay=0,
+                                       periodic_interval_max=1)
+        self.started.set()
+
+    def _periodic(self) -> float:
+        """Run the periodic tasks that are due; seconds until the next."""
+        return self.recurring.run_periodic_tasks(None)
+
+    def stop(self, graceful: bool = True) -> None:
+        self.engine.stop()
+        super().stop(graceful=True)
+        self.engine.close()
+
+    def reset(self) -> None:
+        self.recurring.configure()
+        super().reset()

@@ -172,3 +172,35 @@ class EngineCrashTest(base.ReservationTestCase):
         self.assertEqual([], [
             a for r in db_leases.reservations(STORE, lease_id)
             for a in db_ledger.slots(STORE, r.id) if a.instance_uuid])
+
+    def test_sigterm_during_a_start_lets_it_finish(self):
+        uuid = self.boot_reserved()
+        lease_id = self.api.get_server(uuid)['reservation']['lease_id']
+        with sqlite3.connect(self.db_path) as conn:
+            conn.execute("UPDATE rsv_events SET due_at = ? WHERE lease_id = ?"
+                         " AND event_type = 'start'",
+                         (str(db_api.utcnow()), lease_id))
+        engine = self.engine_process()
+        engine_id = engine.engine_id()
+        deadline = time.time() + 30
+        while time.time() < deadline and not [
+                e for e in db_events.of_lease(STORE, lease_id)
+                if e.event_type == 'start' and e.claimed_by == engine_id]:
+            time.sleep(0.005)
+        engine.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, engine.proc.wait(60), engine.output()[-3000:])
+        # Its outcome was written before it left: nothing waits for the
+        # claim to expire (as after a kill -9).
+        start = next(e for e in db_events.of_lease(STORE, lease_id)
+                     if e.event_type == 'start')
+        self.assertNotEqual(status.IN_PROGRESS, start.status,
+                            engine.output()[-3000:])
+        self.assertIn('stopped', engine.output())
+        self.assertNotIn('Traceback', engine.output())
+        survivor = self.engine_process()
+        survivor.engine_id()
+        deadline = time.time() + 60
+        while time.time() < deadline and db_leases.get(
+                STORE, lease_id).status != status.ACTIVE:
+            time.sleep(0.2)
+        self.assertEqual(status.ACTIVE, db_leases.get(STORE, lease_id).status)

@@ -155,7 +155,7 @@ class MariaDBStoreTest(testtools.TestCase):
         claimed = {e.lease_id + e.event_type: e for e in db_events.claim_due(
             STORE, 'engine-a', now + datetime.timedelta(seconds=1), 60, 100)}
         self.assertEqual(8, len(claimed))
-        holder = claimed[ended + 'end'].claimed_by
+        claim = claimed[ended + 'end'].claimed_by
         # Another engine took this one over.
         with db_api.writing(STORE) as session:
             session.execute(sa.update(models.Event).where(
@@ -163,20 +163,20 @@ class MariaDBStoreTest(testtools.TestCase):
                 claimed_by='engine-b'))
         retry_at = now + datetime.timedelta(seconds=30)
         results = [
-            outcomes.Outcome(claimed[ended + 'end'].id, holder, status.DONE,
+            outcomes.Outcome(claimed[ended + 'end'].id, claim, status.DONE,
                              lease_id=ended, lease_status='TERMINATED',
                              notice=dict(id=str(uuid.uuid4()),
                                          lease_id=ended,
                                          event_type='lease.event.end_lease',
                                          payload='{}', claimed_by='engine-a',
                                          claim_expires=retry_at)),
-            outcomes.Outcome(claimed[failed + 'end'].id, holder, status.ERROR,
+            outcomes.Outcome(claimed[failed + 'end'].id, claim, status.ERROR,
                              lease_id=failed, lease_status='ERROR',
                              error='end failed: nova said no'),
-            outcomes.Outcome(claimed[waiting + 'end'].id, holder,
+            outcomes.Outcome(claimed[waiting + 'end'].id, claim,
                              status.UNDONE, due_at=retry_at, failed=True,
                              error='end failed: try again'),
-            outcomes.Outcome(claimed[lost + 'end'].id, holder, status.DONE,
+            outcomes.Outcome(claimed[lost + 'end'].id, claim, status.DONE,
                              lease_id=lost, lease_status='TERMINATED')]
         written = outcomes.record(STORE, results)
         self.assertEqual({o.event_id for o in results[:3]}, written)
@@ -284,7 +284,8 @@ class MariaDBStoreTest(testtools.TestCase):
 
     def test_engine_reads_nova_conf_and_stops_on_sigterm(self):
         self.url = self.store()
-        with tempfile.NamedTemporaryFile('w', suffix='.conf') as conf:
+        with tempfile.NamedTemporaryFile('w', suffix='.conf') as conf, \
+                tempfile.NamedTemporaryFile('w+', suffix='.log') as log:
             conf.write('[api_database]\nconnection = %s\n'
                        '[reservation]\nauth_type = none\n'
                        'endpoint_override = http://127.0.0.1:9/v2.1\n'
@@ -293,17 +294,37 @@ class MariaDBStoreTest(testtools.TestCase):
             proc = subprocess.Popen(
                 [sys.executable, '-c', 'from nova_reservation.cmd import '
                  'engine; engine.main()', '--config-file', conf.name],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                stdout=log, stderr=subprocess.STDOUT, text=True)
+
+            def said(text: str) -> bool:
+                deadline = time.time() + 120
+                while time.time() < deadline and proc.poll() is None:
+                    log.seek(0)
+                    if text in log.read():
+                        return True
+                    time.sleep(0.2)
+                return False
             try:
-                time.sleep(4)
-                self.assertIsNone(proc.poll(), 'the engine exited early')
+                self.assertTrue(said('Could not check the compute nodes'),
+                                'the engine did not start')
+                # SIGHUP: the configuration is read again (log levels).
+                conf.write('[DEFAULT]\ndebug = true\n')
+                conf.flush()
+                proc.send_signal(signal.SIGHUP)
+                self.assertTrue(said('DEBUG'), 'SIGHUP stopped the engine')
                 proc.send_signal(signal.SIGTERM)
-                out, _ = proc.communicate(timeout=30)
+                proc.wait(timeout=30)
             finally:
                 if proc.poll() is None:
                     proc.kill()
+            log.seek(0)
+            out = log.read()
         self.assertEqual(0, proc.returncode, out[-3000:])
         self.assertIn('running', out)
+        before, _, after = out.partition('reading the configuration again')
+        self.assertNotIn(' DEBUG ', before)
+        self.assertIn(' DEBUG ', after)
+        self.assertIn('stopped', after)
         # Nova is not there: said plainly, and the engine goes on.
         self.assertIn('Could not check the compute nodes', out)
         self.assertNotIn('Traceback', out)
