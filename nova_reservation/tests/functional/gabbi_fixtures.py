@@ -162,22 +162,25 @@ def _in_seconds(seconds: float) -> str:
 
 
 class EndedLease(fixture.GabbiFixture):
-    """A lease of one m1.medium that has ended: TERMINATED.  Sets
-    ENDED_LEASE_ID.
+    """A lease of one m1.medium that lasted three seconds and has ended:
+    TERMINATED.  Sets ENDED_LEASE_ID.
     """
 
     def start_fixture(self) -> None:
         cloud = _running()
+        end = time.time() + 3
         resp = cloud.lease_api()('POST', '/leases', {
             'name': 'ended', 'start_date': 'now',
-            'end_date': _in_seconds(5),
+            'end_date': _in_seconds(3),
             'reservations': [{'resource_type': 'flavor:instance',
                               'flavor_id': base.ONE_PER_NODE,
                               'amount': 1}]})
         if resp.status_code != 201:
             raise RuntimeError('lease not created: %s' % resp.text)
         lease = resp.body['lease']
-        cloud.run_engine(at=time.time() + 6)
+        # Its end on the real clock, so that its capacity is free as well.
+        time.sleep(max(0.0, end + 1 - time.time()))
+        cloud.run_engine()
         resp = cloud.lease_api()('GET', '/leases/%s' % lease['id'])
         if resp.body['lease']['status'] != 'TERMINATED':
             raise RuntimeError('lease not ended: %s' % resp.text)
