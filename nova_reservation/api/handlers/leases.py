@@ -226,6 +226,10 @@ def delete_lease(ctx, req, id):
 def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
     lease = _lease(ctx, id, 'reservation:leases:retry_event')
+    # An event that is not the lease's is unknown here, not in a state.
+    if int(event_id) not in {e.id for e in db_api.events_of(lease.id)}:
+        raise wsgi.Fault(404, 'NotFound', 'event %s of lease %s not found'
+                         % (event_id, lease.id))
     if not db_api.retry_event(lease.id, int(event_id)):
         raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
                          'in ERROR' % (event_id, lease.id))
