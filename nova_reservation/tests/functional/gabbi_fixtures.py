@@ -9,6 +9,7 @@ dates relative to now, leases prepared in a given state) is in the
 environment, where the file reads it with ``$ENVIRON``.
 """
 
+import datetime
 import os
 import time
 from typing import Callable, Optional
@@ -20,54 +21,106 @@ from oslo_utils import uuidutils
 
 from nova_reservation.tests.functional import base
 
-# Dates a file can use, in minutes from the start of its cloud: long enough
+# Dates a file can use, in minutes from the start of its cloud: far enough
 # ahead that a file's requests all run before the first of them.
 MINUTES_AHEAD = (60, 90, 120, 130, 150, 180, 200, 240, 260, 300)
+USER_DATE = '%Y-%m-%d %H:%M'
+ISO_DATE = '%Y-%m-%dT%H:%M:%S'
+
+
+class Cloud:
+    """The embedded cloud as these fixtures use it, and the one place that
+    knows how it is built: by the functional tests' base class, whose setUp
+    starts it and whose cleanups stop it.
+    """
+
+    IMAGE = base.IMAGE
+    # m1.medium: one fits a node.
+    ONE_PER_NODE = base.ONE_PER_NODE
+
+    class _Builder(base.ReservationTestCase):
+
+        def runTest(self) -> None:
+            """Never run: the YAML files are the tests."""
+
+    def __init__(self, nodes: tuple) -> None:
+        self.nodes = nodes
+        self._case = self._Builder()
+        self._case.NODES = nodes
+
+    def start(self) -> None:
+        try:
+            self._case.setUp()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Run every cleanup, then raise the first that failed."""
+        failed = []
+        # The same list unittest's and testtools' addCleanup fill.
+        while self._case._cleanups:
+            function, args, kwargs = self._case._cleanups.pop()
+            try:
+                function(*args, **kwargs)
+            except Exception as e:
+                failed.append(e)
+        if failed:
+            raise failed[0]
+
+    def nova_api(self) -> Callable:
+        """nova-api, as a WSGI application."""
+        return self._case.api_fixture.app()
+
+    def lease_api(self) -> base.LeaseAPI:
+        """A member of PROJECT_ID (user "fake") on the lease API."""
+        return self._case.lease_api()
+
+    def run_engine(self, at: Optional[float] = None) -> None:
+        """Run the events due at `at` (now by default), until none is."""
+        self._case.run_engine(at=at)
+
+    def boot_leased(self, start: str, end: str) -> dict:
+        """A server (one m1.medium) that "fake" boots with lease_params."""
+        resp = self._case.boot(base.params(start, end))
+        if resp.status != 202:
+            raise RuntimeError('boot refused: %s' % resp.content)
+        return resp.body['server']
+
+    def set_computes(self, status: str) -> None:
+        """Enable or disable every compute service."""
+        for node in self.nodes:
+            self._case.set_compute(node, status)
+
+    def set_options(self, group: str, **values) -> None:
+        """Set options until the cloud stops."""
+        self._case.flags(group=group, **values)
+
 
 # The cloud of the file that runs now: one at a time in a process, since a
 # file's fixtures are started when the file starts and stopped when it ends.
-_CLOUD: Optional[base.ReservationTestCase] = None
+_CLOUD: Optional[Cloud] = None
 
 
 def _nova_api(environ: dict, start_response: Callable):
     """WSGI: nova-api of the running file's cloud."""
-    if _CLOUD is None:
-        raise RuntimeError('no embedded cloud is running')
-    return _CLOUD.api_fixture.app()(environ, start_response)
+    return _running().nova_api()(environ, start_response)
 
 
 def nova_api() -> Callable:
     """The intercept that the YAML files' requests go to.
 
-    Their requests are made when the files run, after their cloud started;
-    the intercept is asked for at loading, before any cloud exists.
+    It is asked for when the files are loaded, before any cloud exists;
+    their requests go to the cloud of the file that runs.
     """
     return _nova_api
 
 
-class _EmbeddedCloud(base.ReservationTestCase):
-    """The functional tests' embedded cloud, made outside a test run: its
-    setUp starts the cloud and its cleanups stop it.
-    """
-
-    def runTest(self) -> None:
-        """Never run: the YAML files are the tests."""
-
-
-def _start_cloud(nodes: tuple) -> base.ReservationTestCase:
-    cloud = _EmbeddedCloud()
-    cloud.NODES = nodes
-    try:
-        cloud.setUp()
-    except BaseException:
-        cloud.doCleanups()
-        raise
-    return cloud
-
-
-def _stop_cloud(cloud: base.ReservationTestCase) -> None:
-    if not cloud.doCleanups():
-        raise RuntimeError('the embedded cloud did not stop cleanly')
+def _running() -> Cloud:
+    if _CLOUD is None:
+        raise RuntimeError('no embedded cloud is running: list '
+                           'EmbeddedCloud first in the fixtures of the file')
+    return _CLOUD
 
 
 def _set_environ(values: dict) -> Callable:
@@ -84,6 +137,11 @@ def _set_environ(values: dict) -> Callable:
     return restore
 
 
+def _utc_in(**delta) -> datetime.datetime:
+    return (datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None) + datetime.timedelta(**delta))
+
+
 def dates() -> dict:
     """IN_<n>_MIN: <n> minutes from now, to the minute, as a user writes it
     ("2026-12-01 10:00"), and IN_<n>_MIN_ISO in ISO 8601
@@ -93,12 +151,12 @@ def dates() -> dict:
     """
     values = {}
     for minutes in MINUTES_AHEAD:
-        when = base.when(minutes)[:16]
-        values['IN_%d_MIN' % minutes] = when
-        values['IN_%d_MIN_ISO' % minutes] = when.replace(' ', 'T') + ':00'
-    values['AGO_10_MIN'] = base.when(-10)[:16]
-    values['IN_31_DAYS'] = base.when(31 * 24 * 60)[:16]
-    values['IN_400_DAYS'] = base.when(400 * 24 * 60)[:16]
+        when = _utc_in(minutes=minutes).replace(second=0, microsecond=0)
+        values['IN_%d_MIN' % minutes] = when.strftime(USER_DATE)
+        values['IN_%d_MIN_ISO' % minutes] = when.strftime(ISO_DATE)
+    values['AGO_10_MIN'] = _utc_in(minutes=-10).strftime(USER_DATE)
+    values['IN_31_DAYS'] = _utc_in(days=31).strftime(USER_DATE)
+    values['IN_400_DAYS'] = _utc_in(days=400).strftime(USER_DATE)
     return values
 
 
@@ -107,8 +165,8 @@ class EmbeddedCloud(fixture.GabbiFixture):
     each the size of one m1.medium (flavor 3); the file's requests go to
     its nova-api.
 
-    Sets PROJECT_ID (the project of the user "fake"; its servers and
-    leases), OTHER_PROJECT_ID and ADMIN_PROJECT_ID, and the dates of
+    Sets PROJECT_ID (the project of the user "fake"), OTHER_PROJECT_ID,
+    ADMIN_PROJECT_ID, IMAGE_ID (an image in Glance) and the dates of
     `dates`.
     """
 
@@ -118,20 +176,21 @@ class EmbeddedCloud(fixture.GabbiFixture):
         global _CLOUD
         if _CLOUD is not None:
             raise RuntimeError('an embedded cloud is running already')
-        _CLOUD = _start_cloud(self.NODES)
+        cloud = Cloud(self.NODES)
+        cloud.start()
+        _CLOUD = cloud
         self._restore_environ = _set_environ(dict(
             dates(),
             PROJECT_ID=nova_fixtures.PROJECT_ID,
             OTHER_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
             ADMIN_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
-            IMAGE_ID=base.IMAGE))
+            IMAGE_ID=Cloud.IMAGE))
 
     def stop_fixture(self) -> None:
         global _CLOUD
         cloud, _CLOUD = _CLOUD, None
         self._restore_environ()
-        if cloud is not None:
-            _stop_cloud(cloud)
+        cloud.stop()
 
 
 class EmbeddedCloudThreeNodes(EmbeddedCloud):
@@ -151,14 +210,8 @@ class EngineKeepsUp(fixtures.Fixture):
             _CLOUD.run_engine()
 
 
-def _running() -> base.ReservationTestCase:
-    if _CLOUD is None:
-        raise RuntimeError('list EmbeddedCloud before this fixture')
-    return _CLOUD
-
-
 def _in_seconds(seconds: float) -> str:
-    return base.when(seconds / 60.0)
+    return _utc_in(seconds=seconds).strftime(ISO_DATE)
 
 
 class EndedLease(fixture.GabbiFixture):
@@ -173,7 +226,7 @@ class EndedLease(fixture.GabbiFixture):
             'name': 'ended', 'start_date': 'now',
             'end_date': _in_seconds(3),
             'reservations': [{'resource_type': 'flavor:instance',
-                              'flavor_id': base.ONE_PER_NODE,
+                              'flavor_id': Cloud.ONE_PER_NODE,
                               'amount': 1}]})
         if resp.status_code != 201:
             raise RuntimeError('lease not created: %s' % resp.text)
@@ -201,17 +254,12 @@ class LeaseWithFailedStart(fixture.GabbiFixture):
     def start_fixture(self) -> None:
         cloud = _running()
         # No retry by the engine itself: the first failure is final.
-        cloud.flags(start_retries=0, group='reservation')
-        resp = cloud.boot(base.params(_in_seconds(30), base.when(60)))
-        if resp.status != 202:
-            raise RuntimeError('boot refused: %s' % resp.content)
-        server = resp.body['server']
+        cloud.set_options('reservation', start_retries=0)
+        server = cloud.boot_leased(_in_seconds(30), _in_seconds(3600))
         cloud.run_engine()   # the server is shelved until the start
-        for node in cloud.NODES:
-            cloud.set_compute(node, 'disabled')
+        cloud.set_computes('disabled')
         cloud.run_engine(at=time.time() + 31)
-        for node in cloud.NODES:
-            cloud.set_compute(node, 'enabled')
+        cloud.set_computes('enabled')
         lease_id = server['reservation']['lease_id']
         resp = cloud.lease_api()('GET', '/leases/%s' % lease_id)
         if resp.body['lease']['status'] != 'ERROR':
