@@ -53,7 +53,11 @@ class ReservationAPI:
 
     def _dispatch(self, req: webob.Request) -> webob.Response:
         path = req.path_info.rstrip('/') or '/'
+        # HEAD is a GET without the body, which webob leaves out.
+        asked = 'GET' if req.method == 'HEAD' else req.method
         if path in ('/', '/v1'):
+            if asked != 'GET':
+                return _not_allowed(req.method, path, ['GET'])
             return wsgi.json_response(200, {'versions': [{
                 'id': 'v1.0', 'status': 'CURRENT',
                 'links': [{'rel': 'self', 'href': req.application_url +
@@ -63,7 +67,7 @@ class ReservationAPI:
             match = pattern.match(path)
             if not match:
                 continue
-            if method != req.method:
+            if method != asked:
                 allowed.append(method)
                 continue
             try:
@@ -81,10 +85,18 @@ class ReservationAPI:
                                   'the request failed; see the nova-api '
                                   'log').response()
         if allowed:
-            return wsgi.Fault(405, 'MethodNotAllowed', '%s is not allowed '
-                              'on %s' % (req.method, path)).response()
+            return _not_allowed(req.method, path, allowed)
         return wsgi.Fault(404, 'NotFound', 'no resource at %s'
                           % path).response()
+
+
+def _not_allowed(method: str, path: str, allowed: list) -> webob.Response:
+    """A 405 that says which methods the resource has (HTTP's Allow)."""
+    resp = wsgi.Fault(405, 'MethodNotAllowed', '%s is not allowed on %s'
+                      % (method, path)).response()
+    methods = set(allowed) | ({'HEAD'} if 'GET' in allowed else set())
+    resp.headers['Allow'] = ', '.join(sorted(methods))
+    return resp
 
 
 def app_factory(global_conf, **local_conf) -> ReservationAPI:

@@ -10,6 +10,7 @@ from nova_reservation.api import wsgi
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation import flavors
 from nova_reservation import notifications
@@ -215,7 +216,13 @@ def delete_lease(ctx, req, id):
 def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
     lease = _lease(ctx, id, 'reservation:leases:retry_event')
-    if not db_leases.retry_event(db_api.Context(), lease.id, int(event_id)):
+    store = db_api.Context()
+    # An event that is not the lease's is unknown here, not in a state.
+    events = db_events.of_lease(store, lease.id)
+    if int(event_id) not in {e.id for e in events}:
+        raise wsgi.Fault(404, 'NotFound', 'event %s of lease %s not found'
+                         % (event_id, lease.id))
+    if not db_leases.retry_event(store, lease.id, int(event_id)):
         raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
                          'in ERROR' % (event_id, lease.id))
     LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,

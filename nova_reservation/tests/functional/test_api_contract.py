@@ -1,0 +1,20 @@
+"""The lease API's HTTP contract: the YAML files in ``gabbits/``, one per
+feature, each run in order against an embedded cloud of its own (see
+`gabbi_fixtures`)."""
+
+import os
+
+from gabbi import driver
+
+from nova_reservation.tests.functional import gabbi_fixtures
+
+GABBITS = os.path.join(os.path.dirname(__file__), 'gabbits')
+
+
+def load_tests(loader, tests, pattern):
+    """The tests of every YAML file (unittest's load_tests protocol)."""
+    return driver.build_tests(
+        GABBITS, loader, intercept=gabbi_fixtures.nova_api,
+        fixture_module=gabbi_fixtures,
+        inner_fixtures=[gabbi_fixtures.EngineKeepsUp],
+        test_loader_name=__name__)
