@@ -15,12 +15,12 @@ from keystoneauth1 import session as ks_session
 import sqlalchemy as sa
 import testtools
 
+from devcloud import standins
 from nova_reservation.db import api as db_api
 from nova_reservation.db import models
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation.tests.functional import fixtures as rsv_fixtures
-from nova_reservation.tests.localcloud import standins
 
 SLOW = 1.5
 
