@@ -14,13 +14,13 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
 import testtools
 
+from devcloud import machine
 from devcloud import standins
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation import ledger
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 
 class Servers:
@@ -99,9 +99,8 @@ class OrderTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
-        self.useFixture(rsv_fixtures.MariaDBStore())
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        self.useFixture(machine.MariaDBStore())
         self.clock = Clock()
         self.done: list = []   # events as they finish
 

@@ -11,11 +11,11 @@ import uuid
 
 import testtools
 
+from devcloud import machine
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import planner
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 NODES = {'n%d' % i: (4, 8192, 80) for i in range(3)}
 SLOT = capacity.Resources(1, 2048, 20)
@@ -67,9 +67,8 @@ class RaceTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
-        self.useFixture(rsv_fixtures.MariaDBStore())
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        self.useFixture(machine.MariaDBStore())
 
     def planner(self) -> planner.Planner:
         """One nova-api worker's planner."""
