@@ -21,7 +21,10 @@ import tempfile
 import threading
 import time
 import traceback
-from typing import Callable
+from typing import Callable, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from devcloud import embedded
 
 NODES = ('host1', 'host2', 'host3')
 # The lease starts this long after the boot and lasts as long.
@@ -83,7 +86,7 @@ class Scenario:
         self.say = say
         self.hosts: set = set()
 
-    def run(self, cloud) -> str:
+    def run(self, cloud: 'embedded.EmbeddedCloud') -> str:
         """Run the scenario on `cloud` (an ``EmbeddedCloud``); return what
         happened, in one line.
         """
