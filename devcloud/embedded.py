@@ -37,6 +37,7 @@ from nova.objects import base as objects_base
 from nova import quota
 from nova.scheduler.client import report
 from nova.scheduler import utils as scheduler_utils
+from nova import service as nova_service
 import nova.service_auth
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional.api import client as nova_api_client
@@ -171,7 +172,7 @@ class NovaHarness(fixtures.Fixture):
         self.useFixture(fixtures.MonkeyPatch(old, new))
 
     def start_service(self, name: str, host: Optional[str] = None,
-                      **kwargs):
+                      **kwargs) -> nova_service.Service:
         """Start a Nova service (conductor, scheduler, compute, ...) in
         this process; a compute node is mapped to cell1, as
         ``nova-manage cell_v2 discover_hosts`` maps it.
@@ -299,7 +300,7 @@ class EmbeddedCloud(fixtures.Fixture):
         """
         self.harness.flags(**options)
 
-    def start_compute(self, node: str):
+    def start_compute(self, node: str) -> nova_service.Service:
         """Start the nova-compute service of another node."""
         self.computes[node] = self.harness.start_service('compute',
                                                          host=node)
@@ -342,7 +343,8 @@ class EmbeddedCloud(fixtures.Fixture):
 
     def boot(self, name: str, flavor: str = ONE_PER_NODE,
              hints: Optional[dict] = None, count: Optional[int] = None,
-             api: Optional[nova_api_client.TestOpenStackClient] = None):
+             api: Optional[nova_api_client.TestOpenStackClient] = None
+             ) -> nova_api_client.APIResponse:
         """POST /servers (no network) with scheduler `hints`, `count`
         servers at once; returns the response, whatever its status.
         """
