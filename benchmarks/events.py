@@ -20,12 +20,12 @@ import uuid
 
 import sqlalchemy as sa
 
+from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import models
 from nova_reservation.engine import outcomes
 from nova_reservation import status
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 STORE = db_api.Context()
 
@@ -176,13 +176,13 @@ def percentile(values: list, p: float) -> float:
 def run_with(engines: int, count: int, window: float) -> dict:
     nova = NovaStandIn()
     try:
-        with rsv_fixtures.MariaDBStore() as store, \
-                rsv_fixtures.RabbitVhost() as vhost:
+        with machine.MariaDBStore() as store, \
+                machine.RabbitVhost() as vhost:
             make_leases(count)
-            conf = rsv_fixtures.engine_conf(
+            conf = machine.engine_conf(
                 vhost.url, store.url,
                 nova='http://127.0.0.1:%d/v2.1' % nova.port)
-            procs = [rsv_fixtures.EngineProcess(conf)
+            procs = [machine.EngineProcess(conf)
                      for _ in range(engines)]
             for p in procs:
                 p.setUp()

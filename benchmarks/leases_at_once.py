@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from benchmarks import data
 from benchmarks import lease_placement
 from benchmarks import store
+from devcloud import machine
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import planner as planner_mod
 from nova_reservation import resource_types
@@ -24,11 +25,8 @@ from nova_reservation import resource_types
 
 def run(hosts: int = 1000, allocations: int = 100_000,
         clients: int = 50) -> dict:
-    # (Imported here: Nova's test package patches threading on import, and
-    # must come before anything that imports eventlet.)
-    from nova_reservation.tests.functional import fixtures as rsv_fixtures
     store.configure()
-    fixture = rsv_fixtures.MariaDBStore()
+    fixture = machine.MariaDBStore()
     fixture.setUp()
     try:
         engine = sa.create_engine(fixture.url)

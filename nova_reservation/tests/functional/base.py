@@ -1,43 +1,34 @@
 """Real Nova in one process, with the hook, the filter and the engine set up
-as an operator sets them up (nova's own functional harness)."""
+as an operator sets them up (``devcloud.embedded``), and the checks that
+Nova's own test case makes of a test (poisoned functions, warnings as
+errors, captured logs).
+"""
 
 import datetime
 import json
-import os
-import sys
 import time
 
-from keystoneauth1 import adapter as ks_adapter
-from keystoneauth1 import session as ks_session
-from nova import test
+import fixtures
 from nova.tests import fixtures as nova_fixtures
-from nova.tests.functional.api import client as api_client
-from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
-import requests
+from oslo_log.fixture import logging_error as log_fixture
+from oslo_versionedobjects import fixture as ovo_fixture
+from oslotest import base as oslotest_base
+from oslotest import mock_fixture
 
+from devcloud import embedded
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation.db import migration
-from nova_reservation import deploy
 from nova_reservation.engine import nova_client
-from nova_reservation.engine import service
 from nova_reservation import ledger
 
 STORE = db_api.Context()
 
-IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
-# m1.medium (2 vCPU, 4 GB): one fits a MediumFakeDriver node (8 GB less the
-# 512 MB Nova keeps for the host).
-ONE_PER_NODE = '3'
-
-
-def nova_api_paste() -> str:
-    """The api-paste.ini that the nova wheel ships."""
-    return os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
+IMAGE = embedded.IMAGE
+ONE_PER_NODE = embedded.ONE_PER_NODE
 
 
 def when(minutes: float) -> str:
@@ -61,117 +52,72 @@ class FakeClock:
         return self.now
 
 
-class LeaseAPI:
-    """Requests to /reservation/v1 with the harness's stand-in for Keystone
-    (the headers Nova's own test clients send).
-    """
-
-    def __init__(self, base: str, user: str, project: str, roles) -> None:
-        self.base = base
-        self.headers = {'X-Auth-User': user, 'X-Auth-Project-Id': project,
-                        'X-Roles': ','.join(roles)}
-
-    def __call__(self, method: str, path: str, body=None):
-        resp = requests.request(method, self.base + path, json=body,
-                                headers=self.headers)
-        resp.body = resp.json() if resp.content else None
-        return resp
-
-
-class ReservationTestCase(test.TestCase,
+class ReservationTestCase(oslotest_base.BaseTestCase,
                           integrated_helpers.PlacementInstanceHelperMixin):
     NODES = ('host1', 'host2')
-    REQUIRES_LOCKING = True
     CAST_AS_CALL = True
-    STUB_KEYSTONE = True
     # Check `assert_invariants` after each test.
     CHECK_INVARIANTS = False
 
     def setUp(self) -> None:
-        super().setUp()
-        self.flags(compute_driver='fake.MediumFakeDriver')
-        self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
-                   disk_allocation_ratio=1.0)
-        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
-        paste = os.path.join(self.useFixture(
-            nova_fixtures.fixtures.TempDir()).path, 'api-paste.ini')
-        with open(nova_api_paste()) as f:
-            text = deploy.add_to_api_paste(f.read())
-        with open(paste, 'w') as f:
-            f.write(text)
-        self.flags(api_paste_config=paste, group='wsgi')
-        self.flags(available_filters=['nova.scheduler.filters.all_filters',
-                                      deploy.FILTER_CLASS],
-                   group='filter_scheduler')
-        self.flags(enabled_filters=deploy.scheduler_filters(
-            ['ComputeFilter', 'ComputeCapabilitiesFilter',
-             'ImagePropertiesFilter']), group='filter_scheduler')
+        # Nova's log fixture below captures the logs, not oslotest's.
+        with fixtures.EnvironmentVariable('OS_LOG_CAPTURE', '0'):
+            super().setUp()
+        # What nova.test.TestCase checks of every test.
+        self.useFixture(log_fixture.get_logging_handle_error_fixture())
+        self.stdlog = self.useFixture(nova_fixtures.StandardLogging())
+        self.useFixture(nova_fixtures.WarningsFixture())
+        self.useFixture(ovo_fixture.StableObjectJsonFixture())
+        self.useFixture(nova_fixtures.PoisonFunctions())
+        self.useFixture(nova_fixtures.ForbidNewLegacyNotificationFixture())
+        self.useFixture(nova_fixtures.PrivsepNoHelperFixture())
+        self.useFixture(mock_fixture.MockAutospecFixture())
+        self.useFixture(nova_fixtures.GenericPoisonFixture())
+        self.useFixture(nova_fixtures.SysFsPoisonFixture())
+        self.useFixture(nova_fixtures.ImportModulePoisonFixture(
+            {'guestfs', 'libvirt'}))
 
-        migration.db_sync()
-        if self.CAST_AS_CALL:
-            self.useFixture(nova_fixtures.CastAsCallFixture(self))
-        self.placement = self.useFixture(func_fixtures.PlacementFixture()).api
-        self.neutron = self.useFixture(nova_fixtures.NeutronFixture(self))
-        self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
-        self.policy = self.useFixture(nova_fixtures.RealPolicyFixture())
-        self.notifier = self.useFixture(
-            nova_fixtures.NotificationFixture(self))
-        self.start_service('conductor')
-        self.scheduler = self.start_service('scheduler')
-        for node in self.NODES:
-            self._start_compute(node)
-        self.api_fixture = self.useFixture(nova_fixtures.OSAPIFixture(
-            api_version='v2.1'))
-        self.api = self.api_fixture.api
-        self.api.microversion = '2.91'
-        self.admin_api = self.api_fixture.admin_api
-        self.admin_api.microversion = '2.91'
+        self.cloud = self.useFixture(embedded.EmbeddedCloud(
+            self.id(), self.NODES, cast_as_call=self.CAST_AS_CALL))
+        self.api_fixture = self.cloud.api_fixture
+        self.api = self.cloud.api
+        self.admin_api = self.cloud.admin_api
+        self.placement = self.cloud.placement
+        self.glance = self.cloud.glance
+        self.notifier = self.cloud.notifier
+        self.scheduler = self.cloud.scheduler
+        self.computes = self.cloud.computes
         self.other_api = self.api_client('other-user', 'other-project')
         self.clock = FakeClock(ledger.to_epoch(db_api.utcnow()))
-        self.engine = service.Engine(self.nova_client(), clock=self.clock)
+        self.engine = self.cloud.engine(clock=self.clock)
         if self.CHECK_INVARIANTS:
             self.addCleanup(self.assert_invariants)
 
+    def flags(self, **options) -> None:
+        """Override configuration options for the test."""
+        self.cloud.flags(**options)
+
     def api_client(self, user: str, project: str, roles=('reader', 'member')):
-        client = api_client.TestOpenStackClient(
-            user, self.api_fixture.base_url, project_id=project,
-            roles=list(roles))
-        client.microversion = '2.91'
-        return client
+        return self.cloud.api_client(user, project, roles)
 
     def lease_api(self, user='fake', project=nova_fixtures.PROJECT_ID,
-                  roles=('reader', 'member')) -> 'LeaseAPI':
+                  roles=('reader', 'member')) -> embedded.LeaseAPI:
         """A client of the lease API mounted in nova-api."""
-        return LeaseAPI(self.api_fixture.base_url.rsplit('/', 1)[0] +
-                        '/reservation/v1', user, project, roles)
+        return self.cloud.lease_api(user, project, roles)
 
     def nova_client(self) -> nova_client.NovaClient:
-        """The engine's client, as admin, with the harness's stand-in for
-        Keystone (the same headers its admin client sends).
-        """
-        return nova_client.NovaClient(ks_adapter.Adapter(
-            ks_session.Session(auth=None),
-            endpoint_override=self.api_fixture.base_url,
-            additional_headers={
-                'X-Auth-User': 'admin',
-                'X-Auth-Project-Id': nova_fixtures.PROJECT_ID,
-                'X-Roles': 'reader,member,admin'}))
+        """The engine's client (an admin)."""
+        return self.cloud.nova_client()
 
     # ------------------------------------------------------------ helpers
 
     def boot(self, lease_params, api=None, flavor=ONE_PER_NODE, count=None,
              name='vm', extra_hints=None, check=True):
         """POST /servers with lease_params; returns the response."""
-        server = self._build_server(name=name, image_uuid=IMAGE,
-                                    flavor_id=flavor, networks='none')
-        if count:
-            server['min_count'] = server['max_count'] = count
         hints = dict(extra_hints or {})
         if lease_params is not None:
             hints['lease_params'] = lease_params
-        body = {'server': server, 'os:scheduler_hints': hints}
-        return (api or self.api).api_post('/servers', body,
-                                          check_response_status=False)
+        return self.cloud.boot(name, flavor, hints, count, api)
 
     def boot_reserved(self, **extra) -> str:
         """Boot a server with a lease in an hour; return it once RESERVED."""

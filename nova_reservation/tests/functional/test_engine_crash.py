@@ -14,13 +14,13 @@ import fixtures
 from nova import context as nova_context
 from nova import utils
 
+from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import status
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 STORE = db_api.Context()
 
@@ -89,8 +89,8 @@ class EngineCrashTest(base.ReservationTestCase):
         self.db_url = str(db_api.get_engine().url)
         self.db_path = db_api.get_engine().url.database
 
-    def engine_process(self) -> rsv_fixtures.EngineProcess:
-        return self.useFixture(rsv_fixtures.EngineProcess(ENGINE_CONF % {
+    def engine_process(self) -> machine.EngineProcess:
+        return self.useFixture(machine.EngineProcess(ENGINE_CONF % {
             'db': self.db_url, 'nova': self.nova_url}))
 
     def kill_9_during(self, lease_id: str, event_type: str,

@@ -14,6 +14,8 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
 import testtools
 
+from devcloud import machine
+from devcloud import standins
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
@@ -24,8 +26,6 @@ from nova_reservation.engine import outcomes
 from nova_reservation.engine import service
 from nova_reservation import ledger
 from nova_reservation import status
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
-from nova_reservation.tests.localcloud import standins
 
 STORE = db_api.Context()
 
@@ -58,31 +58,32 @@ class Servers:
         match = re.match(r'^/v2.1/servers/([^/]+)(/.*)?$', path)
         with self._lock:
             if path.startswith('/v2.1/os-hypervisors'):
-                return standins._reply(start_response, '200 OK', {
+                return standins.json_reply(start_response, '200 OK', {
                     'hypervisors': [{'hypervisor_hostname': 'n1',
                                      'service': {'host': 'n1'}}]})
             server = self.servers.get(match.group(1)) if match else None
             if server is None:
-                return standins._reply(start_response, '404 Not Found', {})
+                return standins.json_reply(start_response, '404 Not Found', {})
             self.calls.append((method, (match.group(2) or '') + (
                 ' ' + next(iter(body)) if isinstance(body, dict) else '')))
             if method == 'GET':
                 self._look(server)
-                return standins._reply(start_response, '200 OK', {
+                return standins.json_reply(start_response, '200 OK', {
                     'server': server})
             if method == 'DELETE':
                 del self.servers[server['id']]
-                return standins._reply(start_response, '204 No Content', {})
+                return standins.json_reply(start_response, '204 No Content',
+                                           {})
             if method == 'PUT':   # a tag
                 server['tags'].append(path.rsplit('/', 1)[1])
-                return standins._reply(start_response, '201 Created', {})
+                return standins.json_reply(start_response, '201 Created', {})
             if 'unshelve' in body and self.fail_first:
                 self.fail_first = False
                 server['fault'] = {'message': 'no valid host'}
             elif 'unshelve' in body:
                 server['OS-EXT-STS:task_state'] = 'spawning'
                 server['looks'] = 0
-            return standins._reply(start_response, '202 Accepted', {})
+            return standins.json_reply(start_response, '202 Accepted', {})
 
     def _look(self, server) -> None:
         if server['OS-EXT-STS:task_state'] is None:
@@ -105,9 +106,8 @@ class OrderTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
-        self.useFixture(rsv_fixtures.MariaDBStore())
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        self.useFixture(machine.MariaDBStore())
         self.clock = Clock()
         self.done: list = []   # events as they finish
 

@@ -15,6 +15,8 @@ from keystoneauth1 import session as ks_session
 import sqlalchemy as sa
 import testtools
 
+from devcloud import machine
+from devcloud import standins
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
@@ -23,8 +25,6 @@ from nova_reservation.db import models
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation import status
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
-from nova_reservation.tests.localcloud import standins
 
 STORE = db_api.Context()
 
@@ -56,9 +56,8 @@ class EnginePassTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
-        self.useFixture(rsv_fixtures.MariaDBStore())
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        self.useFixture(machine.MariaDBStore())
         self.nova = FlavorCalls()
         self.addCleanup(self.nova.server.shutdown)
         self.reported: dict = {}

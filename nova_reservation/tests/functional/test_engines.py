@@ -16,12 +16,12 @@ import pymysql
 import sqlalchemy as sa
 import testtools
 
+from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import status
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 STORE = db_api.Context()
 
@@ -56,17 +56,15 @@ class EnginesTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
-        rsv_fixtures.require(self, rsv_fixtures.rabbitmq_available(),
-                             'RabbitMQ')
-        self.store = self.useFixture(rsv_fixtures.MariaDBStore())
-        self.vhost = self.useFixture(rsv_fixtures.RabbitVhost())
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        machine.require(self, machine.rabbitmq_available(), 'RabbitMQ')
+        self.store = self.useFixture(machine.MariaDBStore())
+        self.vhost = self.useFixture(machine.RabbitVhost())
 
-    def engine(self, claim: int = 300) -> rsv_fixtures.EngineProcess:
-        return self.useFixture(rsv_fixtures.EngineProcess(
-            rsv_fixtures.engine_conf(self.vhost.url, self.store.url,
-                                     claim=claim)))
+    def engine(self, claim: int = 300) -> machine.EngineProcess:
+        return self.useFixture(machine.EngineProcess(
+            machine.engine_conf(self.vhost.url, self.store.url,
+                                claim=claim)))
 
     def make_leases(self, count: int) -> list:
         """Capacity leases (no servers: the events are the work)."""
@@ -202,7 +200,7 @@ class EnginesTest(testtools.TestCase):
         held = []
         deadline = time.time() + 30
         conn = pymysql.connect(database=self.store.name, autocommit=True,
-                               **rsv_fixtures.MARIADB)
+                               **machine.MARIADB)
         self.addCleanup(conn.close)
 
         def holding():
@@ -262,8 +260,8 @@ class EnginesTest(testtools.TestCase):
         return ids, listener
 
     def test_database_restart_during_a_run(self):
-        self.addCleanup(rsv_fixtures.start_mariadb)   # whatever happens
-        leases, listener = self.run_through(rsv_fixtures.restart_mariadb,
+        self.addCleanup(machine.start_mariadb)   # whatever happens
+        leases, listener = self.run_through(machine.restart_mariadb,
                                             150, claim=10)
         self.wait_received(listener, 300, timeout=60)
         self.assert_told_once(listener, leases)

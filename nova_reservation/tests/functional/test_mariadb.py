@@ -13,6 +13,7 @@ import uuid
 import sqlalchemy as sa
 import testtools
 
+from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
@@ -22,7 +23,6 @@ from nova_reservation.db import models
 from nova_reservation.db import notices as db_notices
 from nova_reservation.engine import outcomes
 from nova_reservation import status
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 STORE = db_api.Context()
 
@@ -31,11 +31,10 @@ class MariaDBStoreTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
 
     def store(self, migrate: bool = True) -> str:
-        return self.useFixture(rsv_fixtures.MariaDBStore(migrate)).url
+        return self.useFixture(machine.MariaDBStore(migrate)).url
 
     def test_manage_db_sync(self):
         self.url = self.store(migrate=False)
@@ -97,7 +96,7 @@ class MariaDBStoreTest(testtools.TestCase):
     def test_names_in_every_script_on_a_three_byte_connection(self):
         # Tables made in a utf8mb3 database before 0005, and Nova's usual
         # connection string (charset=utf8: three bytes a character).
-        store = self.useFixture(rsv_fixtures.MariaDBStore(
+        store = self.useFixture(machine.MariaDBStore(
             migrate='0004', charset='utf8', database_charset='utf8mb3'))
         engine = sa.create_engine(store.url)
         self.addCleanup(engine.dispose)

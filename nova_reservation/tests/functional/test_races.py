@@ -11,6 +11,7 @@ import uuid
 
 import testtools
 
+from devcloud import machine
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
@@ -19,7 +20,6 @@ from nova_reservation import ledger as ledger_mod
 from nova_reservation import planner
 from nova_reservation import resource_types
 from nova_reservation import schedule
-from nova_reservation.tests.functional import fixtures as rsv_fixtures
 
 STORE = db_api.Context()
 
@@ -73,9 +73,8 @@ class RaceTest(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        rsv_fixtures.require(self, rsv_fixtures.mariadb_available(),
-                             'MariaDB')
-        self.useFixture(rsv_fixtures.MariaDBStore())
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        self.useFixture(machine.MariaDBStore())
 
     def planner(self) -> planner.Planner:
         """One nova-api worker's planner."""

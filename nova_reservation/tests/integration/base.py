@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import pymysql
 import testtools
 
-from nova_reservation.tests.localcloud import cloud
+from devcloud.localcloud import cloud
 
 CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
 

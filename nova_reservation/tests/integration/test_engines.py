@@ -4,8 +4,8 @@ as Nova's own record of actions on the servers shows.
 
 import collections
 
+from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
-from nova_reservation.tests.localcloud import cloud
 
 
 class TwoEnginesTest(base.CloudTestCase):

@@ -10,8 +10,8 @@ import time
 import testtools
 from testtools import content  # noqa: F401 (testtools.content)
 
+from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
-from nova_reservation.tests.localcloud import cloud
 
 BOOTS = 24
 

@@ -13,8 +13,8 @@ from keystoneauth1 import session as ks_session
 import requests
 import schemathesis
 
+from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
-from nova_reservation.tests.localcloud import cloud
 
 # Requests per operation, and the time for all: about a minute in CI.
 EXAMPLES = int(os.environ.get('NRSV_FUZZ_EXAMPLES', '25'))

@@ -8,9 +8,9 @@ from concurrent import futures
 import json
 import threading
 
+from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 from nova_reservation.tests.integration import test_blazar_cli
-from nova_reservation.tests.localcloud import cloud
 
 SLOTS = 5
 BOOTS = 20

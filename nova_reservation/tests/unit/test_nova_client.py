@@ -8,8 +8,8 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
 import testtools
 
+from devcloud import standins
 from nova_reservation.engine import nova_client
-from nova_reservation.tests.localcloud import standins
 
 
 class Recorder:

@@ -1,11 +1,14 @@
-"""The stand-in for the one service of the local cloud that can not run
-here: networking (Neutron needs agents, bridges and namespaces).
+"""Stand-ins for services: a small threaded HTTP server for a WSGI
+application (``serve``), on loopback only, with JSON replies
+(``json_reply``); the tests answer for Nova with it.
 
-It owns nothing: every list is empty, which is all that servers booted
-with ``--nic none`` need from it.  It listens on loopback only and trusts
-every caller: it is for tests and demos.
+And the stand-in for the one service of the local cloud that can not run
+here: networking (Neutron needs agents, bridges and namespaces).  It owns
+nothing: every list is empty, which is all that servers booted with
+``--nic none`` need from it.  It trusts every caller: it is for tests and
+demos.
 
-    python -m nova_reservation.tests.localcloud.standins --port 19696
+    python -m devcloud.standins --port 19696
 """
 
 import argparse
@@ -17,7 +20,8 @@ from wsgiref import simple_server
 HOST = '127.0.0.1'
 
 
-def _reply(start_response, status: str, body: dict) -> list:
+def json_reply(start_response, status: str, body: dict) -> list:
+    """Answer a WSGI request with `body` as JSON."""
     data = json.dumps(body).encode()
     start_response(status, [('Content-Type', 'application/json'),
                             ('Content-Length', str(len(data)))])
@@ -28,16 +32,16 @@ def network_service(environ, start_response):
     """A network service that owns no port, network or address."""
     path = environ['PATH_INFO'].rstrip('/')
     if path == '':
-        return _reply(start_response, '200 OK', {'versions': [{
+        return json_reply(start_response, '200 OK', {'versions': [{
             'id': 'v2.0', 'status': 'CURRENT', 'links': [{
                 'rel': 'self', 'href': 'http://%s/v2.0/' %
                 environ['HTTP_HOST']}]}]})
     parts = path.split('/')[2:]   # after /v2.0
     if environ['REQUEST_METHOD'] == 'GET' and len(parts) == 1:
         name = parts[0].split('.')[0]
-        return _reply(start_response, '200 OK',
-                      {name.replace('-', '_'): []})
-    return _reply(start_response, '404 Not Found', {'NeutronError': {
+        return json_reply(start_response, '200 OK',
+                          {name.replace('-', '_'): []})
+    return json_reply(start_response, '404 Not Found', {'NeutronError': {
         'type': 'NotFound', 'message': '%s not found' % path,
         'detail': ''}})
 
@@ -52,6 +56,9 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 
 def serve(app, port: int) -> simple_server.WSGIServer:
+    """Serve `app` on loopback at `port` (0: any free port) in a daemon
+    thread; ``server_port`` tells the port, ``shutdown()`` stops it.
+    """
     server = simple_server.make_server(HOST, port, app, _Server,
                                        _QuietHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

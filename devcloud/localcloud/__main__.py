@@ -5,7 +5,7 @@ env NAME | status
 import argparse
 import sys
 
-from nova_reservation.tests.localcloud import cloud
+from devcloud.localcloud import cloud
 
 
 def main(argv=None) -> int:

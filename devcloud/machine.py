@@ -1,5 +1,7 @@
-"""The machine's own MariaDB and RabbitMQ, each test with a database and a
-vhost of its own, and engines as real processes."""
+"""The machine's own MariaDB and RabbitMQ, each user (a test, a benchmark)
+with a database and a vhost of its own, and engines as real processes on
+them.
+"""
 
 import os
 import re
@@ -8,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Union
+import unittest
 import uuid
 
 import fixtures
@@ -35,7 +39,7 @@ def rabbitmq_available() -> bool:
                           capture_output=True).returncode == 0
 
 
-def require(test, available: bool, what: str) -> None:
+def require(test: unittest.TestCase, available: bool, what: str) -> None:
     """Fail in CI (where the service must be there), skip elsewhere."""
     if not available:
         if os.environ.get('CI'):
@@ -48,7 +52,8 @@ class MariaDBStore(fixtures.Fixture):
     by this process's store too.
     """
 
-    def __init__(self, migrate=True, charset: str = 'utf8mb4',
+    def __init__(self, migrate: Union[bool, str] = True,
+                 charset: str = 'utf8mb4',
                  database_charset: str = 'utf8mb4') -> None:
         # `migrate`: True (to the head), False, or a revision.
         self.migrate = migrate

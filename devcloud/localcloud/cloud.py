@@ -3,8 +3,8 @@
 Real Keystone, Glance, Placement and nova-api under gunicorn; nova-conductor,
 nova-scheduler and several nova-compute processes (fake driver, small
 hosts, stable node identities); the reservation engine(s); on the machine's
-MariaDB and RabbitMQ with their own databases and vhost.  Networking and
-networking is a stand-in (``standins.py``).  Nova is configured for
+MariaDB and RabbitMQ with their own databases and vhost.  Networking is a
+stand-in (``devcloud.standins``).  Nova is configured for
 nova-reservation by ``nova_reservation.deploy``, the code that the devstack
 plugin runs too.
 """
@@ -54,7 +54,12 @@ FLAVORS = {'m1.tiny': (1, 512, 1), 'm1.small': (1, 2048, 20),
            'm1.large': (4, 8192, 80)}
 IMAGE = 'cirros'
 BIN = os.path.dirname(sys.executable)
-PACKAGE = 'nova_reservation.tests.localcloud'
+PACKAGE = 'devcloud.localcloud'
+# The checkout, first on the services' import path: they import this
+# package (the WSGI modules, the network stand-in), which is not installed,
+# and nova_reservation from the same tree.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 
 def password(user: str) -> str:
@@ -90,6 +95,16 @@ def _port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(1)
         return s.connect_ex((HOST, port)) == 0
+
+
+def _environ(extra: Optional[dict] = None) -> dict:
+    """This process's environment with the checkout first on the import
+    path, and `extra`: what a service or setup command of the cloud runs
+    with.
+    """
+    path = [ROOT] + [p for p in os.environ.get('PYTHONPATH', '').split(
+        os.pathsep) if p]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path), **(extra or {}))
 
 
 def _run(*cmd: str, env: Optional[dict] = None, log=None) -> None:
@@ -132,7 +147,7 @@ class LocalCloud:
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True,
-                cwd=self.base, env=dict(os.environ, **(env or {})))
+                cwd=self.base, env=_environ(env))
         with open(self._pidfile(name), 'w') as f:
             f.write(str(proc.pid))
         return proc.pid
@@ -368,7 +383,7 @@ class LocalCloud:
     def _setup(self, *cmd: str, env: Optional[dict] = None) -> None:
         """A setup command (a database sync, ...), logged to setup.log."""
         with open(os.path.join(self.logs, 'setup.log'), 'ab') as log:
-            _run(*cmd, env=env, log=log)
+            _run(*cmd, env=_environ(env), log=log)
 
     def start_keystone(self, fresh: bool) -> None:
         manage = [os.path.join(BIN, 'keystone-manage'), '--config-file',
@@ -450,7 +465,7 @@ class LocalCloud:
                                 json={'endpoint': {'url': endpoint}})
 
     def start_network(self) -> None:
-        self.start('network', sys.executable, '-m', PACKAGE + '.standins',
+        self.start('network', sys.executable, '-m', 'devcloud.standins',
                    '--port', str(PORTS['network']))
         _wait('the network stand-in', lambda: _port_open(PORTS['network']),
               alive=lambda: 'network' in self.running())
@@ -469,7 +484,7 @@ class LocalCloud:
         env = dict(OS_PLACEMENT_CONFIG_DIR=self.etc)
         self._setup(os.path.join(BIN, 'placement-manage'), '--config-file',
                     os.path.join(self.etc, 'placement.conf'), 'db', 'sync',
-                    env=dict(os.environ, **env))
+                    env=env)
         self._gunicorn('placement', 'placement.wsgi.api:application',
                        PORTS['placement'], env)
         _wait('Placement', lambda: _port_open(PORTS['placement']),

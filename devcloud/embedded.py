@@ -1,0 +1,358 @@
+"""The embedded cloud: real Nova in one process (API, conductor, scheduler,
+Placement, fake compute nodes, SQLite, in-process messaging), with
+nova-reservation configured as an operator configures it: the hook and the
+lease API in nova-api's paste pipeline, ``ReservationFilter`` among the
+scheduler's filters, its tables in the API database, and the engine's
+client of the compute API.
+
+``EmbeddedCloud`` is the one way to build it: the functional tests, the
+demo and anything else that wants it use this fixture.  It stands on
+Nova's functional harness (``nova.tests.fixtures``), set up by
+``NovaHarness`` as ``nova.test.TestCase.setUp`` sets it up, so that it
+works outside a test case too.
+"""
+
+# Nova decides between eventlet and native threads on this import, before
+# anything else is imported (OS_NOVA_DISABLE_EVENTLET_PATCHING=1: threads).
+import nova.tests.functional  # noqa: F401
+
+import collections
+import copy
+import os
+import sys
+from typing import Iterable, Optional
+
+import fixtures
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import session as ks_session
+from nova.api.openstack import wsgi_app
+from nova.compute import api as compute_api
+from nova.compute import rpcapi as compute_rpcapi
+import nova.conf
+from nova import context
+import nova.crypto
+import nova.limit.utils
+from nova import objects
+from nova.objects import base as objects_base
+from nova import quota
+from nova.scheduler.client import report
+from nova.scheduler import utils as scheduler_utils
+from nova import service as nova_service
+import nova.service_auth
+from nova.tests import fixtures as nova_fixtures
+from nova.tests.functional.api import client as nova_api_client
+from nova.tests.functional import fixtures as func_fixtures
+from oslo_concurrency import lockutils
+from oslo_config import fixture as config_fixture
+from oslo_utils.fixture import uuidsentinel as uuids
+import requests
+
+from nova_reservation.db import migration
+from nova_reservation import deploy
+from nova_reservation.engine import nova_client
+from nova_reservation.engine import service
+
+CONF = nova.conf.CONF
+# The image that Nova's harness serves (its Glance stand-in).
+IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
+# m1.medium (2 vCPU, 4 GB): one fits a node (MediumFakeDriver: 8 GB, less
+# the 512 MB Nova keeps for the host).
+ONE_PER_NODE = '3'
+MICROVERSION = '2.91'   # unshelve onto a given host, as the engine does
+
+
+def nova_api_paste() -> str:
+    """The api-paste.ini that the nova wheel ships."""
+    return os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
+
+
+class NovaHarness(fixtures.Fixture):
+    """What ``nova.test.TestCase.setUp`` builds for a cloud in one process,
+    as a fixture of its own: configuration, a lock path, in-process
+    messaging, the API database and the cell databases (SQLite) with their
+    mappings, the default flavors, and Nova's process-wide caches reset, so
+    that one process can build clouds one after another.
+
+    It offers what Nova's fixtures ask of a test case: ``id``, ``flags``,
+    ``stub_out`` and ``start_service``.
+    """
+
+    CELL_NAME = 'cell1'
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def id(self) -> str:
+        """The name that Nova's fixtures give executors and notifications
+        (a test case's id in a test).
+        """
+        return self.name
+
+    def _setUp(self) -> None:
+        # In the order of nova.test.TestCase.setUp; what only checks tests
+        # (poisoned functions, warnings as errors, captured logs) is left
+        # to the tests.
+        # Idle worker threads go at once (speeds up native threads mode).
+        self.useFixture(fixtures.MonkeyPatch(
+            'futurist._thread.ThreadWorker.MAX_IDLE_FOR', 0.01))
+        self.useFixture(nova_fixtures.PropagateTestCaseIdToChildEventlets(
+            self.name))
+        self._services = collections.Counter()
+        self.useFixture(nova_fixtures.OpenStackSDKFixture())
+        self.useFixture(nova_fixtures.IsolatedExecutorFixture(self.name))
+        self.useFixture(nova_fixtures.DelayingExecutorWrapperCleanupFixture())
+        lock_path = self.useFixture(fixtures.TempDir()).path
+        self.useFixture(config_fixture.Config(lockutils.CONF)).config(
+            lock_path=lock_path, group='oslo_concurrency')
+        self.useFixture(nova_fixtures.ConfFixture(CONF))
+        self.useFixture(nova_fixtures.RPCFixture('nova.test'))
+        # Only set once the RPC fixture made the notifier (oslo registers
+        # the option then).
+        CONF.set_default('driver', ['test'],
+                         group='oslo_messaging_notifications')
+        self.useFixture(nova_fixtures.RPCPollerCleanupFixture())
+        objects_base.NovaObject.indirection_api = None
+        registry = objects_base.NovaObjectRegistry._registry
+        self.addCleanup(setattr, registry, '_obj_classes',
+                        copy.copy(registry._obj_classes))
+        objects.Service.clear_min_version_cache()
+        compute_api.CELLS = []
+        context.reset_globals()
+        self.cell_mappings: dict = {}
+        self.host_mappings: dict = {}
+        self.useFixture(nova_fixtures.Database(database='api'))
+        self._setup_cells()
+        self.useFixture(nova_fixtures.DefaultFlavorsFixture())
+        compute_rpcapi.reset_globals()
+        # Requests go to the in-process services, never through a proxy.
+        self.useFixture(fixtures.EnvironmentVariable('http_proxy'))
+        self.flags(build_failure_weight_multiplier=0.0,
+                   group='filter_scheduler')
+        quota.UID_QFD_POPULATED_CACHE_BY_PROJECT = set()
+        quota.UID_QFD_POPULATED_CACHE_ALL = False
+        wsgi_app.init_global_data.reset()
+        wsgi_app.init_application.reset()
+        report.PLACEMENTCLIENT = None
+        # Node identities in memory, not in files of the machine.
+        self.useFixture(nova_fixtures.ComputeNodeIdFixture())
+        scheduler_utils.reset_globals()
+        self.useFixture(nova_fixtures.GreenThreadPoolShutdownWait())
+        nova.crypto._KEYMGR = None
+        nova.limit.utils.IDENTITY_CLIENT = None
+        nova.service_auth.reset_globals()
+
+    def _setup_cells(self) -> None:
+        """cell0 and cell1, each a database of its own, and their
+        mappings; cell1 is where services and servers go.
+        """
+        databases = nova_fixtures.CellDatabases()
+        ctxt = context.get_context()
+        for name, uuid in (('cell0', objects.CellMapping.CELL0_UUID),
+                           (self.CELL_NAME, getattr(uuids, self.CELL_NAME))):
+            cell = objects.CellMapping(
+                context=ctxt, uuid=uuid, name=name,
+                transport_url='fake://nowhere/', database_connection=uuid)
+            cell.create()
+            self.cell_mappings[name] = cell
+            databases.add_cell_database(uuid,
+                                        default=name == self.CELL_NAME)
+        self.useFixture(databases)
+
+    def flags(self, **options) -> None:
+        """Override configuration options (``group=`` names the group)
+        until the harness is cleaned up.
+        """
+        group = options.pop('group', None)
+        for name, value in options.items():
+            CONF.set_override(name, value, group)
+
+    def stub_out(self, old: str, new) -> None:
+        """Replace the object at the dotted path `old` by `new`."""
+        self.useFixture(fixtures.MonkeyPatch(old, new))
+
+    def start_service(self, name: str, host: Optional[str] = None,
+                      **kwargs) -> nova_service.Service:
+        """Start a Nova service (conductor, scheduler, compute, ...) in
+        this process; a compute node is mapped to cell1, as
+        ``nova-manage cell_v2 discover_hosts`` maps it.
+        """
+        if name == 'scheduler' and self._services[name]:
+            raise RuntimeError('a scheduler runs already')
+        if host is not None:
+            self.useFixture(nova_fixtures.ConfPatcher(host=host))
+        cell = None
+        if name == 'compute':
+            kwargs.setdefault('topic_alt', compute_rpcapi.RPC_TOPIC_ALT)
+            cell = self.cell_mappings[self.CELL_NAME]
+        svc = self.useFixture(nova_fixtures.ServiceFixture(
+            name, host, cell=cell, **kwargs))
+        if cell is not None and (host or name) not in self.host_mappings:
+            ctxt = context.get_context()
+            mapping = objects.HostMapping(context=ctxt, host=host or name,
+                                          cell_mapping=cell)
+            mapping.create()
+            self.host_mappings[mapping.host] = mapping
+            with context.target_cell(ctxt, cell) as cctxt:
+                node = objects.ComputeNode.get_by_service_id(
+                    context=cctxt, service_id=svc.service.service_ref.id)
+                node.mapped = 1
+                node.save()
+        self._services[name] += 1
+        real_stop = svc.service.stop
+
+        def stop(*args, **kwargs):
+            # A stopped service may be started again.
+            self._services[name] -= 1
+            return real_stop(*args, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(svc.service, 'stop', stop))
+        return svc.service
+
+
+class LeaseAPI:
+    """Requests to /reservation/v1 with the harness's stand-in for Keystone
+    (the headers Nova's own test clients send).
+    """
+
+    def __init__(self, base: str, user: str, project: str,
+                 roles: Iterable[str]) -> None:
+        self.base = base
+        self.headers = {'X-Auth-User': user, 'X-Auth-Project-Id': project,
+                        'X-Roles': ','.join(roles)}
+
+    def __call__(self, method: str, path: str,
+                 body=None) -> requests.Response:
+        resp = requests.request(method, self.base + path, json=body,
+                                headers=self.headers)
+        resp.body = resp.json() if resp.content else None
+        return resp
+
+
+class EmbeddedCloud(fixtures.Fixture):
+    """Nova in this process with nova-reservation configured, on compute
+    nodes named `nodes` (10 vCPU, 8 GB and 40 GB each, allocation ratios
+    1.0); `cast_as_call`: Nova's casts wait for their outcome, so that a
+    boot returns once its server is built.
+
+    After setUp: ``api`` and ``admin_api`` (Nova's test clients of the
+    compute API, a member and an admin of one project), ``placement``,
+    ``glance``, ``neutron`` and ``notifier`` (Nova's stand-ins),
+    ``scheduler``, ``computes`` (by node) and ``api_fixture``.
+    """
+
+    def __init__(self, name: str = 'embedded',
+                 nodes: Iterable[str] = ('host1', 'host2'),
+                 cast_as_call: bool = True) -> None:
+        super().__init__()
+        self.name = name
+        self.nodes = tuple(nodes)
+        self.cast_as_call = cast_as_call
+
+    def _setUp(self) -> None:
+        self.harness = self.useFixture(NovaHarness(self.name))
+        self.flags(compute_driver='fake.MediumFakeDriver')
+        self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
+                   disk_allocation_ratio=1.0)
+        self.flags(instances=-1, cores=-1, ram=-1, group='quota')
+        # nova-api, the scheduler and the tables as the operator setup in
+        # the README (and nova-reservation-manage deploy) makes them.
+        paste = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                             'api-paste.ini')
+        with open(nova_api_paste()) as f:
+            text = deploy.add_to_api_paste(f.read())
+        with open(paste, 'w') as f:
+            f.write(text)
+        self.flags(api_paste_config=paste, group='wsgi')
+        self.flags(available_filters=['nova.scheduler.filters.all_filters',
+                                      deploy.FILTER_CLASS],
+                   group='filter_scheduler')
+        self.flags(enabled_filters=deploy.scheduler_filters(
+            ['ComputeFilter', 'ComputeCapabilitiesFilter',
+             'ImagePropertiesFilter']), group='filter_scheduler')
+        migration.db_sync()
+
+        if self.cast_as_call:
+            self.useFixture(nova_fixtures.CastAsCallFixture(self.harness))
+        self.placement = self.useFixture(
+            func_fixtures.PlacementFixture()).api
+        self.neutron = self.useFixture(
+            nova_fixtures.NeutronFixture(self.harness))
+        self.glance = self.useFixture(
+            nova_fixtures.GlanceFixture(self.harness))
+        self.useFixture(nova_fixtures.RealPolicyFixture())
+        self.notifier = self.useFixture(
+            nova_fixtures.NotificationFixture(self.harness))
+        self.harness.start_service('conductor')
+        self.scheduler = self.harness.start_service('scheduler')
+        self.computes: dict = {}
+        for node in self.nodes:
+            self.start_compute(node)
+        self.api_fixture = self.useFixture(nova_fixtures.OSAPIFixture(
+            api_version='v2.1'))
+        self.api = self.api_fixture.api
+        self.api.microversion = MICROVERSION
+        self.admin_api = self.api_fixture.admin_api
+        self.admin_api.microversion = MICROVERSION
+
+    def flags(self, **options) -> None:
+        """Override Nova's (and nova-reservation's) configuration options
+        while the cloud runs (``group=`` names the group).
+        """
+        self.harness.flags(**options)
+
+    def start_compute(self, node: str) -> nova_service.Service:
+        """Start the nova-compute service of another node."""
+        self.computes[node] = self.harness.start_service('compute',
+                                                         host=node)
+        return self.computes[node]
+
+    def api_client(self, user: str, project: str,
+                   roles: Iterable[str] = ('reader', 'member')
+                   ) -> nova_api_client.TestOpenStackClient:
+        """A client of the compute API as `user` of `project`."""
+        client = nova_api_client.TestOpenStackClient(
+            user, self.api_fixture.base_url, project_id=project,
+            roles=list(roles))
+        client.microversion = MICROVERSION
+        return client
+
+    def lease_api(self, user: str = 'fake',
+                  project: str = nova_fixtures.PROJECT_ID,
+                  roles: Iterable[str] = ('reader', 'member')) -> LeaseAPI:
+        """A client of the lease API mounted in nova-api."""
+        return LeaseAPI(self.api_fixture.base_url.rsplit('/', 1)[0] +
+                        '/reservation/v1', user, project, roles)
+
+    def nova_client(self) -> nova_client.NovaClient:
+        """The engine's client, as admin, with the harness's stand-in for
+        Keystone (the same headers its admin client sends).
+        """
+        return nova_client.NovaClient(ks_adapter.Adapter(
+            ks_session.Session(auth=None),
+            endpoint_override=self.api_fixture.base_url,
+            additional_headers={
+                'X-Auth-User': 'admin',
+                'X-Auth-Project-Id': nova_fixtures.PROJECT_ID,
+                'X-Roles': 'reader,member,admin'}))
+
+    def engine(self, **kwargs) -> service.Engine:
+        """An engine on this cloud (``service.Engine``'s keyword
+        arguments: clock, on_event, ...).
+        """
+        return service.Engine(self.nova_client(), **kwargs)
+
+    def boot(self, name: str, flavor: str = ONE_PER_NODE,
+             hints: Optional[dict] = None, count: Optional[int] = None,
+             api: Optional[nova_api_client.TestOpenStackClient] = None
+             ) -> nova_api_client.APIResponse:
+        """POST /servers (no network) with scheduler `hints`, `count`
+        servers at once; returns the response, whatever its status.
+        """
+        server = {'name': name, 'imageRef': IMAGE,
+                  'flavorRef': 'http://fake.server/%s' % flavor,
+                  'networks': 'none'}
+        if count:
+            server['min_count'] = server['max_count'] = count
+        body = {'server': server, 'os:scheduler_hints': dict(hints or {})}
+        return (api or self.api).api_post('/servers', body,
+                                          check_response_status=False)

@@ -1,0 +1,92 @@
+"""Where the development clouds live: in ``devcloud/``, outside the
+installed package; the package, the benchmarks, the development clouds and
+the unit tests import no test code; the local cloud's services find
+``devcloud`` wherever they run.
+"""
+
+import ast
+import configparser
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Optional
+
+import fixtures
+import testtools
+
+from devcloud.localcloud import cloud
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+
+def modules_imported(top: str, skip: Optional[str] = None) -> dict:
+    """{file under `top` (relative to the root): the modules it imports},
+    leaving out the files under `skip`.
+    """
+    found = {}
+    for folder, _, names in os.walk(os.path.join(ROOT, top)):
+        if skip and folder.startswith(os.path.join(ROOT, skip)):
+            continue
+        for name in names:
+            if not name.endswith('.py'):
+                continue
+            path = os.path.join(folder, name)
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            imported = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    imported.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    imported.update('%s.%s' % (node.module, alias.name)
+                                    for alias in node.names)
+            found[os.path.relpath(path, ROOT)] = imported
+    return found
+
+
+def importing(files: dict, prefix: str, but: str = '\0') -> dict:
+    """{file: the modules it imports under `prefix` (but not `but`)}."""
+    found = {path: sorted(m for m in modules if m.startswith(prefix) and
+                          not m.startswith(but))
+             for path, modules in files.items()}
+    return {path: modules for path, modules in found.items() if modules}
+
+
+class LayoutTest(testtools.TestCase):
+
+    def test_only_the_tests_import_test_code(self):
+        outside = {}
+        for top, skip in (('nova_reservation', 'nova_reservation/tests'),
+                          ('devcloud', None), ('benchmarks', None)):
+            outside.update(modules_imported(top, skip))
+        self.assertEqual({}, importing(outside, 'nova_reservation.tests'))
+
+    def test_unit_tests_import_no_other_test_code(self):
+        unit = modules_imported('nova_reservation/tests/unit')
+        self.assertEqual({}, importing(unit, 'nova_reservation.tests',
+                                       but='nova_reservation.tests.unit'))
+
+    def test_the_development_clouds_are_not_installed(self):
+        setup = configparser.ConfigParser()
+        setup.read(os.path.join(ROOT, 'setup.cfg'))
+        self.assertEqual(['nova_reservation'],
+                         setup['files']['packages'].split())
+        self.assertTrue(os.path.isfile(os.path.join(
+            ROOT, 'devcloud', 'localcloud', 'cloud.py')))
+        self.assertEqual([], [
+            path for path in modules_imported('nova_reservation')
+            if os.path.basename(path) in ('demo.py', 'cloud.py',
+                                          'embedded.py')])
+
+    def test_local_cloud_services_import_devcloud_from_their_directory(self):
+        # Services run in the cloud's own directory, with the environment
+        # of whoever started it (here: nothing on the import path).
+        self.useFixture(fixtures.EnvironmentVariable('PYTHONPATH'))
+        with tempfile.TemporaryDirectory() as elsewhere:
+            run = subprocess.run(
+                [sys.executable, '-c', 'import devcloud.standins'],
+                cwd=elsewhere, env=cloud._environ(), capture_output=True,
+                text=True)
+        self.assertEqual(0, run.returncode, run.stderr)
