@@ -43,7 +43,8 @@ def _measure(hosts: int, allocations: int, clients: int) -> dict:
     share = len(cloud.hosts) // clients
     planners = [planner_mod.Planner(
         ledger, lease_placement.PlacementAnswers(
-            cloud.hosts[i * share:(i + 1) * share]), time.time)
+            cloud.hosts[i * share:(i + 1) * share]), time.time,
+        in_flight=lambda since: set())
         for i in range(clients)]
     start, end = data.REQUEST
 

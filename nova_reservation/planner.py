@@ -22,6 +22,7 @@ from oslo_utils import uuidutils
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import builds as db_builds
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -92,10 +93,14 @@ def host_properties(host) -> dict:
 class Planner:
 
     def __init__(self, ledger: ledger_mod.Ledger, placement_client,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float],
+                 in_flight: Optional[Callable] = None) -> None:
         self.ledger = ledger
         self.client = placement_client
         self.clock = clock
+        # The servers Nova is scheduling (build requests made since a time).
+        self.in_flight = in_flight or (
+            lambda since: db_builds.in_flight(self.ctx, since))
         self.ctx = db_api.Context()
         self.nodes = placement.HostView(self._leased)
 
@@ -228,7 +233,12 @@ class Planner:
 
     def create(self, lease: dict, requests: list,
                events: list) -> None:
-        """Plan and write a lease (`lease`: the row's values)."""
+        """Plan and write a lease (`lease`: the row's values).
+
+        The lease is written CREATING, then takes its own status once its
+        shared-pool nodes are known to hold it after the boots that Nova
+        was scheduling meanwhile (`_taken_meanwhile`).
+        """
         start = ledger_mod.to_epoch(lease['start_at'])
         end = ledger_mod.to_epoch(lease['end_at'])
         now = self.clock()
@@ -239,14 +249,61 @@ class Planner:
             gen = self.ledger.refresh()
             placed = self.plan(requests, start, end, prefer)
             try:
-                db_leases.create(self.ctx, gen, lease, [
-                    (self._reservation_row(lease, req),
-                     self._slot_rows(lease, placed[req.id]))
-                    for req in requests], events)
-                return
+                db_leases.create(
+                    self.ctx, gen, dict(lease, status=status.CREATING), [
+                        (self._reservation_row(lease, req),
+                         self._slot_rows(lease, placed[req.id]))
+                        for req in requests], events)
+                break
             except db_ledger.LedgerConflict:
                 continue   # Someone else wrote the ledger: plan again.
-        raise LedgerBusy()
+        else:
+            raise LedgerBusy()
+        taken = self._taken_meanwhile(requests, placed, start, end)
+        if taken:
+            db_leases.discard(self.ctx, lease['id'])
+            raise NoCapacity(
+                'Not enough capacity for %s from %s to %s UTC: a server '
+                'booted meanwhile took the last of node %s; try again'
+                % ('; '.join(r.describe() for r in requests), _text(start),
+                   _text(end), taken))
+        if lease['status'] != status.CREATING:
+            db_leases.set_status(self.ctx, [lease['id']], lease['status'],
+                                 only_from=(status.CREATING,))
+
+    def _taken_meanwhile(self, requests, placed: dict, start: float,
+                         end: float) -> Optional[str]:
+        """A node of the lease's shared-pool slots that an ordinary boot took
+        while the lease was being placed, or None.
+
+        An ordinary boot is kept off promised capacity by the scheduler's
+        filter, which reads the ledger when the boot is scheduled; one
+        scheduled before the lease was written did not see it.  Such a boot
+        still has its build request now (`db.builds`), or its claim is in
+        Placement: once those boots have claimed, Placement tells whether
+        the lease's nodes still hold it.  (Whole hosts take no ordinary
+        boot.)
+        """
+        nodes = {node for req in requests
+                 if req.resource_type != resource_types.HOST
+                 for node, _ in placed[req.id]}
+        if not nodes:
+            return None
+        timeout = CONF.reservation.boot_settle_timeout
+        since = db_api.utcnow() - datetime.timedelta(seconds=timeout)
+        waiting = self.in_flight(since)
+        deadline = time.monotonic() + timeout
+        while waiting and time.monotonic() < deadline:
+            time.sleep(0.05)
+            waiting &= self.in_flight(since)
+        self.ledger.refresh()
+        hosts = {h.node: h for h in self.nodes.hosts(self.client)}
+        for node in sorted(nodes):
+            if node not in hosts or not capacity.fits(
+                    hosts[node], self.ledger.timelines.get(node),
+                    capacity.ZERO, start, end):
+                return node
+        return None
 
     def change(self, lease, version: int, values: dict,
                growth: Iterable[tuple] = ()) -> None:

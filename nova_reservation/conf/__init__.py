@@ -76,6 +76,12 @@ engine_opts = [
                     'stopped between writing it and binding its servers) '
                     'is finished by the engine: its servers are bound, or '
                     'the lease is removed if Nova made none.'),
+    cfg.IntOpt('boot_settle_timeout', default=60, min=1,
+               help='Seconds a new lease waits, once written, for the boots '
+                    'that Nova was scheduling then to claim their '
+                    'resources, so that it never shares the last capacity '
+                    'of a node with one of them; a boot still unscheduled '
+                    'after that long is taken as stuck.'),
     cfg.StrOpt('compute_microversion', default='2.91',
                help='Compute API microversion the engine uses (2.91 or '
                     'later: unshelve onto the reserved host).'),
