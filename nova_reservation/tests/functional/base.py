@@ -212,3 +212,87 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
 
     def leases(self) -> list:
         return db_leases.get_all(STORE)
+
+
+def flavor_lease(amount=1, start=60, end=120, name='cap'):
+    return {'name': name, 'start_date': when(start)[:16],
+            'end_date': when(end)[:16], 'events': [],
+            'reservations': [{'resource_type': 'flavor:instance',
+                              'flavor_id': ONE_PER_NODE,
+                              'amount': amount, 'affinity': 'None'}]}
+
+
+TINY = '1'
+
+
+def soon(seconds: float) -> str:
+    t = db_api.utcnow() + datetime.timedelta(seconds=seconds)
+    return t.isoformat() + 'Z'
+
+
+class ReservationsTestCase(ReservationTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.rsv = self.lease_api()
+        self.admin_rsv = self.lease_api('admin',
+                                        roles=('reader', 'member', 'admin'))
+
+    def lease(self, reservation, start=3.0, minutes=60):
+        body = {'name': 'l', 'start_date': soon(start),
+                'end_date': soon(minutes * 60), 'events': [],
+                'reservations': [reservation]}
+        resp = self.rsv('POST', '/leases', body)
+        self.assertEqual(201, resp.status_code, resp.text)
+        return resp.json()['lease']
+
+    def wait_for_start(self, lease) -> None:
+        start = datetime.datetime.strptime(lease['start_date'],
+                                           '%Y-%m-%dT%H:%M:%S.%f')
+        delay = (start - db_api.utcnow()).total_seconds()
+        if delay > 0:
+            time.sleep(delay + 0.1)
+        self.run_engine()
+        self.assertEqual('ACTIVE', self.rsv(
+            'GET', '/leases/%s' % lease['id']).json()['lease']['status'])
+
+    def boot_into(self, rid, api=None, flavor=ONE_PER_NODE,
+                  name='vm'):
+        return self.boot(None, api=api, flavor=flavor, name=name,
+                         extra_hints={'reservation': rid} if rid else None)
+
+    def node_of(self, uuid) -> str:
+        server = self._wait_for_state_change(
+            self.admin_api.get_server(uuid), 'ACTIVE')
+        return server['OS-EXT-SRV-ATTR:hypervisor_hostname']
+
+
+class BootTestCase(ReservationsTestCase):
+    CHECK_INVARIANTS = True
+
+    def running_lease(self, amount: int, flavor=ONE_PER_NODE) -> str:
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': flavor, 'amount': amount,
+                            'affinity': 'None'}, start=1.0)
+        self.wait_for_start(lease)
+        return lease['reservations'][0]['id']
+
+    def boot_body(self, rid=None, count=None, **extra):
+        server = self._build_server(name='vm', image_uuid=IMAGE,
+                                    flavor_id=ONE_PER_NODE,
+                                    networks='none')
+        if count:
+            server['min_count'] = server['max_count'] = count
+        server.update(extra)
+        body = {'server': server}
+        if rid:
+            body['os:scheduler_hints'] = {'reservation': rid}
+        return body
+
+    def post(self, body, api=None):
+        return (api or self.api).api_post('/servers', body,
+                                          check_response_status=False)
+
+    def bound(self, rid) -> dict:
+        return {a.instance_uuid: a.node for a in db_ledger.slots(STORE, rid)
+                if a.instance_uuid}

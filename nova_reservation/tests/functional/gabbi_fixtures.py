@@ -19,6 +19,7 @@ from gabbi import fixture
 from nova.tests import fixtures as nova_fixtures
 from oslo_utils import uuidutils
 
+from devcloud import embedded
 from nova_reservation.tests.functional import base
 
 # Dates a file can use, in minutes from the start of its cloud: far enough
@@ -72,7 +73,7 @@ class Cloud:
         """nova-api, as a WSGI application."""
         return self._case.api_fixture.app()
 
-    def lease_api(self) -> base.LeaseAPI:
+    def lease_api(self) -> embedded.LeaseAPI:
         """A member of PROJECT_ID (user "fake") on the lease API."""
         return self._case.lease_api()
 

@@ -13,14 +13,6 @@ STORE = db_api.Context()
 when = base.when
 
 
-def flavor_lease(amount=1, start=60, end=120, name='cap'):
-    return {'name': name, 'start_date': when(start)[:16],
-            'end_date': when(end)[:16], 'events': [],
-            'reservations': [{'resource_type': 'flavor:instance',
-                              'flavor_id': base.ONE_PER_NODE,
-                              'amount': amount, 'affinity': 'None'}]}
-
-
 class LeaseAPITest(base.ReservationTestCase):
 
     def setUp(self) -> None:
@@ -28,7 +20,7 @@ class LeaseAPITest(base.ReservationTestCase):
         self.rsv = self.lease_api()
 
     def test_create_list_show_update_delete(self):
-        resp = self.rsv('POST', '/leases', flavor_lease(amount=2))
+        resp = self.rsv('POST', '/leases', base.flavor_lease(amount=2))
         self.assertEqual(201, resp.status_code, resp.text)
         self.assertEqual('reservation 1.0',
                          resp.headers['OpenStack-API-Version'])
@@ -70,7 +62,7 @@ class LeaseChangesTest(base.ReservationTestCase):
     def setUp(self) -> None:
         super().setUp()
         self.rsv = self.lease_api()
-        resp = self.rsv('POST', '/leases', flavor_lease(amount=1))
+        resp = self.rsv('POST', '/leases', base.flavor_lease(amount=1))
         self.lease = resp.json()['lease']
         self.rid = self.lease['reservations'][0]['id']
         self.path = '/leases/%s' % self.lease['id']

@@ -8,8 +8,6 @@ import ddt
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional.test_server_lease import params
-from nova_reservation.tests.functional.test_server_lease import when
 
 STORE = db_api.Context()
 
@@ -29,7 +27,7 @@ class In:
 def lease(**fields) -> str:
     values = dict(name='l1', start=In(60), end=In(120))
     values.update(fields)
-    return json.dumps({k: when(v.minutes) if isinstance(v, In) else v
+    return json.dumps({k: base.when(v.minutes) if isinstance(v, In) else v
                        for k, v in values.items() if v is not None})
 
 
@@ -110,13 +108,13 @@ class NovaRefusesTest(base.ReservationTestCase):
             name='vm', image_uuid='00000000-0000-0000-0000-000000000000',
             flavor_id=base.ONE_PER_NODE, networks='none')
         body = {'server': server,
-                'os:scheduler_hints': {'lease_params': params(
-                    when(60), when(120))}}
+                'os:scheduler_hints': {'lease_params': base.params(
+                    base.when(60), base.when(120))}}
         resp = self.api.api_post('/servers', body,
                                  check_response_status=False)
         self.assertEqual(400, resp.status, resp.content)
         self.assertIn('image', resp.body['badRequest']['message'])
         self.assertEqual([], db_leases.get_all(STORE))
         # The capacity it held is free again.
-        ok = self.boot(params(when(60), when(120)), count=2)
+        ok = self.boot(base.params(base.when(60), base.when(120)), count=2)
         self.assertEqual(202, ok.status, ok.content)

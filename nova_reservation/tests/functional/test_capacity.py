@@ -7,8 +7,6 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional.test_server_lease import params
-from nova_reservation.tests.functional.test_server_lease import when
 
 STORE = db_api.Context()
 
@@ -18,13 +16,13 @@ TINY = '1'
 class CapacityTest(base.ReservationTestCase):
 
     def _lease(self, start, end, count=None, expect=202, api=None):
-        resp = self.boot(params(start, end), count=count, api=api)
+        resp = self.boot(base.params(start, end), count=count, api=api)
         self.assertEqual(expect, resp.status, resp.content)
         return resp
 
     def test_full_interval_is_refused_with_the_earliest_start(self):
-        self._lease(when(60), when(120), count=2)
-        resp = self._lease(when(90), when(150), expect=409)
+        self._lease(base.when(60), base.when(120), count=2)
+        resp = self._lease(base.when(90), base.when(150), expect=409)
         fault = resp.body['conflictingRequest']
         self.assertIn('Not enough capacity', fault['message'])
         first = db_leases.get_all(STORE)[0]
@@ -35,13 +33,13 @@ class CapacityTest(base.ReservationTestCase):
         self.assertEqual(2, len(self.api.get_servers()))   # the first's
 
     def test_leases_fit_in_the_gaps(self):
-        self._lease(when(60), when(120), count=2)
-        self._lease(when(10), when(50), count=2)
-        self._lease(when(120), when(180), count=2)
+        self._lease(base.when(60), base.when(120), count=2)
+        self._lease(base.when(10), base.when(50), count=2)
+        self._lease(base.when(120), base.when(180), count=2)
         self.assertEqual(3, len(db_leases.get_all(STORE)))
 
     def test_ordinary_boot_keeps_off_promised_capacity(self):
-        resp = self._lease(when(60), when(120))
+        resp = self._lease(base.when(60), base.when(120))
         self.run_engine()
         rid = resp.body['server']['reservation']['reservation_id']
         reserved_node = db_ledger.slots(STORE, rid)[0].node
@@ -69,11 +67,12 @@ class CapacityTest(base.ReservationTestCase):
         self.assertEqual('ACTIVE', small['status'])
 
     def test_concurrent_boots_for_the_last_slot(self):
-        self._lease(when(60), when(120))   # one of the two nodes
+        self._lease(base.when(60), base.when(120))   # one of the two nodes
         results = []
 
         def boot(name):
-            results.append(self.boot(params(when(60), when(120)), name=name))
+            results.append(self.boot(
+                base.params(base.when(60), base.when(120)), name=name))
         threads = [threading.Thread(target=boot, args=('vm%d' % i,))
                    for i in range(2)]
         for t in threads:

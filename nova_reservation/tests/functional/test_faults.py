@@ -7,43 +7,11 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional import test_reservations_in_nova
 
 STORE = db_api.Context()
 
 
-class BootTestCase(test_reservations_in_nova.ReservationsTestCase):
-    CHECK_INVARIANTS = True
-
-    def running_lease(self, amount: int, flavor=base.ONE_PER_NODE) -> str:
-        lease = self.lease({'resource_type': 'flavor:instance',
-                            'flavor_id': flavor, 'amount': amount,
-                            'affinity': 'None'}, start=1.0)
-        self.wait_for_start(lease)
-        return lease['reservations'][0]['id']
-
-    def boot_body(self, rid=None, count=None, **extra):
-        server = self._build_server(name='vm', image_uuid=base.IMAGE,
-                                    flavor_id=base.ONE_PER_NODE,
-                                    networks='none')
-        if count:
-            server['min_count'] = server['max_count'] = count
-        server.update(extra)
-        body = {'server': server}
-        if rid:
-            body['os:scheduler_hints'] = {'reservation': rid}
-        return body
-
-    def post(self, body, api=None):
-        return (api or self.api).api_post('/servers', body,
-                                          check_response_status=False)
-
-    def bound(self, rid) -> dict:
-        return {a.instance_uuid: a.node for a in db_ledger.slots(STORE, rid)
-                if a.instance_uuid}
-
-
-class BootOptionsTest(BootTestCase):
+class BootOptionsTest(base.BootTestCase):
 
     def test_multi_create_into_a_reservation(self):
         rid = self.running_lease(2)
@@ -159,7 +127,7 @@ class BootOptionsTest(BootTestCase):
         self.assertEqual(other, self.node_of(resp.body['server']['id']))
 
 
-class AsyncBootTest(BootTestCase):
+class AsyncBootTest(base.BootTestCase):
     """Nova schedules after its 202, as in a real deployment."""
     CAST_AS_CALL = False
 
@@ -175,7 +143,7 @@ class AsyncBootTest(BootTestCase):
         self.assertEqual({s['id'] for s in servers}, set(self.bound(rid)))
 
 
-class ServerFailureTest(BootTestCase):
+class ServerFailureTest(base.BootTestCase):
 
     def test_a_failed_boot_is_the_servers_not_the_leases(self):
         rid = self.running_lease(1)
@@ -198,7 +166,7 @@ class ServerFailureTest(BootTestCase):
         self.assertEqual(node, self.node_of(again.body['server']['id']))
 
 
-class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
+class HostGrowthTest(base.ReservationsTestCase):
     NODES = ('host1', 'host2', 'host3')
     CHECK_INVARIANTS = True
 
@@ -229,7 +197,7 @@ class HostGrowthTest(test_reservations_in_nova.ReservationsTestCase):
         self.assertEqual(2, len(db_ledger.slots(STORE, rid)))
 
 
-class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
+class DeletedServersTest(base.ReservationsTestCase):
     CHECK_INVARIANTS = True
 
     def test_capacity_of_deleted_servers_is_seen(self):
@@ -237,8 +205,8 @@ class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
         servers = [self._create_server(
             name='o%d' % i, image_uuid=base.IMAGE,
             flavor_id=base.ONE_PER_NODE, networks='none') for i in (1, 2)]
-        body = {'name': 'l', 'start_date': test_reservations_in_nova.soon(
-            60), 'end_date': test_reservations_in_nova.soon(3600),
+        body = {'name': 'l', 'start_date': base.soon(
+            60), 'end_date': base.soon(3600),
             'reservations': [{'resource_type': 'flavor:instance',
                               'flavor_id': base.ONE_PER_NODE,
                               'amount': 2}]}
@@ -249,7 +217,7 @@ class DeletedServersTest(test_reservations_in_nova.ReservationsTestCase):
         self.assertEqual(201, resp.status_code, resp.text)
 
 
-class HealingTest(test_reservations_in_nova.ReservationsTestCase):
+class HealingTest(base.ReservationsTestCase):
     NODES = ('host1', 'host2', 'host3')
     CHECK_INVARIANTS = True
 

@@ -15,7 +15,6 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional.test_api_leases import flavor_lease
 
 STORE = db_api.Context()
 
@@ -81,7 +80,7 @@ class HostileTestCase(base.ReservationTestCase):
                                     'Content-Type': content_type}))
 
     def lease_params(self, **fields) -> dict:
-        values = dict(name='l1', start=when(60), end=when(120))
+        values = dict(name='l1', start=base.when(60), end=base.when(120))
         values.update(fields)
         return values
 
@@ -108,7 +107,7 @@ class HookTest(HostileTestCase):
 
     def test_a_list_or_object_where_one_value_goes(self):
         for field, value in (('name', ['x']), ('start', {'a': 1}),
-                             ('end', [when(120)]), ('on_end', ['delete']),
+                             ('end', [base.when(120)]), ('on_end', ['delete']),
                              ('before_end', [5])):
             self.assertRefused(400, 'lease_params.' + field, lambda: (
                 self.boot_hint(json.dumps(self.lease_params(
@@ -136,7 +135,7 @@ class HookTest(HostileTestCase):
     def test_control_characters(self):
         self.assertRefused(400, 'lease_params.start', lambda: (
             self.boot_hint(json.dumps(self.lease_params(
-                start=when(60) + '\x00')))))
+                start=base.when(60) + '\x00')))))
         self.assertRefused(400, 'lease_params.name', lambda: (
             self.boot_hint(json.dumps(self.lease_params(name='a\x00b')))))
 
@@ -175,7 +174,7 @@ class LeaseAPITest(HostileTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        resp = self.rsv('POST', '/leases', flavor_lease())
+        resp = self.rsv('POST', '/leases', base.flavor_lease())
         self.assertEqual(201, resp.status_code, resp.text)
         self.lease = resp.json()['lease']
         self.path = '/leases/%s' % self.lease['id']
@@ -191,7 +190,7 @@ class LeaseAPITest(HostileTestCase):
         for edge in EDGES:
             for field in ('start_date', 'end_date'):
                 self.assertRefused(400, field, self.post(dict(
-                    flavor_lease(), **{field: edge})))
+                    base.flavor_lease(), **{field: edge})))
                 self.assertRefused(400, field, self.put({field: edge}))
             self.assertRefused(400, 'before_end_date', self.put({
                 'before_end_date': edge}))
@@ -204,14 +203,14 @@ class LeaseAPITest(HostileTestCase):
         self.assertRefused(400, 'body', lambda: self.api_raw(
             'PUT', self.path, '{"name": %s}' % nested(40)))
         ands = '["and", ' * 1200 + '["=", "$a", 1]' + ']' * 1200
-        lease = flavor_lease()
+        lease = base.flavor_lease()
         lease['reservations'] = [{'resource_type': 'physical:host',
                                   'min': 1, 'hypervisor_properties': ands}]
         self.assertRefused(400, 'reservations[0].hypervisor_properties',
                            self.post(lease))
 
     def test_a_list_or_object_where_one_value_goes(self):
-        lease = flavor_lease()
+        lease = base.flavor_lease()
         lease['reservations'] = [{'resource_type': ['physical:host'],
                                   'min': 1}]
         self.assertRefused(400, 'reservations[0].resource_type',
@@ -226,7 +225,7 @@ class LeaseAPITest(HostileTestCase):
         self.assertRefused(400, 'name', self.put({'name': {'a': 'b'}}))
 
     def test_names_in_any_language(self):
-        resp = self.rsv('POST', '/leases', flavor_lease(name=EMOJI))
+        resp = self.rsv('POST', '/leases', base.flavor_lease(name=EMOJI))
         self.assertEqual(201, resp.status_code, resp.text)
         self.assertEqual(EMOJI, resp.json()['lease']['name'])
         resp = self.rsv('PUT', self.path, {'name': EMOJI + '2'})
@@ -250,7 +249,7 @@ class LeaseAPITest(HostileTestCase):
                 {'start_date': value}))
 
     def test_bodies_that_are_not_json(self):
-        text = json.dumps(flavor_lease(name='other'))
+        text = json.dumps(base.flavor_lease(name='other'))
         for content_type in ('text/plain', 'application/xml',
                              'application/x-www-form-urlencoded',
                              'multipart/form-data; boundary=x', ''):
@@ -265,7 +264,7 @@ class LeaseAPITest(HostileTestCase):
 
     def test_accepted_although_wrong(self):
         self.assertRefused(400, 'start_date', self.post(dict(
-            flavor_lease(), start_date=when(60)[:16] + '\x00')))
+            base.flavor_lease(), start_date=base.when(60)[:16] + '\x00')))
         self.assertRefused(400, 'reservations', self.put(
             {'reservations': {}}))
         self.assertRefused(400, 'reservations[0].resource_type', self.put(

@@ -8,8 +8,6 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.filters import reservation_filter
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional.test_server_lease import params
-from nova_reservation.tests.functional.test_server_lease import when
 
 STORE = db_api.Context()
 
@@ -18,7 +16,7 @@ class IsolationTest(base.ReservationTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        resp = self.boot(params('now', when(60)))
+        resp = self.boot(base.params('now', base.when(60)))
         self.assertEqual(202, resp.status, resp.content)
         self.server = resp.body['server']
         self.rid = self.server['reservation']['reservation_id']

@@ -15,7 +15,6 @@ from nova_reservation import ledger
 from nova_reservation import notifications
 from nova_reservation import status
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional.test_api_leases import flavor_lease
 
 STORE = db_api.Context()
 
@@ -70,7 +69,7 @@ class DeleteInEveryStateTest(base.ReservationTestCase):
         made = {}
         for state in ('PENDING', 'ERROR', 'TERMINATED', 'CREATING',
                       'STARTING', 'DELETING'):
-            made[state] = rsv('POST', '/leases', flavor_lease(
+            made[state] = rsv('POST', '/leases', base.flavor_lease(
                 amount=1, start=10 * len(made) + 60,
                 end=10 * len(made) + 65)).json()['lease']['id']
             if state != 'PENDING':
@@ -83,7 +82,7 @@ class DeleteInEveryStateTest(base.ReservationTestCase):
                 status=status.IN_PROGRESS, claimed_by='dead-engine',
                 claim_expires=db_api.utcnow() + datetime.timedelta(
                     hours=1)))
-        resp = self.boot(base.params('now', when(60)))
+        resp = self.boot(base.params('now', base.when(60)))
         self.assertEqual(202, resp.status, resp.content)
         server = resp.body['server']['id']
         made['ACTIVE'] = resp.body['server']['reservation']['lease_id']
@@ -98,7 +97,7 @@ class DeleteInEveryStateTest(base.ReservationTestCase):
         self.wait_gone(server)
         self.assertEqual([], rsv('GET', '/leases').json()['leases'])
         # Their capacity is free again.
-        self.assertEqual(201, rsv('POST', '/leases', flavor_lease(
+        self.assertEqual(201, rsv('POST', '/leases', base.flavor_lease(
             amount=2, start=50, end=200)).status_code)
 
 
@@ -111,7 +110,8 @@ class HostFailureTest(base.ReservationTestCase):
         self.addCleanup(sent.reset)
         self.engine.notifier = notifications.Notifier()
         rsv = self.lease_api()
-        first = rsv('POST', '/leases', flavor_lease(amount=2)).json()['lease']
+        first = rsv('POST', '/leases',
+                    base.flavor_lease(amount=2)).json()['lease']
         rid = first['reservations'][0]['id']
         nodes = {s.node for s in db_ledger.slots(STORE, rid)}
         self.assertEqual(2, len(nodes))

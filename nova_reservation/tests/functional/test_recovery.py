@@ -13,12 +13,11 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger
 from nova_reservation.tests.functional import base
-from nova_reservation.tests.functional import test_faults
 
 STORE = db_api.Context()
 
 
-class ReconcilerTest(test_faults.BootTestCase):
+class ReconcilerTest(base.BootTestCase):
 
     def setUp(self) -> None:
         super().setUp()

@@ -1,9 +1,6 @@
 """Capacity and host reservations made through the lease API, used by real
 boots in real Nova."""
 
-import datetime
-import time
-
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -11,52 +8,8 @@ from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
 
-TINY = '1'
 
-
-def soon(seconds: float) -> str:
-    t = db_api.utcnow() + datetime.timedelta(seconds=seconds)
-    return t.isoformat() + 'Z'
-
-
-class ReservationsTestCase(base.ReservationTestCase):
-
-    def setUp(self) -> None:
-        super().setUp()
-        self.rsv = self.lease_api()
-        self.admin_rsv = self.lease_api('admin',
-                                        roles=('reader', 'member', 'admin'))
-
-    def lease(self, reservation, start=3.0, minutes=60):
-        body = {'name': 'l', 'start_date': soon(start),
-                'end_date': soon(minutes * 60), 'events': [],
-                'reservations': [reservation]}
-        resp = self.rsv('POST', '/leases', body)
-        self.assertEqual(201, resp.status_code, resp.text)
-        return resp.json()['lease']
-
-    def wait_for_start(self, lease) -> None:
-        start = datetime.datetime.strptime(lease['start_date'],
-                                           '%Y-%m-%dT%H:%M:%S.%f')
-        delay = (start - db_api.utcnow()).total_seconds()
-        if delay > 0:
-            time.sleep(delay + 0.1)
-        self.run_engine()
-        self.assertEqual('ACTIVE', self.rsv(
-            'GET', '/leases/%s' % lease['id']).json()['lease']['status'])
-
-    def boot_into(self, rid, api=None, flavor=base.ONE_PER_NODE,
-                  name='vm'):
-        return self.boot(None, api=api, flavor=flavor, name=name,
-                         extra_hints={'reservation': rid} if rid else None)
-
-    def node_of(self, uuid) -> str:
-        server = self._wait_for_state_change(
-            self.admin_api.get_server(uuid), 'ACTIVE')
-        return server['OS-EXT-SRV-ATTR:hypervisor_hostname']
-
-
-class CapacityReservationTest(ReservationsTestCase):
+class CapacityReservationTest(base.ReservationsTestCase):
 
     def test_flavor_reservation(self):
         lease = self.lease({'resource_type': 'flavor:instance',
@@ -129,7 +82,7 @@ class CapacityReservationTest(ReservationsTestCase):
         self.assertNotIn(res['flavor_id'], other)
 
 
-class HostReservationTest(ReservationsTestCase):
+class HostReservationTest(base.ReservationsTestCase):
     NODES = ('host1', 'host2', 'host3')
 
     def _aggregates(self) -> dict:
@@ -148,7 +101,7 @@ class HostReservationTest(ReservationsTestCase):
         # Ordinary boots never land on a reservable host.
         for name in ('o1', 'o2', 'o3', 'o4'):
             server = self._create_server(name=name, image_uuid=base.IMAGE,
-                                         flavor_id=TINY, networks='none')
+                                         flavor_id=base.TINY, networks='none')
             self.assertNotEqual('host3', self.node_of(server['id']))
 
         lease = self.lease({'resource_type': 'physical:host', 'min': '1',
@@ -167,12 +120,12 @@ class HostReservationTest(ReservationsTestCase):
         self.assertEqual(lease['project_id'], lease_agg['metadata'][
             'reservation:project_id'])
 
-        resp = self.boot_into(rid, flavor=TINY)
+        resp = self.boot_into(rid, flavor=base.TINY)
         self.assertEqual(202, resp.status, resp.content)
         uuid = resp.body['server']['id']
         self.assertEqual('host3', self.node_of(uuid))
         # The host is the project's: as many servers as it holds.
-        second = self.boot_into(rid, flavor=TINY, name='vm2')
+        second = self.boot_into(rid, flavor=base.TINY, name='vm2')
         self.assertEqual(202, second.status, second.content)
         second = second.body['server']['id']
         self.assertEqual('host3', self.node_of(second))
@@ -180,10 +133,10 @@ class HostReservationTest(ReservationsTestCase):
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease['id']).status)
         self.assertEqual([None], [s.instance_uuid for s in
                                   db_ledger.slots(STORE, rid)])
-        other = self.boot_into(rid, api=self.other_api, flavor=TINY)
+        other = self.boot_into(rid, api=self.other_api, flavor=base.TINY)
         self.assertEqual(404, other.status, other.content)
         ordinary = self._create_server(name='o5', image_uuid=base.IMAGE,
-                                       flavor_id=TINY, networks='none')
+                                       flavor_id=base.TINY, networks='none')
         self.assertNotEqual('host3', self.node_of(ordinary['id']))
         self.assertEqual(409, self.admin_rsv(
             'DELETE', '/os-hosts/%s' % host['id']).status_code)
@@ -199,7 +152,8 @@ class HostReservationTest(ReservationsTestCase):
 
     def test_no_matching_host_is_a_409(self):
         self.admin_rsv('POST', '/os-hosts', {'name': 'host3'})
-        body = {'name': 'l', 'start_date': soon(60), 'end_date': soon(3600),
+        body = {'name': 'l', 'start_date': base.soon(60),
+                'end_date': base.soon(3600),
                 'reservations': [{'resource_type': 'physical:host',
                                   'min': 2, 'max': 2}]}
         resp = self.rsv('POST', '/leases', body)
