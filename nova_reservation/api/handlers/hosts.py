@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""/v1/os-hosts: the reservable pool (admin only), and its allocations."""
+"""/v1/os-hosts: the reservable pool (admins only, by default), and its
+allocations."""
 
 import json
 import re
@@ -35,10 +36,10 @@ DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
 HOST_ID = re.compile(r'^[0-9]{1,10}$')
 
 
-def _admin(ctx) -> None:
-    if not policies.authorize(ctx, 'reservation:os-hosts', {}):
-        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'only an admin may '
-                         'manage reservable hosts')
+def _authorize(ctx, rule: str) -> None:
+    if not policies.authorize(ctx, rule, {'project_id': ctx.project_id}):
+        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
+                         '%s for this user' % rule)
 
 
 def host_view(host) -> dict:
@@ -78,18 +79,18 @@ def _freepool(ctx):
 
 
 def list_hosts(ctx, req):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_LIST)
     return wsgi.json_response(200, {'hosts': [host_view(h) for h in
                                               db_api.list_hosts()]})
 
 
 def show_host(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_GET)
     return wsgi.json_response(200, {'host': host_view(_host(id))})
 
 
 def create_host(ctx, req):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_CREATE)
     body = _check(schemas.CREATE, wsgi.body_of(req))
     name = body['name']
     caps = {k: v for k, v in body.items() if k != 'name'}
@@ -130,7 +131,7 @@ def create_host(ctx, req):
 
 
 def update_host(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_UPDATE)
     host = _host(id)
     body = wsgi.body_of(req)
     if isinstance(body, dict) and 'values' in body:
@@ -156,7 +157,7 @@ def _reservations_on_node(node: str) -> list:
 
 
 def delete_host(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_DELETE)
     host = _host(id)
     held = _reservations_on_node(host.hypervisor_hostname)
     if held:
@@ -180,11 +181,11 @@ def _allocation(host) -> dict:
 
 
 def list_allocations(ctx, req):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
     return wsgi.json_response(200, {'allocations': [
         _allocation(h) for h in db_api.list_hosts()]})
 
 
 def show_allocation(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_GET_ALLOCATION)
     return wsgi.json_response(200, {'allocation': _allocation(_host(id))})

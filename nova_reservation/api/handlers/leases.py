@@ -99,22 +99,22 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
 # --------------------------------------------------------------- handlers
 
 def list_leases(ctx, req):
-    if policies.authorize(ctx, 'reservation:leases:list_all_projects', {}):
+    if policies.authorize(ctx, policies.LEASES_LIST_ALL_PROJECTS, {}):
         leases = db_api.list_leases()
     else:
-        _authorize(ctx, 'reservation:leases:list', ctx.project_id)
+        _authorize(ctx, policies.LEASES_LIST, ctx.project_id)
         leases = db_api.list_leases(ctx.project_id)
     return wsgi.json_response(200, {'leases': [views.lease(x)
                                                for x in leases]})
 
 
 def show_lease(ctx, req, id):
-    lease = _lease(ctx, id, 'reservation:leases:get')
+    lease = _lease(ctx, id, policies.LEASES_GET)
     return wsgi.json_response(200, {'lease': views.lease(lease)})
 
 
 def create_lease(ctx, req):
-    _authorize(ctx, 'reservation:leases:create', ctx.project_id)
+    _authorize(ctx, policies.LEASES_CREATE, ctx.project_id)
     body = wsgi.body_of(req)
     try:
         values, requests = validation.lease(
@@ -200,7 +200,7 @@ def _growth(lease, entries: list) -> list:
 
 
 def update_lease(ctx, req, id):
-    lease = _lease(ctx, id, 'reservation:leases:update')
+    lease = _lease(ctx, id, policies.LEASES_UPDATE)
     if lease.status in FINISHED or lease.status == 'ERROR':
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
                          'change' % (lease.id, lease.status))
@@ -227,7 +227,7 @@ def update_lease(ctx, req, id):
 
 
 def delete_lease(ctx, req, id):
-    lease = _lease(ctx, id, 'reservation:leases:delete')
+    lease = _lease(ctx, id, policies.LEASES_DELETE)
     db_api.begin_delete(lease.id)
     notifications.api_notifier().lease('delete', lease.id)
     LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
@@ -237,7 +237,7 @@ def delete_lease(ctx, req, id):
 
 def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
-    lease = _lease(ctx, id, 'reservation:leases:retry_event')
+    lease = _lease(ctx, id, policies.LEASES_RETRY_EVENT)
     if not db_api.retry_event(lease.id, int(event_id)):
         raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
                          'in ERROR' % (event_id, lease.id))

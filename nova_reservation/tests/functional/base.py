@@ -28,6 +28,7 @@ from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
 import requests
 
+from nova_reservation.api import policies
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import migration
@@ -121,6 +122,9 @@ class ReservationTestCase(test.TestCase,
         self.neutron = self.useFixture(nova_fixtures.NeutronFixture(self))
         self.glance = self.useFixture(nova_fixtures.GlanceFixture(self))
         self.policy = self.useFixture(nova_fixtures.RealPolicyFixture())
+        # The lease API's enforcer reads the policy file of this test.
+        policies.reset()
+        self.addCleanup(policies.reset)
         self.notifier = self.useFixture(
             nova_fixtures.NotificationFixture(self))
         self.start_service('conductor')
@@ -151,6 +155,15 @@ class ReservationTestCase(test.TestCase,
         """A client of the lease API mounted in nova-api."""
         return LeaseAPI(self.api_fixture.base_url.rsplit('/', 1)[0] +
                         '/reservation/v1', user, project, roles)
+
+    def override_policy(self, rules: dict) -> None:
+        """Write `rules` to Nova's policy file, as an operator does."""
+        path = os.path.join(self.useFixture(
+            nova_fixtures.fixtures.TempDir()).path, 'policy.yaml')
+        with open(path, 'w') as f:
+            json.dump(rules, f)  # JSON is YAML
+        self.flags(policy_file=path, group='oslo_policy')
+        policies.reset()
 
     def nova_client(self) -> nova_client.NovaClient:
         """The engine's client, as admin, with the harness's stand-in for
