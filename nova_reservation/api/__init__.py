@@ -93,8 +93,11 @@ class ReservationAPI:
                                   'the request failed; see the nova-api '
                                   'log').response()
         if allowed:
-            return wsgi.Fault(405, 'MethodNotAllowed', '%s is not allowed '
+            resp = wsgi.Fault(405, 'MethodNotAllowed', '%s is not allowed '
                               'on %s' % (req.method, path)).response()
+            # RFC 9110: a 405 says which methods the resource takes.
+            resp.headers['Allow'] = ', '.join(sorted(set(allowed)))
+            return resp
         return wsgi.Fault(404, 'NotFound', 'no resource at %s'
                           % path).response()
 

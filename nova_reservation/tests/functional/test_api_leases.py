@@ -245,8 +245,32 @@ class LeaseValidationTest(base.ReservationTestCase):
         self.assertEqual([], db_api.list_leases())
         not_json = requests_post(rsv, '/leases', b'{not json')
         self.assertEqual(400, not_json.status_code)
-        self.assertEqual(405, rsv('PATCH', '/leases').status_code)
         self.assertEqual(404, rsv('GET', '/nothing').status_code)
+
+    def test_a_405_lists_the_methods_allowed_on_the_path(self):
+        rsv, admin = self.lease_api(), self.lease_api(
+            'admin', roles=('reader', 'member', 'admin'))
+        lease = rsv('POST', '/leases', flavor_lease()).json()['lease']
+        cases = [
+            (rsv, 'PATCH', '/leases', 'GET, POST'),
+            (rsv, 'DELETE', '/leases/', 'GET, POST'),
+            (rsv, 'POST', '/leases/%s' % lease['id'], 'DELETE, GET, PUT'),
+            (rsv, 'GET', '/leases/%s/events/1/retry' % lease['id'], 'POST'),
+            (admin, 'DELETE', '/os-hosts', 'GET, POST'),
+            (admin, 'PATCH', '/os-hosts/1', 'DELETE, GET, PUT'),
+            (admin, 'PUT', '/os-hosts/1/allocation', 'GET'),
+            (rsv, 'POST', '/openapi.json', 'GET'),
+        ]
+        for client, method, path, allow in cases:
+            resp = client(method, path)
+            self.assertEqual(405, resp.status_code, (method, path))
+            self.assertEqual('MethodNotAllowed', resp.json()['error_name'])
+            self.assertEqual(allow, resp.headers.get('Allow'),
+                             (method, path))
+            # Each method it lists is one the path takes.
+            for listed in allow.split(', '):
+                self.assertNotEqual(405, client(listed, path).status_code,
+                                    (listed, path))
 
 
 def requests_post(client, path, data):
