@@ -19,9 +19,9 @@ when nothing changed) and keeps one `capacity.Timeline` per node.
 """
 
 import calendar
-import collections
 import dataclasses
 import datetime
+import operator
 import threading
 from typing import Optional
 
@@ -51,51 +51,81 @@ class ReservationInfo:
     resource_type: str
 
 
-class Ledger:
-    """The ledger as of `generation`: reservations, slots, timelines."""
+@dataclasses.dataclass(frozen=True)
+class View:
+    """The ledger at one generation.
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._clear()
+    Never changed once published, nor its timelines: a refresh makes the
+    next view, copying only what changed.  Under Nova's native threads a
+    request reads the ledger while another refreshes it; it then sees one
+    generation whole, as under eventlet, where nothing else ran between two
+    reads.
+    """
+    epoch: Optional[str] = None
+    generation: int = -1
+    reservations: dict = dataclasses.field(default_factory=dict)
+    allocations: dict = dataclasses.field(default_factory=dict)
+    timelines: dict = dataclasses.field(default_factory=dict)
+    # {reservation id: {slot id}}
+    slots_by_reservation: dict = dataclasses.field(default_factory=dict)
+    # {instance_uuid: resources}: the lease servers, whose usage the
+    # ledger already holds over their lease (and which hold nothing
+    # outside it: shelved before, gone after).
+    bound: dict = dataclasses.field(default_factory=dict)
 
-    def _clear(self) -> None:
-        self.epoch = None
-        self.generation = -1
-        self.reservations: dict = {}
-        self.allocations: dict = {}
-        self.timelines: dict = {}
-        self.slots_by_reservation = collections.defaultdict(set)
-        # {instance_uuid: resources}: the lease servers, whose usage the
-        # ledger already holds over their lease (and which hold nothing
-        # outside it: shelved before, gone after).
-        self.bound: dict = {}
+    def slots(self, reservation_id: str) -> list:
+        return [self.allocations[i]
+                for i in self.slots_by_reservation.get(reservation_id, ())]
 
-    def refresh(self) -> int:
-        """Apply what changed in the store since the last refresh."""
-        with self._lock:
-            epoch, gen, reservations, allocations = db_api.ledger_changes(
-                self.epoch, self.generation)
-            if epoch != self.epoch:
-                self._clear()   # Another store: start again from nothing.
-                self.epoch = epoch
-            for r in reservations:
-                if r.deleted:
-                    self.reservations.pop(r.id, None)
-                else:
-                    self.reservations[r.id] = ReservationInfo(
-                        r.id, r.lease_id, r.project_id, r.resource_type)
-            for row in allocations:
-                self._apply(row)
-            self.generation = gen
-            return gen
+    def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
+        return self.reservations.get(reservation_id)
 
-    def _apply(self, row) -> None:
+
+class _NextView:
+    """The view after `base`, made by applying changed rows to copies of
+    its containers; a timeline or a slot set is copied when first changed.
+    """
+
+    def __init__(self, base: View) -> None:
+        self.reservations = dict(base.reservations)
+        self.allocations = dict(base.allocations)
+        self.timelines = dict(base.timelines)
+        self.slots_by_reservation = dict(base.slots_by_reservation)
+        self.bound = dict(base.bound)
+        self._own_timelines: set = set()
+        self._own_slots: set = set()
+
+    def _timeline(self, node: str) -> capacity.Timeline:
+        if node not in self._own_timelines:
+            known = self.timelines.get(node)
+            self.timelines[node] = (known.copy() if known is not None
+                                    else capacity.Timeline())
+            self._own_timelines.add(node)
+        return self.timelines[node]
+
+    def _slots(self, reservation_id: str) -> set:
+        if reservation_id not in self._own_slots:
+            self.slots_by_reservation[reservation_id] = set(
+                self.slots_by_reservation.get(reservation_id, ()))
+            self._own_slots.add(reservation_id)
+        return self.slots_by_reservation[reservation_id]
+
+    def apply_reservation(self, row) -> None:
+        if row.deleted:
+            self.reservations.pop(row.id, None)
+        else:
+            self.reservations[row.id] = ReservationInfo(
+                row.id, row.lease_id, row.project_id, row.resource_type)
+
+    def apply_allocation(self, row) -> None:
         old = self.allocations.pop(row.id, None)
         if old is not None:
-            self.timelines[old.node].remove(old.id)
-            if not len(self.timelines[old.node]):
+            timeline = self._timeline(old.node)
+            timeline.remove(old.id)
+            if not len(timeline):
                 del self.timelines[old.node]
-            self.slots_by_reservation[old.reservation_id].discard(old.id)
+                self._own_timelines.discard(old.node)
+            self._slots(old.reservation_id).discard(old.id)
             if old.instance_uuid:
                 self.bound.pop(old.instance_uuid, None)
         if row.deleted:
@@ -107,14 +137,63 @@ class Ledger:
                                          row.disk_gb),
             instance_uuid=row.instance_uuid)
         self.allocations[alloc.id] = alloc
-        self.timelines.setdefault(alloc.node, capacity.Timeline()).add(alloc)
-        self.slots_by_reservation[alloc.reservation_id].add(alloc.id)
+        self._timeline(alloc.node).add(alloc)
+        self._slots(alloc.reservation_id).add(alloc.id)
         if alloc.instance_uuid:
             self.bound[alloc.instance_uuid] = alloc.resources
 
+    def view(self, epoch: Optional[str], generation: int) -> View:
+        return View(epoch, generation, self.reservations, self.allocations,
+                    self.timelines, self.slots_by_reservation, self.bound)
+
+
+def _of_view(field: str) -> property:
+    return property(operator.attrgetter('view.' + field),
+                    doc='The current view\'s %s.' % field)
+
+
+class Ledger:
+    """The ledger's current `View`, refreshed from the store.
+
+    Each attribute below reads the view current at that moment; a reader
+    that needs several parts of one generation takes `view` once.
+    """
+
+    epoch = _of_view('epoch')
+    generation = _of_view('generation')
+    reservations = _of_view('reservations')
+    allocations = _of_view('allocations')
+    timelines = _of_view('timelines')
+    slots_by_reservation = _of_view('slots_by_reservation')
+    bound = _of_view('bound')
+
+    def __init__(self) -> None:
+        # Refreshes take turns; readers never wait (they read `view`).
+        self._lock = threading.Lock()
+        self.view = View()
+
+    def refresh(self) -> int:
+        """Apply what changed in the store since the last refresh."""
+        with self._lock:
+            current = self.view
+            epoch, gen, reservations, allocations = db_api.ledger_changes(
+                current.epoch, current.generation)
+            if epoch != current.epoch:
+                current = View()   # Another store: start again from nothing.
+            elif not reservations and not allocations:
+                if gen != current.generation:
+                    self.view = dataclasses.replace(current, generation=gen)
+                return gen
+            nxt = _NextView(current)
+            for r in reservations:
+                nxt.apply_reservation(r)
+            for row in allocations:
+                nxt.apply_allocation(row)
+            self.view = nxt.view(epoch, gen)
+            return gen
+
     def slots(self, reservation_id: str) -> list:
-        return [self.allocations[i]
-                for i in self.slots_by_reservation.get(reservation_id, ())]
+        return self.view.slots(reservation_id)
 
     def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
-        return self.reservations.get(reservation_id)
+        return self.view.reservation(reservation_id)
