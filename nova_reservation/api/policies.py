@@ -13,6 +13,8 @@
 """Policy of the lease API (oslo.policy), with defaults an operator can
 override in Nova's policy file."""
 
+import threading
+
 from oslo_policy import policy
 
 from nova_reservation import conf
@@ -101,6 +103,9 @@ RULES = [
 ]
 
 _ENFORCER = None
+# Under native threads, the first requests may come at once: one enforcer,
+# seen by the others only once its rules are registered.
+_ENFORCER_LOCK = threading.Lock()
 
 
 def list_rules() -> list:
@@ -109,10 +114,15 @@ def list_rules() -> list:
 
 def enforcer() -> policy.Enforcer:
     global _ENFORCER
-    if _ENFORCER is None:
-        _ENFORCER = policy.Enforcer(conf.CONF)
-        _ENFORCER.register_defaults(RULES)
-    return _ENFORCER
+    current = _ENFORCER
+    if current is not None:
+        return current
+    with _ENFORCER_LOCK:
+        if _ENFORCER is None:
+            made = policy.Enforcer(conf.CONF)
+            made.register_defaults(RULES)
+            _ENFORCER = made
+        return _ENFORCER
 
 
 def reset() -> None:
@@ -120,9 +130,10 @@ def reset() -> None:
     named in the configuration then (as Nova's own ``policy.reset``).
     """
     global _ENFORCER
-    if _ENFORCER is not None:
-        _ENFORCER.clear()
-    _ENFORCER = None
+    with _ENFORCER_LOCK:
+        if _ENFORCER is not None:
+            _ENFORCER.clear()
+        _ENFORCER = None
 
 
 def authorize(ctx, rule: str, target: dict) -> bool:

@@ -12,6 +12,7 @@
 
 """/v1/leases: list, create, show, update, delete."""
 
+import threading
 import time
 
 from nova.compute import flavors
@@ -36,15 +37,22 @@ LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 FINISHED = ('TERMINATED', 'DELETING', 'DELETED')
 _PLANNER = None
+# One planner (and ledger copy) per process, also when the first requests
+# come at once on native threads.
+_PLANNER_LOCK = threading.Lock()
 
 
 def _planner() -> planner.Planner:
     global _PLANNER
-    if _PLANNER is None:
-        _PLANNER = planner.Planner(ledger_mod.Ledger(),
-                                   report.report_client_singleton(),
-                                   time.time)
-    return _PLANNER
+    current = _PLANNER
+    if current is not None:
+        return current
+    with _PLANNER_LOCK:
+        if _PLANNER is None:
+            _PLANNER = planner.Planner(ledger_mod.Ledger(),
+                                       report.report_client_singleton(),
+                                       time.time)
+        return _PLANNER
 
 
 # --------------------------------------------------------------- helpers

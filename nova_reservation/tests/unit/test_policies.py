@@ -14,6 +14,8 @@
 and rule names written once."""
 
 import os
+import threading
+import time
 
 import fixtures
 from nova import context
@@ -40,9 +42,10 @@ class PoliciesTest(testtools.TestCase):
             self.useFixture(fixtures.TempDir()).path, 'policy.yaml')
         with open(policy_file, 'w') as f:
             f.write('{}')
-        config = cfg.ConfigOpts()
-        config([], default_config_files=[], default_config_dirs=[])
-        enforcer = policy.Enforcer(config, policy_file=policy_file)
+        self.config = cfg.ConfigOpts()
+        self.config([], default_config_files=[], default_config_dirs=[])
+        self.policy_file = policy_file
+        enforcer = policy.Enforcer(self.config, policy_file=policy_file)
         enforcer.register_defaults(policies.RULES)
         self.useFixture(fixtures.MockPatchObject(policies, '_ENFORCER',
                                                  enforcer))
@@ -62,6 +65,33 @@ class PoliciesTest(testtools.TestCase):
                 project, rule.name, {'project_id': 'p1'}), rule.name)
             self.assertFalse(policies.authorize(
                 system, rule.name, {'project_id': 'p1'}), rule.name)
+
+    def test_checks_at_once_wait_for_the_first_enforcer_s_rules(self):
+        # Native threads: a request must not see the enforcer that another
+        # is still making, before its rules are registered.
+        config, policy_file = self.config, self.policy_file
+
+        class SlowEnforcer(policy.Enforcer):
+            def __init__(self, conf, **kwargs) -> None:
+                super().__init__(config, policy_file=policy_file)
+
+            def register_defaults(self, defaults) -> None:
+                time.sleep(0.3)
+                super().register_defaults(defaults)
+
+        self.useFixture(fixtures.MockPatchObject(policy, 'Enforcer',
+                                                 SlowEnforcer))
+        policies.reset()
+        ctx = context.RequestContext('admin', 'p1', roles=['admin'],
+                                     is_admin=False)
+        first = threading.Thread(target=policies.enforcer)
+        first.start()
+        self.addCleanup(first.join)
+        time.sleep(0.1)
+        self.assertTrue(policies.authorize(ctx, policies.LEASES_GET,
+                                           {'project_id': 'p1'}))
+        first.join()
+        self.assertIs(policies.enforcer(), policies.enforcer())
 
     def test_each_os_hosts_operation_has_its_rule(self):
         by_name = {r.name: r for r in policies.RULES}
