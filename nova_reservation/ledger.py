@@ -21,6 +21,7 @@ when nothing changed) and keeps one `capacity.Timeline` per node.
 import calendar
 import dataclasses
 import datetime
+import functools
 import operator
 import threading
 from typing import Optional
@@ -64,18 +65,26 @@ class View:
     epoch: Optional[str] = None
     generation: int = -1
     reservations: dict = dataclasses.field(default_factory=dict)
-    allocations: dict = dataclasses.field(default_factory=dict)
     timelines: dict = dataclasses.field(default_factory=dict)
-    # {reservation id: {slot id}}
+    # {reservation id: {slot id: capacity.Allocation}}
     slots_by_reservation: dict = dataclasses.field(default_factory=dict)
     # {instance_uuid: resources}: the lease servers, whose usage the
     # ledger already holds over their lease (and which hold nothing
     # outside it: shelved before, gone after).
     bound: dict = dataclasses.field(default_factory=dict)
 
+    @functools.cached_property
+    def allocations(self) -> dict:
+        """{slot id: capacity.Allocation}, made on first need (rare: the
+        reconciler's relocation), so that a refresh copies no index of
+        every slot.
+        """
+        return {i: a for slots in self.slots_by_reservation.values()
+                for i, a in slots.items()}
+
     def slots(self, reservation_id: str) -> list:
-        return [self.allocations[i]
-                for i in self.slots_by_reservation.get(reservation_id, ())]
+        return list(self.slots_by_reservation.get(reservation_id,
+                                                  {}).values())
 
     def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
         return self.reservations.get(reservation_id)
@@ -83,12 +92,14 @@ class View:
 
 class _NextView:
     """The view after `base`, made by applying changed rows to copies of
-    its containers; a timeline or a slot set is copied when first changed.
+    its containers; a timeline or a reservation's slots are copied when
+    first changed.  `index` ({slot id: capacity.Allocation}, the refresh's
+    own, never read by a request) is changed in place.
     """
 
-    def __init__(self, base: View) -> None:
+    def __init__(self, base: View, index: dict) -> None:
+        self.index = index
         self.reservations = dict(base.reservations)
-        self.allocations = dict(base.allocations)
         self.timelines = dict(base.timelines)
         self.slots_by_reservation = dict(base.slots_by_reservation)
         self.bound = dict(base.bound)
@@ -103,10 +114,10 @@ class _NextView:
             self._own_timelines.add(node)
         return self.timelines[node]
 
-    def _slots(self, reservation_id: str) -> set:
+    def _slots(self, reservation_id: str) -> dict:
         if reservation_id not in self._own_slots:
-            self.slots_by_reservation[reservation_id] = set(
-                self.slots_by_reservation.get(reservation_id, ()))
+            self.slots_by_reservation[reservation_id] = dict(
+                self.slots_by_reservation.get(reservation_id, {}))
             self._own_slots.add(reservation_id)
         return self.slots_by_reservation[reservation_id]
 
@@ -118,14 +129,18 @@ class _NextView:
                 row.id, row.lease_id, row.project_id, row.resource_type)
 
     def apply_allocation(self, row) -> None:
-        old = self.allocations.pop(row.id, None)
+        old = self.index.pop(row.id, None)
         if old is not None:
             timeline = self._timeline(old.node)
             timeline.remove(old.id)
             if not len(timeline):
                 del self.timelines[old.node]
                 self._own_timelines.discard(old.node)
-            self._slots(old.reservation_id).discard(old.id)
+            slots = self._slots(old.reservation_id)
+            slots.pop(old.id, None)
+            if not slots:
+                del self.slots_by_reservation[old.reservation_id]
+                self._own_slots.discard(old.reservation_id)
             if old.instance_uuid:
                 self.bound.pop(old.instance_uuid, None)
         if row.deleted:
@@ -136,15 +151,15 @@ class _NextView:
             resources=capacity.Resources(row.vcpus, row.memory_mb,
                                          row.disk_gb),
             instance_uuid=row.instance_uuid)
-        self.allocations[alloc.id] = alloc
+        self.index[alloc.id] = alloc
         self._timeline(alloc.node).add(alloc)
-        self._slots(alloc.reservation_id).add(alloc.id)
+        self._slots(alloc.reservation_id)[alloc.id] = alloc
         if alloc.instance_uuid:
             self.bound[alloc.instance_uuid] = alloc.resources
 
     def view(self, epoch: Optional[str], generation: int) -> View:
-        return View(epoch, generation, self.reservations, self.allocations,
-                    self.timelines, self.slots_by_reservation, self.bound)
+        return View(epoch, generation, self.reservations, self.timelines,
+                    self.slots_by_reservation, self.bound)
 
 
 def _of_view(field: str) -> property:
@@ -171,6 +186,7 @@ class Ledger:
         # Refreshes take turns; readers never wait (they read `view`).
         self._lock = threading.Lock()
         self.view = View()
+        self._index: dict = {}   # the refreshes' {slot id: Allocation}
 
     def refresh(self) -> int:
         """Apply what changed in the store since the last refresh."""
@@ -179,16 +195,23 @@ class Ledger:
             epoch, gen, reservations, allocations = db_api.ledger_changes(
                 current.epoch, current.generation)
             if epoch != current.epoch:
-                current = View()   # Another store: start again from nothing.
+                # Another store: start again from nothing.
+                current, self._index = View(), {}
             elif not reservations and not allocations:
                 if gen != current.generation:
                     self.view = dataclasses.replace(current, generation=gen)
                 return gen
-            nxt = _NextView(current)
-            for r in reservations:
-                nxt.apply_reservation(r)
-            for row in allocations:
-                nxt.apply_allocation(row)
+            nxt = _NextView(current, self._index)
+            try:
+                for r in reservations:
+                    nxt.apply_reservation(r)
+                for row in allocations:
+                    nxt.apply_allocation(row)
+            except Exception:
+                # The index is half changed: requests keep the view they
+                # have, and the next refresh reads every row again.
+                self.view = dataclasses.replace(self.view, epoch=None)
+                raise
             self.view = nxt.view(epoch, gen)
             return gen
 

@@ -62,6 +62,8 @@ class FakeStore:
 
     def changes(self, epoch, since: int) -> tuple:
         with self.lock:
+            if epoch != 'epoch':
+                since = -1   # Everything, as the store does.
             rows = [r for gen, batch in self.pending if gen > since
                     for r in batch]
             reservations = ([reservation_row(rid) for rid in RESERVATIONS]
@@ -119,6 +121,25 @@ class LedgerViewTest(testtools.TestCase):
         view = self.ledger.view
         self.ledger.refresh()
         self.assertIs(view, self.ledger.view)
+
+    def test_a_refresh_that_fails_half_way_is_made_again_whole(self):
+        self.store.write(slot_row(1, 'n1'), slot_row(2, 'n2'))
+        self.ledger.refresh()
+        before = self.ledger.view
+        broken = slot_row(4, 'n1')
+        broken.end_at = None
+        self.store.write(slot_row(1, 'n1', deleted=True), slot_row(3, 'n3'),
+                         broken)
+        self.assertRaises(AttributeError, self.ledger.refresh)
+        # Requests still read the last whole view.
+        self.assertEqual({1, 2}, set(self.ledger.allocations))
+        self.assertIs(before.timelines, self.ledger.timelines)
+        broken.end_at = ledger_mod.from_epoch(5000)
+        self.assertEqual(2, self.ledger.refresh())
+        self.assertEqual({2, 3, 4}, set(self.ledger.allocations))
+        self.assertEqual({'n1', 'n2', 'n3'}, set(self.ledger.timelines))
+        self.assertEqual([4], [s.id for s in self.ledger.slots('r1')
+                               if s.node == 'n1'])
 
     def test_readers_on_other_threads_see_one_generation_whole(self):
         # Threads switch as often as they can: a reader meets a refresh in
