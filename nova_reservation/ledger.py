@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """An in-process copy of the capacity ledger, refreshed incrementally.
 
 nova-scheduler asks the ledger once per host per request, and nova-api
@@ -7,11 +19,12 @@ when nothing changed) and keeps one `capacity.Timeline` per node.
 """
 
 import calendar
-import collections
 import dataclasses
 import datetime
+import functools
+import operator
 import threading
-from typing import Optional
+from typing import Callable, Optional
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
@@ -40,71 +53,175 @@ class ReservationInfo:
     resource_type: str
 
 
-class Ledger:
-    """The ledger as of `generation`: reservations, slots, timelines."""
+@dataclasses.dataclass(frozen=True)
+class View:
+    """The ledger at one generation.
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ctx = db_api.Context()
-        self._clear()
+    Never changed once published, nor its timelines: a refresh makes the
+    next view, copying only what changed.  Under Nova's native threads a
+    request reads the ledger while another refreshes it; it then sees one
+    generation whole, as under eventlet, where nothing else ran between two
+    reads.
+    """
+    epoch: Optional[str] = None
+    generation: int = -1
+    reservations: dict = dataclasses.field(default_factory=dict)
+    timelines: dict = dataclasses.field(default_factory=dict)
+    # {reservation id: {slot id: capacity.Slot}}
+    slots_by_reservation: dict = dataclasses.field(default_factory=dict)
+    # {instance_uuid: resources}: the lease servers, whose usage the
+    # ledger already holds over their lease (and which hold nothing
+    # outside it: shelved before, gone after).
+    bound: dict = dataclasses.field(default_factory=dict)
 
-    def _clear(self) -> None:
-        self.epoch = None
-        self.generation = -1
-        self.reservations: dict = {}
-        self.by_id: dict = {}
-        self.timelines: dict = {}
-        self.slots_by_reservation = collections.defaultdict(set)
-        # {instance_uuid: resources}: the lease servers, whose usage the
-        # ledger already holds over their lease (and which hold nothing
-        # outside it: shelved before, gone after).
-        self.bound: dict = {}
+    @functools.cached_property
+    def by_id(self) -> dict:
+        """{slot id: capacity.Slot}, made on first need (rare: the
+        reconciler's relocation), so that a refresh copies no index of
+        every slot.
+        """
+        return {i: a for slots in self.slots_by_reservation.values()
+                for i, a in slots.items()}
 
-    def refresh(self) -> int:
-        """Apply what changed in the store since the last refresh."""
-        with self._lock:
-            epoch, gen, reservations, slots = db_ledger.changes(
-                self._ctx, self.epoch, self.generation)
-            if epoch != self.epoch:
-                self._clear()   # Another store: start again from nothing.
-                self.epoch = epoch
-            for r in reservations:
-                if r.deleted:
-                    self.reservations.pop(r.id, None)
-                else:
-                    self.reservations[r.id] = ReservationInfo(
-                        r.id, r.lease_id, r.project_id, r.resource_type)
-            for row in slots:
-                self._apply(row)
-            self.generation = gen
-            return gen
+    def slots(self, reservation_id: str) -> list:
+        return list(self.slots_by_reservation.get(reservation_id,
+                                                  {}).values())
 
-    def _apply(self, row) -> None:
-        old = self.by_id.pop(row.id, None)
+    def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
+        return self.reservations.get(reservation_id)
+
+
+class _NextView:
+    """The view after `base`, made by applying changed rows to copies of
+    its containers; a timeline or a reservation's slots are copied when
+    first changed.  `index` ({slot id: capacity.Slot}, the refresh's
+    own, never read by a request) is changed in place.
+    """
+
+    def __init__(self, base: View, index: dict) -> None:
+        self.index = index
+        self.reservations = dict(base.reservations)
+        self.timelines = dict(base.timelines)
+        self.slots_by_reservation = dict(base.slots_by_reservation)
+        self.bound = dict(base.bound)
+        self._own_timelines: set = set()
+        self._own_slots: set = set()
+
+    def _timeline(self, node: str) -> capacity.Timeline:
+        if node not in self._own_timelines:
+            known = self.timelines.get(node)
+            self.timelines[node] = (known.copy() if known is not None
+                                    else capacity.Timeline())
+            self._own_timelines.add(node)
+        return self.timelines[node]
+
+    def _slots(self, reservation_id: str) -> dict:
+        if reservation_id not in self._own_slots:
+            self.slots_by_reservation[reservation_id] = dict(
+                self.slots_by_reservation.get(reservation_id, {}))
+            self._own_slots.add(reservation_id)
+        return self.slots_by_reservation[reservation_id]
+
+    def apply_reservation(self, row) -> None:
+        if row.deleted:
+            self.reservations.pop(row.id, None)
+        else:
+            self.reservations[row.id] = ReservationInfo(
+                row.id, row.lease_id, row.project_id, row.resource_type)
+
+    def apply_slot(self, row) -> None:
+        old = self.index.pop(row.id, None)
         if old is not None:
-            self.timelines[old.node].remove(old.id)
-            if not len(self.timelines[old.node]):
+            timeline = self._timeline(old.node)
+            timeline.remove(old.id)
+            if not len(timeline):
                 del self.timelines[old.node]
-            self.slots_by_reservation[old.reservation_id].discard(old.id)
+                self._own_timelines.discard(old.node)
+            slots = self._slots(old.reservation_id)
+            slots.pop(old.id, None)
+            if not slots:
+                del self.slots_by_reservation[old.reservation_id]
+                self._own_slots.discard(old.reservation_id)
             if old.instance_uuid:
                 self.bound.pop(old.instance_uuid, None)
         if row.deleted:
             return
-        alloc = capacity.Slot(
+        slot = capacity.Slot(
             id=row.id, reservation_id=row.reservation_id, node=row.node,
             start=to_epoch(row.start_at), end=to_epoch(row.end_at),
             resources=capacity.Resources(row.vcpus, row.memory_mb,
                                          row.disk_gb),
             instance_uuid=row.instance_uuid)
-        self.by_id[alloc.id] = alloc
-        self.timelines.setdefault(alloc.node, capacity.Timeline()).add(alloc)
-        self.slots_by_reservation[alloc.reservation_id].add(alloc.id)
-        if alloc.instance_uuid:
-            self.bound[alloc.instance_uuid] = alloc.resources
+        self.index[slot.id] = slot
+        self._timeline(slot.node).add(slot)
+        self._slots(slot.reservation_id)[slot.id] = slot
+        if slot.instance_uuid:
+            self.bound[slot.instance_uuid] = slot.resources
+
+    def view(self, epoch: Optional[str], generation: int) -> View:
+        return View(epoch, generation, self.reservations, self.timelines,
+                    self.slots_by_reservation, self.bound)
+
+
+def _of_view(field: str) -> property:
+    return property(operator.attrgetter('view.' + field),
+                    doc='The current view\'s %s.' % field)
+
+
+class Ledger:
+    """The ledger's current `View`, refreshed from the store.
+
+    Each attribute below reads the view current at that moment; a reader
+    that needs several parts of one generation takes `view` once.
+    """
+
+    epoch = _of_view('epoch')
+    generation = _of_view('generation')
+    reservations = _of_view('reservations')
+    by_id = _of_view('by_id')
+    timelines = _of_view('timelines')
+    slots_by_reservation = _of_view('slots_by_reservation')
+    bound = _of_view('bound')
+
+    def __init__(self, changes: Optional[Callable] = None) -> None:
+        # Refreshes take turns; readers never wait (they read `view`).
+        self._lock = threading.Lock()
+        ctx = db_api.Context()
+        # changes(epoch, since): what the store wrote after a generation.
+        self._changes = changes or (
+            lambda epoch, since: db_ledger.changes(ctx, epoch, since))
+        self.view = View()
+        self._index: dict = {}   # the refreshes' {slot id: Allocation}
+
+    def refresh(self) -> int:
+        """Apply what changed in the store since the last refresh."""
+        with self._lock:
+            current = self.view
+            epoch, gen, reservations, slots = self._changes(
+                current.epoch, current.generation)
+            if epoch != current.epoch:
+                # Another store: start again from nothing.
+                current, self._index = View(), {}
+            elif not reservations and not slots:
+                if gen != current.generation:
+                    self.view = dataclasses.replace(current, generation=gen)
+                return gen
+            nxt = _NextView(current, self._index)
+            try:
+                for r in reservations:
+                    nxt.apply_reservation(r)
+                for row in slots:
+                    nxt.apply_slot(row)
+            except Exception:
+                # The index is half changed: requests keep the view they
+                # have, and the next refresh reads every row again.
+                self.view = dataclasses.replace(self.view, epoch=None)
+                raise
+            self.view = nxt.view(epoch, gen)
+            return gen
 
     def slots(self, reservation_id: str) -> list:
-        return [self.by_id[i]
-                for i in self.slots_by_reservation.get(reservation_id, ())]
+        return self.view.slots(reservation_id)
 
     def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
-        return self.reservations.get(reservation_id)
+        return self.view.reservation(reservation_id)

@@ -1,5 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Policy of the lease API (oslo.policy), with defaults an operator can
 override in Nova's policy file."""
+
+import threading
 
 from oslo_policy import policy
 
@@ -8,48 +22,90 @@ from nova_reservation import conf
 ADMIN = 'role:admin'
 PROJECT_READER = 'role:reader and project_id:%(project_id)s'
 PROJECT_MEMBER = 'role:member and project_id:%(project_id)s'
+ADMIN_OR_READER = ADMIN + ' or (' + PROJECT_READER + ')'
+ADMIN_OR_MEMBER = ADMIN + ' or (' + PROJECT_MEMBER + ')'
+# Every rule is about a project's leases or the cloud's hosts as a project
+# sees them: a system-scoped token is refused.
+SCOPE_TYPES = ['project']
+
+LEASES_GET = 'reservation:leases:get'
+LEASES_LIST = 'reservation:leases:list'
+LEASES_LIST_ALL_PROJECTS = 'reservation:leases:list_all_projects'
+LEASES_CREATE = 'reservation:leases:create'
+LEASES_UPDATE = 'reservation:leases:update'
+LEASES_DELETE = 'reservation:leases:delete'
+LEASES_RETRY_EVENT = 'reservation:leases:retry_event'
+HOSTS_LIST = 'reservation:os-hosts:list'
+HOSTS_GET = 'reservation:os-hosts:get'
+HOSTS_CREATE = 'reservation:os-hosts:create'
+HOSTS_UPDATE = 'reservation:os-hosts:update'
+HOSTS_DELETE = 'reservation:os-hosts:delete'
+HOSTS_LIST_ALLOCATIONS = 'reservation:os-hosts:list_allocations'
+HOSTS_GET_ALLOCATION = 'reservation:os-hosts:get_allocation'
+
+# The one rule that covered every os-hosts operation before they had a
+# rule each: an operator's override of it still applies to every one of
+# them, unless that operation's own rule is overridden too.
+HOSTS_DEPRECATED = policy.DeprecatedRule(
+    'reservation:os-hosts', ADMIN,
+    deprecated_reason='Each os-hosts operation has a rule of its own; an '
+                      'override of reservation:os-hosts applies to every '
+                      'operation whose own rule is not overridden.',
+    deprecated_since='0.0.1')
+
+
+def _rule(name: str, check_str: str, description: str, method: str,
+          path: str, **extra) -> policy.DocumentedRuleDefault:
+    return policy.DocumentedRuleDefault(
+        name, check_str, description, [{'method': method, 'path': path}],
+        scope_types=SCOPE_TYPES, **extra)
+
+
+def _hosts_rule(name: str, description: str, method: str,
+                path: str) -> policy.DocumentedRuleDefault:
+    return _rule(name, ADMIN, description, method, path,
+                 deprecated_rule=HOSTS_DEPRECATED)
+
 
 RULES = [
-    policy.DocumentedRuleDefault(
-        'reservation:leases:get', ADMIN + ' or (' + PROJECT_READER + ')',
-        'Show a lease.', [{'method': 'GET', 'path': '/v1/leases/{id}'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:leases:list', ADMIN + ' or (' + PROJECT_READER + ')',
-        'List the leases of the project.',
-        [{'method': 'GET', 'path': '/v1/leases'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:leases:list_all_projects', ADMIN,
-        'List the leases of every project.',
-        [{'method': 'GET', 'path': '/v1/leases'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:leases:create', ADMIN + ' or (' + PROJECT_MEMBER + ')',
-        'Create a lease.', [{'method': 'POST', 'path': '/v1/leases'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:leases:update', ADMIN + ' or (' + PROJECT_MEMBER + ')',
-        'Change a lease.', [{'method': 'PUT', 'path': '/v1/leases/{id}'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:leases:delete', ADMIN + ' or (' + PROJECT_MEMBER + ')',
-        'Delete a lease.',
-        [{'method': 'DELETE', 'path': '/v1/leases/{id}'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:leases:retry_event', ADMIN,
-        'Run again an event of a lease that failed (ERROR).',
-        [{'method': 'POST',
-          'path': '/v1/leases/{id}/events/{event_id}/retry'}]),
-    policy.DocumentedRuleDefault(
-        'reservation:os-hosts', ADMIN,
-        'Enroll, list, show, change and remove reservable hosts, and see '
-        'their allocations.',
-        [{'method': 'GET', 'path': '/v1/os-hosts'},
-         {'method': 'POST', 'path': '/v1/os-hosts'},
-         {'method': 'GET', 'path': '/v1/os-hosts/{id}'},
-         {'method': 'PUT', 'path': '/v1/os-hosts/{id}'},
-         {'method': 'DELETE', 'path': '/v1/os-hosts/{id}'},
-         {'method': 'GET', 'path': '/v1/os-hosts/allocations'},
-         {'method': 'GET', 'path': '/v1/os-hosts/{id}/allocation'}]),
+    _rule(LEASES_GET, ADMIN_OR_READER, 'Show a lease.',
+          'GET', '/v1/leases/{id}'),
+    _rule(LEASES_LIST, ADMIN_OR_READER, 'List the leases of the project.',
+          'GET', '/v1/leases'),
+    _rule(LEASES_LIST_ALL_PROJECTS, ADMIN,
+          'List the leases of every project.', 'GET', '/v1/leases'),
+    _rule(LEASES_CREATE, ADMIN_OR_MEMBER, 'Create a lease.',
+          'POST', '/v1/leases'),
+    _rule(LEASES_UPDATE, ADMIN_OR_MEMBER, 'Change a lease.',
+          'PUT', '/v1/leases/{id}'),
+    _rule(LEASES_DELETE, ADMIN_OR_MEMBER, 'Delete a lease.',
+          'DELETE', '/v1/leases/{id}'),
+    _rule(LEASES_RETRY_EVENT, ADMIN,
+          'Run again an event of a lease that failed (ERROR).',
+          'POST', '/v1/leases/{id}/events/{event_id}/retry'),
+    _hosts_rule(HOSTS_LIST, 'List the reservable hosts.',
+                'GET', '/v1/os-hosts'),
+    _hosts_rule(HOSTS_GET, 'Show a reservable host.',
+                'GET', '/v1/os-hosts/{id}'),
+    _hosts_rule(HOSTS_CREATE, 'Enroll a compute node as a reservable host.',
+                'POST', '/v1/os-hosts'),
+    _hosts_rule(HOSTS_UPDATE,
+                'Change the extra capabilities of a reservable host.',
+                'PUT', '/v1/os-hosts/{id}'),
+    _hosts_rule(HOSTS_DELETE, 'Remove a host from the reservable hosts.',
+                'DELETE', '/v1/os-hosts/{id}'),
+    _hosts_rule(HOSTS_LIST_ALLOCATIONS,
+                'List the leases holding each reservable host.',
+                'GET', '/v1/os-hosts/allocations'),
+    _hosts_rule(HOSTS_GET_ALLOCATION,
+                'Show the leases holding a reservable host.',
+                'GET', '/v1/os-hosts/{id}/allocation'),
 ]
 
 _ENFORCER = None
+# Under native threads, the first requests may come at once: one enforcer,
+# seen by the others only once its rules are registered.
+_ENFORCER_LOCK = threading.Lock()
 
 
 def list_rules() -> list:
@@ -58,10 +114,26 @@ def list_rules() -> list:
 
 def enforcer() -> policy.Enforcer:
     global _ENFORCER
-    if _ENFORCER is None:
-        _ENFORCER = policy.Enforcer(conf.CONF)
-        _ENFORCER.register_defaults(RULES)
-    return _ENFORCER
+    current = _ENFORCER
+    if current is not None:
+        return current
+    with _ENFORCER_LOCK:
+        if _ENFORCER is None:
+            made = policy.Enforcer(conf.CONF)
+            made.register_defaults(RULES)
+            _ENFORCER = made
+        return _ENFORCER
+
+
+def reset() -> None:
+    """Forget the enforcer, so that the next check reads the policy file
+    named in the configuration then (as Nova's own ``policy.reset``).
+    """
+    global _ENFORCER
+    with _ENFORCER_LOCK:
+        if _ENFORCER is not None:
+            _ENFORCER.clear()
+        _ENFORCER = None
 
 
 def authorize(ctx, rule: str, target: dict) -> bool:

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """ReservationFilter: the scheduler's time-aware view of the ledger."""
 
 import time
@@ -37,23 +49,26 @@ class ReservationFilter(filters.BaseHostFilter):
         # The per-request work (ledger refresh, the request's need) is done
         # once here, not once per host.
         self.ledger.refresh()
+        # One generation of the ledger for the whole request, whatever
+        # other requests' refreshes publish meanwhile (native threads).
+        view = self.ledger.view
         rid = spec_obj.get_scheduler_hint('reservation')
         if rid:
-            check = self._reserved_check(rid, spec_obj)
+            check = self._reserved_check(view, rid, spec_obj)
         else:
-            check = self._ordinary_check(spec_obj)
+            check = self._ordinary_check(view, spec_obj)
         return (h for h in host_states if check(h))
 
     def host_passes(self, host_state, spec_obj) -> bool:
         return any(True for _ in self.filter_all([host_state], spec_obj))
 
-    def _reserved_check(self, rid: str, spec_obj):
-        res = self.ledger.reservation(rid)
+    def _reserved_check(self, view: ledger_mod.View, rid: str, spec_obj):
+        res = view.reservation(rid)
         if res is None or res.project_id != spec_obj.project_id:
             LOG.info('ReservationFilter: reservation %s is not one of '
                      'project %s', rid, spec_obj.project_id)
             return lambda host_state: False
-        slots = self.ledger.slots(rid)
+        slots = view.slots(rid)
         # The slots the boot holds (all the servers of a multi-create may
         # use them: Nova narrows the hosts from one server to the next),
         # or the server's own.
@@ -72,11 +87,11 @@ class ReservationFilter(filters.BaseHostFilter):
             nodes = own or {s.node for s in slots if s.start <= now < s.end}
         return lambda host_state: host_state.nodename in nodes
 
-    def _ordinary_check(self, spec_obj):
+    def _ordinary_check(self, view: ledger_mod.View, spec_obj):
         need = capacity.need_of_flavor(spec_obj.flavor)
         now = self.clock()
-        timelines = self.ledger.timelines
-        bound = self.ledger.bound
+        timelines = view.timelines
+        bound = view.bound
         freepool = CONF.reservation.freepool_name
 
         def reservable(agg) -> bool:

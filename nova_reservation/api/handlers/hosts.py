@@ -1,4 +1,17 @@
-"""/v1/os-hosts: the reservable pool (admin only), and its allocations."""
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""/v1/os-hosts: the reservable pool (admins only, by default), and its
+allocations."""
 
 import json
 import re
@@ -25,10 +38,10 @@ DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
 HOST_ID = re.compile(r'^[0-9]{1,10}$')
 
 
-def _admin(ctx) -> None:
-    if not policies.authorize(ctx, 'reservation:os-hosts', {}):
-        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'only an admin may '
-                         'manage reservable hosts')
+def _authorize(ctx, rule: str) -> None:
+    if not policies.authorize(ctx, rule, {'project_id': ctx.project_id}):
+        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
+                         '%s for this user' % rule)
 
 
 def host_view(host) -> dict:
@@ -68,18 +81,18 @@ def _freepool(ctx):
 
 
 def list_hosts(ctx, req):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_LIST)
     return wsgi.json_response(200, {'hosts': [
         host_view(h) for h in db_hosts.get_all(db_api.Context())]})
 
 
 def show_host(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_GET)
     return wsgi.json_response(200, {'host': host_view(_host(id))})
 
 
 def create_host(ctx, req):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_CREATE)
     body = _check(schemas.CREATE, wsgi.body_of(req))
     name = body['name']
     caps = {k: v for k, v in body.items() if k != 'name'}
@@ -120,7 +133,7 @@ def create_host(ctx, req):
 
 
 def update_host(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_UPDATE)
     host = _host(id)
     body = wsgi.body_of(req)
     if isinstance(body, dict) and 'values' in body:
@@ -150,7 +163,7 @@ def _held_until(res) -> tuple:
 
 
 def delete_host(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_DELETE)
     host = _host(id)
     held = _reservations_on_node(host.hypervisor_hostname)
     if held:
@@ -173,11 +186,11 @@ def _allocation(host) -> dict:
 
 
 def list_allocations(ctx, req):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
     return wsgi.json_response(200, {'allocations': [
         _allocation(h) for h in db_hosts.get_all(db_api.Context())]})
 
 
 def show_allocation(ctx, req, id):
-    _admin(ctx)
+    _authorize(ctx, policies.HOSTS_GET_ALLOCATION)
     return wsgi.json_response(200, {'allocation': _allocation(_host(id))})

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """/v1/leases: list, create, show, update, delete."""
 
 from nova import objects
@@ -75,10 +87,10 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
 
 def list_leases(ctx, req):
     store = db_api.Context()
-    if policies.authorize(ctx, 'reservation:leases:list_all_projects', {}):
+    if policies.authorize(ctx, policies.LEASES_LIST_ALL_PROJECTS, {}):
         leases = db_leases.get_all(store)
     else:
-        _authorize(ctx, 'reservation:leases:list', ctx.project_id)
+        _authorize(ctx, policies.LEASES_LIST, ctx.project_id)
         leases = db_leases.get_all(store, ctx.project_id)
     # One read of the details of every lease, not one per lease.
     details = db_leases.details(store, (x.id for x in leases))
@@ -87,12 +99,12 @@ def list_leases(ctx, req):
 
 
 def show_lease(ctx, req, id):
-    lease = _lease(ctx, id, 'reservation:leases:get')
+    lease = _lease(ctx, id, policies.LEASES_GET)
     return wsgi.json_response(200, {'lease': _view(lease.id)})
 
 
 def create_lease(ctx, req):
-    _authorize(ctx, 'reservation:leases:create', ctx.project_id)
+    _authorize(ctx, policies.LEASES_CREATE, ctx.project_id)
     body = wsgi.body_of(req)
     try:
         values, requests = validation.lease(
@@ -179,7 +191,7 @@ def _growth(lease, entries: list) -> list:
 
 
 def update_lease(ctx, req, id):
-    lease = _lease(ctx, id, 'reservation:leases:update')
+    lease = _lease(ctx, id, policies.LEASES_UPDATE)
     if lease.status in status.FINISHED or lease.status == status.ERROR:
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
                          'change' % (lease.id, lease.status))
@@ -205,7 +217,7 @@ def update_lease(ctx, req, id):
 
 
 def delete_lease(ctx, req, id):
-    lease = _lease(ctx, id, 'reservation:leases:delete')
+    lease = _lease(ctx, id, policies.LEASES_DELETE)
     db_leases.begin_delete(db_api.Context(), lease.id)
     notifications.api_notifier().lease('delete', lease.id)
     LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
@@ -215,7 +227,7 @@ def delete_lease(ctx, req, id):
 
 def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
-    lease = _lease(ctx, id, 'reservation:leases:retry_event')
+    lease = _lease(ctx, id, policies.LEASES_RETRY_EVENT)
     store = db_api.Context()
     # An event that is not the lease's is unknown here, not in a state.
     events = db_events.of_lease(store, lease.id)

@@ -1,3 +1,15 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
 """Real Nova in one process, with the hook, the filter and the engine set up
 as an operator sets them up (``devcloud.embedded``), and the checks that
 Nova's own test case makes of a test (poisoned functions, warnings as
@@ -6,6 +18,7 @@ errors, captured logs).
 
 import datetime
 import json
+import os
 import time
 
 import fixtures
@@ -17,6 +30,7 @@ from oslotest import base as oslotest_base
 from oslotest import mock_fixture
 
 from devcloud import embedded
+from nova_reservation.api import policies
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
@@ -87,6 +101,9 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
         self.notifier = self.cloud.notifier
         self.scheduler = self.cloud.scheduler
         self.computes = self.cloud.computes
+        # The lease API's enforcer reads the policy file of this test.
+        policies.reset()
+        self.addCleanup(policies.reset)
         self.other_api = self.api_client('other-user', 'other-project')
         self.clock = FakeClock(ledger.to_epoch(db_api.utcnow()))
         self.engine = self.cloud.engine(clock=self.clock)
@@ -104,6 +121,15 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
                   roles=('reader', 'member')) -> embedded.LeaseAPI:
         """A client of the lease API mounted in nova-api."""
         return self.cloud.lease_api(user, project, roles)
+
+    def override_policy(self, rules: dict) -> None:
+        """Write `rules` to Nova's policy file, as an operator does."""
+        path = os.path.join(self.useFixture(
+            fixtures.TempDir()).path, 'policy.yaml')
+        with open(path, 'w') as f:
+            json.dump(rules, f)  # JSON is YAML
+        self.flags(policy_file=path, group='oslo_policy')
+        policies.reset()
 
     def nova_client(self) -> nova_client.NovaClient:
         """The engine's client (an admin)."""
