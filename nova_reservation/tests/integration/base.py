@@ -38,6 +38,12 @@ def utc(seconds: float) -> str:
         '%Y-%m-%dT%H:%M:%SZ')
 
 
+def minutes(n: int) -> str:
+    """Blazar's CLI date format, `n` minutes from now."""
+    return (datetime.datetime.now(datetime.timezone.utc) +
+            datetime.timedelta(minutes=n)).strftime('%Y-%m-%d %H:%M')
+
+
 def parse_json(out: str):
     """The JSON document a CLI printed (after any plugin load warning)."""
     return json.loads(out[min(i for i in (out.find('{'), out.find('['))

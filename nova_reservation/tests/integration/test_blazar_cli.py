@@ -14,16 +14,9 @@
 reservation and a capacity reservation, and boots into them.
 """
 
-import datetime
 import json
 
 from nova_reservation.tests.integration import base
-
-
-def minutes(n: int) -> str:
-    """Blazar's CLI date format, `n` minutes from now."""
-    return (datetime.datetime.now(datetime.timezone.utc) +
-            datetime.timedelta(minutes=n)).strftime('%Y-%m-%d %H:%M')
 
 
 class BlazarCLITest(base.CloudTestCase):
@@ -31,7 +24,7 @@ class BlazarCLITest(base.CloudTestCase):
     def lease(self, user: str, name: str, reservation: str) -> dict:
         lease = self.openstack(
             user, 'reservation', 'lease', 'create', '--end-date',
-            minutes(30), '--reservation', reservation, name)
+            base.minutes(30), '--reservation', reservation, name)
         self.addCleanup(self.delete_lease, lease['id'])
         lease = self.wait_for('lease %s active' % name, lambda: (
             lambda x: x['status'] == 'ACTIVE' and x)(self.openstack(

@@ -15,7 +15,6 @@ other's leases.
 """
 
 from nova_reservation.tests.integration import base
-from nova_reservation.tests.integration import test_blazar_cli
 
 
 class ProjectIsolationTest(base.CloudTestCase):
@@ -23,7 +22,7 @@ class ProjectIsolationTest(base.CloudTestCase):
     def capacity_lease(self, user: str, name: str, flavor: str) -> dict:
         lease = self.openstack(
             user, 'reservation', 'lease', 'create', '--end-date',
-            test_blazar_cli.minutes(30), '--reservation',
+            base.minutes(30), '--reservation',
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
             name)
         self.addCleanup(self.delete_lease, lease['id'])

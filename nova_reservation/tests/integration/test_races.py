@@ -22,7 +22,6 @@ import threading
 
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
-from nova_reservation.tests.integration import test_blazar_cli
 
 SLOTS = 5
 BOOTS = 20
@@ -35,7 +34,7 @@ class ParallelBootsTest(base.CloudTestCase):
         image = self.openstack('alice', 'image', 'show', 'cirros')['id']
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--end-date',
-            test_blazar_cli.minutes(30), '--reservation',
+            base.minutes(30), '--reservation',
             'resource_type=flavor:instance,flavor_id=%s,amount=%d'
             % (flavor, SLOTS), 'race-' + self.suffix)
         self.addCleanup(self.delete_lease, lease['id'])
