@@ -75,6 +75,28 @@ class LayoutTest(testtools.TestCase):
             outside.update(modules_imported(top, skip))
         self.assertEqual({}, importing(outside, 'nova_reservation.tests'))
 
+    def test_no_test_module_imports_another(self):
+        # Helpers live in base modules (and devcloud), not in test modules.
+        tests = modules_imported('nova_reservation/tests')
+        self.assertEqual({}, {
+            path: [m for m in modules
+                   if m.rsplit('.', 1)[-1].startswith('test_')]
+            for path, modules in importing(
+                tests, 'nova_reservation.tests').items()
+            if any(m.rsplit('.', 1)[-1].startswith('test_')
+                   for m in modules)})
+
+    def test_suites_are_folders(self):
+        # tools/run-tests picks suites by folder, never by a name pattern.
+        with open(os.path.join(ROOT, 'tools', 'run-tests')) as f:
+            script = f.read()
+        self.assertNotIn('--exclude-regex', script)
+        for suite in ('unit', 'functional', 'engines', 'outages',
+                      'integration'):
+            self.assertTrue(os.path.isdir(os.path.join(
+                ROOT, 'nova_reservation', 'tests', suite)), suite)
+            self.assertIn(suite, script)
+
     def test_unit_tests_import_no_other_test_code(self):
         unit = modules_imported('nova_reservation/tests/unit')
         self.assertEqual({}, importing(unit, 'nova_reservation.tests',
