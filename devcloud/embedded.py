@@ -94,6 +94,7 @@ class NovaHarness(fixtures.Fixture):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
+        self._alive = False
 
     def id(self) -> str:
         """The name that Nova's fixtures give executors and notifications
@@ -101,7 +102,17 @@ class NovaHarness(fixtures.Fixture):
         """
         return self.name
 
+    def cleanUp(self, raise_first: bool = True):
+        # From here on, a patch asked for by a thread of this cloud that is
+        # still running (Nova's CastAsCallFixture patches at each RPC
+        # prepare) is not made: it would outlive the cloud and reach the
+        # next one built in this process (native threads are not killed as
+        # eventlet's green threads are).
+        self._alive = False
+        return super().cleanUp(raise_first=raise_first)
+
     def _setUp(self) -> None:
+        self._alive = True
         # In the order of nova.test.TestCase.setUp; what only checks tests
         # (poisoned functions, warnings as errors, captured logs) is left
         # to the tests.
@@ -180,8 +191,11 @@ class NovaHarness(fixtures.Fixture):
             CONF.set_override(name, value, group)
 
     def stub_out(self, old: str, new) -> None:
-        """Replace the object at the dotted path `old` by `new`."""
-        self.useFixture(fixtures.MonkeyPatch(old, new))
+        """Replace the object at the dotted path `old` by `new` (while the
+        cloud is up).
+        """
+        if self._alive:
+            self.useFixture(fixtures.MonkeyPatch(old, new))
 
     def start_service(self, name: str, host: Optional[str] = None,
                       **kwargs) -> nova_service.Service:
