@@ -67,6 +67,9 @@ class PlacementAnswers:
                 dict(uuid=uuid, name=h.node, generation=1)
                 for uuid, h in self.providers.items()]}, url)
         uuid = url.split('/')[2]
+        if url.count('/') == 2:
+            return _Answer(dict(uuid=uuid, name=self.providers[uuid].node,
+                                generation=1), url)
         if url.endswith('/allocations'):
             return _Answer({'allocations': {}}, url)
         host = self.providers[uuid]

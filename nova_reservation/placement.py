@@ -71,21 +71,49 @@ class HostView:
         seen = {}
         for rp in providers['resource_providers']:
             known = None if fresh else self._providers.get(rp['uuid'])
-            if known is None or known.generation != rp['generation']:
-                inventories, consumers = self._read(client, rp['uuid'])
-                known = _Provider(
-                    rp['generation'], rp['name'], 'VCPU' in inventories,
-                    consumers, capacity.Resources(*(
-                        _limit(inventories[rc]) if rc in inventories else 0
-                        for rc in RESOURCE_CLASSES)),
-                    _sum(_use(c) for c in consumers.values()))
-            seen[rp['uuid']] = known
+            seen[rp['uuid']] = self._current(client, rp, known)
         self._providers = seen
-        computes = [p for p in seen.values() if p.compute]
-        leased = self.leased([uuid for p in computes
+        return self._hosts([p for p in seen.values() if p.compute])
+
+    def hosts_of(self, client, nodes: Iterable[str]) -> dict:
+        """{node: capacity.Host} of those of `nodes` that the view knows,
+        as Placement has them now: each provider's generation read again
+        (one small request a node), its inventories and consumers only
+        where it moved.  (A claim moves it.)
+        """
+        by_name = {p.name: uuid for uuid, p in self._providers.items()}
+        current = []
+        for node in sorted(set(nodes)):
+            uuid = by_name.get(node)
+            if uuid is None:
+                continue
+            rp = _json(client.get('/resource_providers/%s' % uuid,
+                                  version=PLACEMENT_VERSION))
+            known = self._current(client, rp, self._providers.get(uuid))
+            self._providers[uuid] = known
+            if known.compute:
+                current.append(known)
+        return {h.node: h for h in self._hosts(current)}
+
+    def _current(self, client, rp: dict, known) -> _Provider:
+        """The provider `rp` (as Placement lists it), read again if its
+        generation moved since `known`.
+        """
+        if known is not None and known.generation == rp['generation']:
+            return known
+        inventories, consumers = self._read(client, rp['uuid'])
+        return _Provider(
+            rp['generation'], rp['name'], 'VCPU' in inventories,
+            consumers, capacity.Resources(*(
+                _limit(inventories[rc]) if rc in inventories else 0
+                for rc in RESOURCE_CLASSES)),
+            _sum(_use(c) for c in consumers.values()))
+
+    def _hosts(self, providers: list) -> list:
+        leased = self.leased([uuid for p in providers
                               for uuid in p.consumers])
         hosts = []
-        for p in computes:
+        for p in providers:
             used = p.used
             for uuid in leased.intersection(p.consumers):
                 used = used - _use(p.consumers[uuid])

@@ -309,7 +309,7 @@ class Planner:
             time.sleep(0.05)
             waiting &= self.in_flight(since)
         self.ledger.refresh()
-        hosts = {h.node: h for h in self.nodes.hosts(self.client)}
+        hosts = self.nodes.hosts_of(self.client, nodes)
         for node in sorted(nodes):
             if node not in hosts or not capacity.fits(
                     hosts[node], self.ledger.timelines.get(node),

@@ -59,6 +59,8 @@ class Placement:
                 {'uuid': node, 'name': node, 'generation': 1}
                 for node in NODES]})
         node = url.split('/')[2]
+        if url.count('/') == 2:
+            return self.Resp({'uuid': node, 'name': node, 'generation': 1})
         if url.endswith('/inventories'):
             v, m, d = NODES[node]
             return self.Resp({'inventories': {

@@ -50,6 +50,9 @@ class RecordingPlacement:
                 dict(uuid=u, name='node-' + u, generation=g)
                 for u, g in self.generations.items()]})
         uuid = url.split('/')[2]
+        if url.count('/') == 2:
+            return _Answer(dict(uuid=uuid, name='node-' + uuid,
+                                generation=self.generations[uuid]))
         if url.endswith('/allocations'):
             return _Answer({'allocations': self.consumers[uuid]})
         inventories = {} if uuid == 'shared' else {
@@ -105,3 +108,27 @@ class HostViewTest(testtools.TestCase):
         self.hosts()
         del self.placement.generations['rp1']
         self.assertEqual({'node-rp2'}, set(self.hosts()))
+
+    def test_a_lease_s_nodes_read_again_alone(self):
+        self.hosts()
+        self.placement.urls = []
+        # A boot claimed on rp2 since the listing: only its provider is
+        # read again, and only because its generation moved.
+        self.placement.generations['rp2'] = 2
+        self.placement.consumers['rp2'] = {'vm2': {'resources': {
+            'VCPU': 8, 'MEMORY_MB': 2048, 'DISK_GB': 50}}}
+        hosts = self.view.hosts_of(self.placement, ['node-rp1', 'node-rp2',
+                                                    'node-unknown'])
+        self.assertEqual(['/resource_providers/rp1',
+                          '/resource_providers/rp2',
+                          '/resource_providers/rp2/inventories',
+                          '/resource_providers/rp2/allocations'],
+                         self.placement.urls)
+        self.assertEqual({'node-rp1', 'node-rp2'}, set(hosts))
+        self.assertEqual(capacity.Resources(8, 2048, 50),
+                         hosts['node-rp2'].base)
+        # The cached view has the claim too.
+        self.placement.urls = []
+        self.assertEqual(capacity.Resources(8, 2048, 50),
+                         self.hosts()['node-rp2'].base)
+        self.assertEqual(['/resource_providers'], self.placement.urls)
