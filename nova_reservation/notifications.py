@@ -62,9 +62,12 @@ class Notifier:
             transport, publisher_id='reservation.%s.%s'
             % (publisher, socket.gethostname()))
 
-    def lease(self, action: str, lease_id: str) -> None:
-        """lease.create, lease.update or lease.delete."""
-        self._notifier.info({}, 'lease.%s' % action, lease_payload(lease_id))
+    def lease(self, action: str, lease_id: str, details=None) -> None:
+        """lease.create, lease.update or lease.delete (`details`: the
+        lease's, if the caller has read them).
+        """
+        self._notifier.info({}, 'lease.%s' % action,
+                            lease_payload(lease_id, details))
 
     def send(self, event_type: str, payload: dict) -> None:
         self._notifier.info({}, event_type, payload)

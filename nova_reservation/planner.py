@@ -309,10 +309,11 @@ class Planner:
             time.sleep(0.05)
             waiting &= self.in_flight(since)
         self.ledger.refresh()
+        timelines = self.ledger.view.timelines
         hosts = self.nodes.hosts_of(self.client, nodes)
         for node in sorted(nodes):
             if node not in hosts or not capacity.fits(
-                    hosts[node], self.ledger.timelines.get(node),
+                    hosts[node], timelines.get(node),
                     capacity.ZERO, start, end):
                 return node
         return None

@@ -64,9 +64,19 @@ def _no_capacity(e: planner.NoCapacity) -> wsgi.Fault:
     return wsgi.Fault(409, 'NotEnoughCapacity', str(e), **e.details())
 
 
+def _details(lease_id: str):
+    return db_leases.details(db_api.Context(), [lease_id])[lease_id]
+
+
 def _view(lease_id: str) -> dict:
-    return views.lease(db_leases.details(db_api.Context(),
-                                         [lease_id])[lease_id])
+    return views.lease(_details(lease_id))
+
+
+def _told(action: str, lease_id: str) -> dict:
+    """Send lease.<action> and give the lease's view, from one read."""
+    details = _details(lease_id)
+    notifications.api_notifier().lease(action, lease_id, details)
+    return views.lease(details)
 
 
 def _private_flavor(ctx, req: planner.ReservationRequest):
@@ -132,8 +142,7 @@ def create_lease(ctx, req):
                 flavor.destroy()
     LOG.info('Lease %s (%s) created: %s', lease_id, values['name'],
              '; '.join(r.describe() for r in requests))
-    notifications.api_notifier().lease('create', lease_id)
-    return wsgi.json_response(201, {'lease': _view(lease_id)})
+    return wsgi.json_response(201, {'lease': _told('create', lease_id)})
 
 
 def _growth(lease, entries: list) -> list:
@@ -212,8 +221,7 @@ def update_lease(ctx, req, id):
         raise wsgi.Fault(409, 'Conflict', 'lease %s changed while this '
                          'change was made; read it again and retry'
                          % lease.id)
-    notifications.api_notifier().lease('update', lease.id)
-    return wsgi.json_response(200, {'lease': _view(lease.id)})
+    return wsgi.json_response(200, {'lease': _told('update', lease.id)})
 
 
 def delete_lease(ctx, req, id):
