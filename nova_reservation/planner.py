@@ -271,7 +271,10 @@ class Planner:
                 continue   # Someone else wrote the ledger: plan again.
         else:
             raise LedgerBusy()
-        taken = self._taken_meanwhile(requests, placed, start, end)
+        taken = self._taken_meanwhile(
+            (node, start, end) for req in requests
+            if req.resource_type != resource_types.HOST
+            for node, _ in placed[req.id])
         if taken:
             db_leases.discard(self.ctx, lease['id'])
             raise NoCapacity(
@@ -283,23 +286,20 @@ class Planner:
             db_leases.set_status(self.ctx, [lease['id']], lease['status'],
                                  only_from=(status.CREATING,))
 
-    def _taken_meanwhile(self, requests, placed: dict, start: float,
-                         end: float) -> Optional[str]:
-        """A node of the lease's shared-pool slots that an ordinary boot took
-        while the lease was being placed, or None.
+    def _taken_meanwhile(self, pieces: Iterable[tuple]) -> Optional[str]:
+        """A node of `pieces` ((node, start, end): shared-pool capacity a
+        lease was just given) that an ordinary boot took meanwhile, or None.
 
         An ordinary boot is kept off promised capacity by the scheduler's
         filter, which reads the ledger when the boot is scheduled; one
-        scheduled before the lease was written did not see it.  Such a boot
+        scheduled before the ledger was written did not see it.  Such a boot
         still has its build request now (`db.builds`), or its claim is in
         Placement: once those boots have claimed, Placement tells whether
-        the lease's nodes still hold it.  (Whole hosts take no ordinary
-        boot.)
+        the nodes still hold the lease.  (Whole hosts take no ordinary
+        boot: their pieces are not asked about.)
         """
-        nodes = {node for req in requests
-                 if req.resource_type != resource_types.HOST
-                 for node, _ in placed[req.id]}
-        if not nodes:
+        pieces = sorted(set(pieces))
+        if not pieces:
             return None
         timeout = CONF.reservation.boot_settle_timeout
         since = db_api.utcnow() - datetime.timedelta(seconds=timeout)
@@ -310,13 +310,76 @@ class Planner:
             waiting &= self.in_flight(since)
         self.ledger.refresh()
         timelines = self.ledger.view.timelines
-        hosts = self.nodes.hosts_of(self.client, nodes)
-        for node in sorted(nodes):
+        hosts = self.nodes.hosts_of(self.client, {n for n, _, _ in pieces})
+        for node, start, end in pieces:
             if node not in hosts or not capacity.fits(
                     hosts[node], timelines.get(node),
                     capacity.ZERO, start, end):
                 return node
         return None
+
+    def _hold_id(self) -> str:
+        """A new hold id: its time (seconds, hex) then a random part, so
+        that the reconciler knows a hold left behind by its age.
+        """
+        return '%s%08x%s' % (db_ledger.HOLD_PREFIX, int(self.clock()),
+                             uuidutils.generate_uuid(dashed=False)[:23])
+
+    def _guarded(self, gen: int, added: list, write: Callable,
+                 taken_message: str) -> None:
+        """Write a change that adds shared-pool capacity to a lease
+        (`added`: (reservation id, slot columns) of what it adds) so that
+        no ordinary boot in flight takes it too: the added slots are held
+        first (on generation `gen`), then checked (`_taken_meanwhile`),
+        then `write(hold)` makes the change in the transaction that drops
+        them.  NoCapacity (`taken_message` % node) if a boot took a node;
+        LedgerConflict if the plan was stale.  Nothing is released before
+        the change is written, so no other lease can take what a refused
+        change gives back.
+        """
+        hold_id = self._hold_id()
+        db_ledger.hold(self.ctx, gen, hold_id, added)
+        try:
+            taken = self._taken_meanwhile(
+                (values['node'], ledger_mod.to_epoch(values['start_at']),
+                 ledger_mod.to_epoch(values['end_at']))
+                for _, values in added)
+            if taken:
+                raise NoCapacity(taken_message % taken)
+            write((hold_id, len(added)))
+        except Exception:
+            db_ledger.drop_hold(self.ctx, hold_id)
+            raise
+
+    def _shared_pool(self, reservation_id: str) -> bool:
+        info = self.ledger.view.reservation(reservation_id)
+        return info is not None and info.resource_type != resource_types.HOST
+
+    def _added(self, own: list, placed: dict, growth: list, start: float,
+               end: float) -> list:
+        """What a change gives a lease on the shared pool that it did not
+        have: its slots' time outside their current interval, and its new
+        slots; (reservation id, slot columns) pairs.
+        """
+        def columns(node, res, a, b):
+            return dict(node=node, vcpus=res.vcpus, memory_mb=res.memory_mb,
+                        disk_gb=res.disk_gb,
+                        start_at=ledger_mod.from_epoch(a),
+                        end_at=ledger_mod.from_epoch(b))
+        added = []
+        for slot in own:
+            if not self._shared_pool(slot.reservation_id):
+                continue
+            for a, b in ((start, min(end, slot.start)),
+                         (max(start, slot.end), end)):
+                if a < b:
+                    added.append((slot.reservation_id,
+                                  columns(slot.node, slot.resources, a, b)))
+        for req in growth:
+            if req.resource_type != resource_types.HOST:
+                added.extend((req.id, columns(node, res, start, end))
+                             for node, res in placed.get(req.id, ()))
+        return added
 
     def change(self, lease, version: int, values: dict,
                growth: Iterable[tuple] = ()) -> None:
@@ -326,7 +389,8 @@ class Planner:
         pairs: extra slots (the request's count, maybe none) for some of
         its reservations (same ids), and their new sizes as columns.
         Refused with NoCapacity, or db_leases.LeaseChanged if the lease
-        changed since `version`.
+        changed since `version`.  What it adds on the shared pool is
+        guarded against the boots in flight (`_guarded`).
         """
         sizes = {req.id: columns for req, columns in growth}
         growth = [req for req, _ in growth if req.count]
@@ -337,17 +401,26 @@ class Planner:
         due = schedule.due_times(dict(
             start_at=start_at, end_at=end_at, before_end_minutes=values.get(
                 'before_end_minutes', lease.before_end_minutes)))
+        message = ('Not enough capacity to change lease %s to %s - %s UTC: '
+                   'a server booted meanwhile took the last of node %%s; '
+                   'try again' % (lease.id, _text(start), _text(end)))
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
             own = [s for r in db_leases.reservations(self.ctx, lease.id)
-                   for s in self.ledger.slots(r.id)]
+                   for s in self.ledger.slots(r.id) if not _held(s)]
             placed = self.plan(growth, start, end, moved=own)
+            slots = {rid: (columns, self._slot_rows(
+                lease, placed.get(rid, []), start_at, end_at))
+                for rid, columns in sizes.items()}
+            added = self._added(own, placed, growth, start, end)
             try:
-                db_leases.change(
-                    self.ctx, gen, lease.id, version, values,
-                    {rid: (columns, self._slot_rows(
-                        lease, placed.get(rid, []), start_at, end_at))
-                     for rid, columns in sizes.items()}, due)
+                if not added:
+                    db_leases.change(self.ctx, gen, lease.id, version,
+                                     values, slots, due)
+                else:
+                    self._guarded(gen, added, lambda hold: db_leases.change(
+                        self.ctx, None, lease.id, version, values, slots,
+                        due, hold=hold), message)
                 return
             except db_ledger.LedgerConflict:
                 continue
@@ -364,7 +437,8 @@ class Planner:
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
             stranded = [s for s in self.ledger.by_id.values()
-                        if s.node in failed and s.start > now]
+                        if s.node in failed and s.start > now and
+                        not _held(s)]
             if not stranded:
                 return 0, []
             pools = self._pools(unusable=failed)
@@ -392,11 +466,24 @@ class Planner:
                 fake_id = self._overlay(timelines, rid, placed,
                                         slots[0].start, slots[0].end,
                                         fake_id)
+            added = [(slot.reservation_id, dict(
+                node=moves[slot.id][0], vcpus=moves[slot.id][1].vcpus,
+                memory_mb=moves[slot.id][1].memory_mb,
+                disk_gb=moves[slot.id][1].disk_gb,
+                start_at=ledger_mod.from_epoch(slot.start),
+                end_at=ledger_mod.from_epoch(slot.end)))
+                for slot in stranded if slot.id in moves and
+                self._shared_pool(slot.reservation_id)]
             try:
-                _move(self.ctx, gen, moves, degraded)
+                if not added:
+                    _move(self.ctx, gen, moves, degraded)
+                else:
+                    self._guarded(gen, added, lambda hold: _move(
+                        self.ctx, None, moves, degraded, hold),
+                        'a server booted meanwhile took the last of node %s')
                 return len(moves), sorted(degraded)
-            except db_ledger.LedgerConflict:
-                continue
+            except (db_ledger.LedgerConflict, NoCapacity):
+                continue   # The next plan sees the boot's claim.
         raise LedgerBusy()
 
     def _replace(self, res, slots: list, pools, timelines,
@@ -412,7 +499,7 @@ class Planner:
             hypervisor_properties=res.hypervisor_properties or '',
             resource_properties=res.resource_properties or '')
         staying = {s.node for s in self.ledger.slots(res.id)
-                   if s.id not in moving}
+                   if s.id not in moving and not _held(s)}
         shared, reservable = pools
         if res.affinity is True and staying:
             shared = [h for h in shared if h.node in staying]
@@ -464,8 +551,13 @@ class Planner:
 
 
 @db_api.writer
-def _move(ctx, planned: int, moves: dict, degraded: Iterable[str]) -> None:
-    """Slots onto other nodes, and the leases that lost some degraded."""
+def _move(ctx, planned: Optional[int], moves: dict, degraded: Iterable[str],
+          hold: Optional[tuple] = None) -> None:
+    """Slots onto other nodes, and the leases that lost some degraded;
+    `hold` as for `db_leases.change`.
+    """
+    if hold is not None and db_ledger.drop_hold(ctx, hold[0]) != hold[1]:
+        raise db_ledger.LedgerConflict()
     db_ledger.move_slots(ctx, planned, moves)
     db_leases.mark_degraded(ctx, degraded)
 
@@ -486,6 +578,11 @@ def shared(placement_client=None) -> Planner:
             _SHARED['planner'] = Planner(ledger_mod.Ledger(),
                                          placement_client, time.time)
         return _SHARED['planner']
+
+
+def _held(slot: capacity.Slot) -> bool:
+    """Whether the slot is held for a change being made (`_guarded`)."""
+    return (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
 
 
 def _text(t: float) -> str:

@@ -87,9 +87,12 @@ engine_opts = [
                help='Seconds after which a lease still CREATING (nova-api '
                     'stopped between writing it and binding its servers) '
                     'is finished by the engine: its servers are bound, or '
-                    'the lease is removed if Nova made none.'),
+                    'the lease is removed if Nova made none.  Capacity held '
+                    'for a lease change that nova-api never finished is '
+                    'given back after as long.'),
     cfg.IntOpt('boot_settle_timeout', default=60, min=1,
-               help='Seconds a new lease waits, once written, for the boots '
+               help='Seconds a new lease, or a change that adds capacity to '
+                    'a lease, waits once written for the boots '
                     'that Nova was scheduling then to claim their '
                     'resources, so that it never shares the last capacity '
                     'of a node with one of them; a boot still unscheduled '

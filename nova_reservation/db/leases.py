@@ -155,8 +155,9 @@ def create(ctx, planned: int, lease: dict, reservations: Iterable[tuple],
 
 
 @api.writer
-def change(ctx, planned: int, lease_id: str, version: int, values: dict,
-           growth: dict, due: dict) -> None:
+def change(ctx, planned: Optional[int], lease_id: str, version: int,
+           values: dict, growth: dict, due: dict,
+           hold: Optional[tuple] = None) -> None:
     """Apply a change to a lease, its slots and its events, all or nothing.
 
     Conditional twice: on the ledger generation the change was planned on
@@ -164,7 +165,14 @@ def change(ctx, planned: int, lease_id: str, version: int, values: dict,
     against (LeaseChanged), so that two changes of one lease can not lose
     each other.  `growth`: {reservation id: (its new sizes, as columns,
     [new slot, ...])}; `due`: {event type: when} of its events.
+
+    `hold`: (hold id, slot count) of the slots held for this change
+    (`ledger.hold`), which cover whatever it adds: they go, and the change
+    needs no plan (`planned` None); if some are gone (taken back as left
+    behind), LedgerConflict.
     """
+    if hold is not None and ledger.drop_hold(ctx, hold[0]) != hold[1]:
+        raise ledger.LedgerConflict()
     own = [r.id for r in reservations(ctx, lease_id)]
     gen = ledger.bump(ctx, planned, ledger.nodes_of(ctx, own) + [
         s['node'] for _, slots in growth.values() for s in slots])

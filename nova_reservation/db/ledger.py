@@ -30,6 +30,10 @@ from nova_reservation import resource_types
 
 # What `claim_slots` holds slots with, until the boot's servers exist.
 CLAIM_PREFIX = 'boot-'
+# What `hold` marks the slots of a lease change with until it is written
+# (`leases.change`) or given up (`drop_hold`): they count against the
+# nodes like any slot, and no server may take them.
+HOLD_PREFIX = 'hold-'
 
 
 class LedgerConflict(Exception):
@@ -152,9 +156,11 @@ def _choose(found: list, instance_uuid: str, node: Optional[str]) -> tuple:
 
 
 def _live_slots(ctx, reservation_id: str) -> list:
-    return api.rows(ctx, sa.select(models.Slot).where(
-        models.Slot.reservation_id == reservation_id,
-        models.Slot.deleted == sa.false()).order_by(models.Slot.id))
+    s = models.Slot
+    return api.rows(ctx, sa.select(s).where(
+        s.reservation_id == reservation_id, s.deleted == sa.false(),
+        sa.or_(s.instance_uuid.is_(None),
+               s.instance_uuid.notlike(HOLD_PREFIX + '%'))).order_by(s.id))
 
 
 @api.reader
@@ -260,7 +266,8 @@ def unbind(ctx, lease_ids: Iterable[str]) -> None:
     res_ids = sa.select(models.Reservation.id).where(
         models.Reservation.lease_id.in_(list(lease_ids))).scalar_subquery()
     bound = [models.Slot.reservation_id.in_(res_ids),
-             models.Slot.instance_uuid.isnot(None)]
+             models.Slot.instance_uuid.isnot(None),
+             models.Slot.instance_uuid.notlike(HOLD_PREFIX + '%')]
     if ctx.session.execute(sa.select(models.Slot.id).where(
             *bound).limit(1)).first() is None:
         return   # Nothing to change: no ledger write (it serialises).
@@ -335,12 +342,39 @@ def release_claim(ctx, claim: str) -> None:
 
 
 @api.reader
-def claims(ctx) -> set:
-    """The claims of the boots that hold slots now (`claim_slots`)."""
+def claims(ctx, prefix: str = CLAIM_PREFIX) -> set:
+    """The claims of the boots that hold slots now (`claim_slots`), or
+    with `prefix` HOLD_PREFIX, the holds of changes (`hold`).
+    """
     s = models.Slot
     return set(ctx.session.execute(sa.select(s.instance_uuid).where(
-        s.instance_uuid.like(CLAIM_PREFIX + '%'),
+        s.instance_uuid.like(prefix + '%'),
         s.deleted == sa.false()).distinct()).scalars())
+
+
+@api.writer
+def hold(ctx, planned: int, hold_id: str, slots: Iterable[tuple]) -> None:
+    """Slots that a lease change adds, held under `hold_id` while the
+    change is checked against the boots in flight (`slots`: (reservation
+    id, columns) pairs), if their nodes are as they were at generation
+    `planned` (else LedgerConflict).
+    """
+    slots = list(slots)
+    gen = bump(ctx, planned, [values['node'] for _, values in slots])
+    for reservation_id, values in slots:
+        ctx.session.add(models.Slot(
+            generation=gen, deleted=False, reservation_id=reservation_id,
+            instance_uuid=hold_id, **values))
+
+
+@api.writer
+def drop_hold(ctx, hold_id: str) -> int:
+    """The held slots go; how many there were."""
+    gen = bump(ctx)
+    return ctx.session.execute(sa.update(models.Slot).where(
+        models.Slot.instance_uuid == hold_id,
+        models.Slot.deleted == sa.false()).values(
+        deleted=True, generation=gen)).rowcount
 
 
 @api.writer
@@ -364,4 +398,5 @@ def bound_servers(ctx) -> dict:
         s.instance_uuid, r.lease_id).join(
         r, r.id == s.reservation_id).where(
         s.instance_uuid.isnot(None), s.deleted == sa.false(),
-        s.instance_uuid.notlike(CLAIM_PREFIX + '%'))).all())
+        s.instance_uuid.notlike(CLAIM_PREFIX + '%'),
+        s.instance_uuid.notlike(HOLD_PREFIX + '%'))).all())

@@ -14,10 +14,10 @@
 
 Faults leave traces that no event will clear: a nova-api killed between
 writing a lease and binding its servers, a lease deleted while its boot was
-in flight, a server deleted behind the hook's back, a boot whose nova-api
-died holding slots.  At ``[reservation] reconcile_interval`` the engine
-compares, and each repair is logged and told (``lease.update``, or
-``lease.delete`` for a lease removed).
+in flight, a server deleted behind the hook's back, a boot or a lease
+change whose nova-api died holding slots.  At ``[reservation]
+reconcile_interval`` the engine compares, and each repair is logged and
+told (``lease.update``, or ``lease.delete`` for a lease removed).
 """
 
 import datetime
@@ -60,6 +60,7 @@ class Reconciler:
                 seconds=CONF.reservation.creating_timeout))
         bound = db_leases.bound_servers(self.ctx)
         claims = db_ledger.claims(self.ctx)
+        holds = db_ledger.claims(self.ctx, db_ledger.HOLD_PREFIX)
         servers = self.nova.servers()
         repairs: List[str] = []
         by_lease: dict = {}
@@ -71,6 +72,7 @@ class Reconciler:
         self._end_orphans(by_lease, repairs)
         self._free_gone({s['id'] for s in servers}, bound, repairs)
         self._release_claims(claims, repairs)
+        self._release_holds(holds, repairs)
         for event in db_events.failed_deletions(self.ctx):
             db_leases.retry_event(self.ctx, event.lease_id, event.id)
             self._repaired(repairs, event.lease_id, 'update', 'its deletion '
@@ -147,6 +149,22 @@ class Reconciler:
             db_leases.begin_delete(self.ctx, lease_id)
             self._repaired(repairs, lease_id, 'delete', 'none of its servers '
                            'is left; deleted')
+
+    def _release_holds(self, holds: set, repairs) -> None:
+        """Slots held for a lease change whose nova-api died before it was
+        written (`planner.Planner._guarded`): older than a lease may stay
+        CREATING, they go.
+        """
+        oldest = self.clock() - CONF.reservation.creating_timeout
+        for hold in sorted(holds):
+            try:
+                made = int(hold[len(db_ledger.HOLD_PREFIX):][:8], 16)
+            except ValueError:
+                made = 0
+            if made < oldest and db_ledger.drop_hold(self.ctx, hold):
+                LOG.warning('Reconciler: slots held by change %s released',
+                            hold)
+                repairs.append('%s: released' % hold)
 
     def _release_claims(self, claims: set, repairs) -> None:
         """Slots held by a boot across two passes: its nova-api died."""

@@ -25,6 +25,7 @@ import oslo_messaging
 import sqlalchemy as sa
 import testtools
 
+from devcloud import invariants
 from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
@@ -69,6 +70,15 @@ class EnginesTestCase(testtools.TestCase):
         machine.require(self, machine.rabbitmq_available(), 'RabbitMQ')
         self.store = self.useFixture(machine.MariaDBStore())
         self.vhost = self.useFixture(machine.RabbitVhost())
+        self.addCleanup(self.assert_invariants)
+
+    def assert_invariants(self) -> None:
+        """What must hold after any scenario (`devcloud.invariants`): the
+        store's part, as Nova is not here (no servers, no nodes).
+        """
+        self.assertEqual([], invariants.violations(
+            db_api.get_engine(), [], lambda path: {'resource_providers': []},
+            db_api.utcnow()))
 
     def engine(self, claim: int = 300) -> machine.EngineProcess:
         return self.useFixture(machine.EngineProcess(

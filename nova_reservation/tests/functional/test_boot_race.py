@@ -20,6 +20,8 @@ from nova.scheduler import weights
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation import planner
 from nova_reservation import status
 from nova_reservation.tests.functional import base
 
@@ -34,38 +36,72 @@ class GateWeigher(weights.BaseHostWeigher):
     """
     entered = threading.Event()
     gate = threading.Event()
+    # The node the boot is to go to, once the gate opens (or Nova's pick).
+    prefer = None
 
     def weigh_objects(self, weighed_obj_list, weight_properties):
         GateWeigher.entered.set()
         GateWeigher.gate.wait(60)
-        return [0.0 for _ in weighed_obj_list]
+        return [1.0 if w.obj.nodename == GateWeigher.prefer else 0.0
+                for w in weighed_obj_list]
 
     def _weigh_object(self, host_state, weight_properties) -> float:
         return 0.0
 
 
-class BootRaceTest(base.ReservationTestCase):
-    # Two nodes: Nova weighs hosts only when there is a choice.
-    NODES = ('host1', 'host2')
+class GatedTestCase(base.ReservationTestCase):
+    """A cloud whose scheduler holds each boot at GateWeigher (when it
+    has a choice of hosts: Nova weighs only then).
+    """
     CAST_AS_CALL = False
 
     def setUp(self) -> None:
         super().setUp()
         GateWeigher.entered.clear()
         GateWeigher.gate.clear()
+        GateWeigher.prefer = None
         self.addCleanup(GateWeigher.gate.set)
         self.flags(weight_classes=[__name__ + '.GateWeigher'],
                    group='filter_scheduler')
         self.scheduler.stop()
         self.scheduler = self.cloud.harness.start_service('scheduler')
 
-    def test_a_lease_and_a_boot_never_both_take_the_last_capacity(self):
-        # An ordinary boot of a node's size: past the filter (no lease
-        # yet), held before its claim.
+    def held_boot(self) -> dict:
+        """An ordinary boot of a node's size, past the filter, held before
+        its claim.
+        """
         server = self.api.post_server({'server': self._build_server(
             name='o1', image_uuid=base.IMAGE, flavor_id=base.ONE_PER_NODE,
             networks='none')})
         self.assertTrue(GateWeigher.entered.wait(30))
+        return server
+
+    def node_of_active(self, server: dict) -> str:
+        return self._wait_for_state_change(
+            self.admin_api.get_server(server['id']), 'ACTIVE')[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname']
+
+    def assert_lost_to(self, server: dict, resp) -> None:
+        """The boot got its node, and the lease's request was refused for
+        it.
+        """
+        node = self.node_of_active(server)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('booted meanwhile took the last of node %s' % node,
+                      resp.json()['error_message'])
+
+    @staticmethod
+    def holds() -> set:
+        """The holds of lease changes in the ledger."""
+        return db_ledger.claims(STORE, db_ledger.HOLD_PREFIX)
+
+
+class BootRaceTest(GatedTestCase):
+    NODES = ('host1', 'host2')
+
+    def test_a_lease_and_a_boot_never_both_take_the_last_capacity(self):
+        # Past the filter (no lease yet), held before its claim.
+        server = self.held_boot()
         # A lease for the whole cloud, placed meanwhile.
         answer = {}
 
@@ -85,13 +121,83 @@ class BootRaceTest(base.ReservationTestCase):
         # The boot claims the node now.
         GateWeigher.gate.set()
         creating.join(90)
-        node = self._wait_for_state_change(
-            self.admin_api.get_server(server['id']), 'ACTIVE')[
-            'OS-EXT-SRV-ATTR:hypervisor_hostname']
-        resp = answer['resp']
-        self.assertEqual(409, resp.status_code, resp.text)
-        self.assertIn('booted meanwhile took the last of node %s' % node,
-                      resp.json()['error_message'])
+        self.assert_lost_to(server, answer['resp'])
         self.assertEqual([], [x.id for x in db_leases.get_all(STORE)
                               if x.status != status.DELETED])
+        self.assert_invariants()
+
+
+class ChangeRaceTest(GatedTestCase):
+    # One node for the lease, two for the boot to choose from.
+    NODES = ('host1', 'host2', 'host3')
+
+    def test_a_lease_grown_and_a_boot_never_both_take_the_last_capacity(
+            self):
+        rsv = self.lease_api()
+        lease = rsv('POST', '/leases', base.flavor_lease(
+            amount=1, start=30, end=90)).json()['lease']
+        rid = lease['reservations'][0]['id']
+        server = self.held_boot()
+        # The lease grows onto both other nodes meanwhile.
+        answer = {}
+
+        def grow():
+            answer['resp'] = rsv('PUT', '/leases/%s' % lease['id'], {
+                'reservations': [{'id': rid, 'amount': 3}]})
+        growing = threading.Thread(target=grow)
+        growing.start()
+        # Until the change is written (held, while it is checked).
+        deadline = time.time() + 30
+        while (time.time() < deadline and growing.is_alive() and
+               not self.holds()):
+            time.sleep(0.01)
+        GateWeigher.gate.set()
+        growing.join(90)
+        self.assert_lost_to(server, answer['resp'])
+        # Nothing of the change was kept: one slot, amount 1, no hold.
+        self.assertEqual(1, len(db_ledger.slots(STORE, rid)))
+        self.assertEqual(1, rsv('GET', '/leases/%s' % lease['id']).json()[
+            'lease']['reservations'][0]['amount'])
+        self.assertEqual(set(), self.holds())
+        self.assert_invariants()
+        # Grown by one, it fits beside the server.
+        resp = rsv('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'amount': 2}]})
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assertEqual(2, len(db_ledger.slots(STORE, rid)))
+        self.assertEqual(set(), self.holds())
+        self.assert_invariants()
+
+    def test_slots_moved_off_a_failed_node_and_a_boot_never_both_fit(self):
+        rsv = self.lease_api()
+        lease = rsv('POST', '/leases', base.flavor_lease(
+            amount=1, start=30, end=90)).json()['lease']
+        rid = lease['reservations'][0]['id']
+        failed = db_ledger.slots(STORE, rid)[0].node
+        server = self.held_boot()
+        # The engine moves the slot off its failed node meanwhile, and the
+        # boot takes the node the slot is moved to.
+        answer = {}
+
+        def relocate():
+            answer['moved'] = planner.shared().relocate([failed],
+                                                        time.time())
+        moving = threading.Thread(target=relocate)
+        moving.start()
+        deadline = time.time() + 30
+        while time.time() < deadline and moving.is_alive() and not (
+                self.holds()):
+            time.sleep(0.01)
+        # Where it is going (held while it is checked), or went.
+        GateWeigher.prefer = next(
+            s.node for s in db_ledger.slots(STORE, rid, True)
+            if s.instance_uuid in self.holds() or not (
+                s.deleted or s.node == failed))
+        GateWeigher.gate.set()
+        moving.join(90)
+        node = self.node_of_active(server)
+        self.assertEqual((1, []), answer['moved'])
+        slot, = db_ledger.slots(STORE, rid)
+        self.assertNotIn(slot.node, (failed, node))
+        self.assertEqual(set(), self.holds())
         self.assert_invariants()

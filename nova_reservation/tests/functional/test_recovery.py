@@ -15,6 +15,8 @@ behind the hook's back or a boot that never finished leaves behind is
 repaired, and nothing else is touched.
 """
 
+import datetime
+
 from nova.compute import api as compute_api
 from nova import context as nova_context
 import sqlalchemy as sa
@@ -24,6 +26,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger
+from nova_reservation import planner
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -124,6 +127,35 @@ class ReconcilerTest(base.BootTestCase):
         self.engine.reconcile()
         self.assertEqual([None, None], [a.instance_uuid for a in
                                         db_ledger.slots(STORE, rid)])
+
+    def test_capacity_held_for_a_change_never_made_is_freed(self):
+        # nova-api died between holding what a change adds and writing it.
+        rid = self.running_lease(1)
+        slot, = db_ledger.slots(STORE, rid)
+        lease = db_leases.get(STORE, db_leases.reservation(
+            STORE, rid).lease_id)
+        hold = planner.Planner(ledger.Ledger(), None, self.clock)._hold_id()
+        db_ledger.hold(STORE, None, hold, [(rid, dict(
+            node=slot.node, vcpus=slot.vcpus, memory_mb=slot.memory_mb,
+            disk_gb=slot.disk_gb, start_at=slot.end_at,
+            end_at=slot.end_at + datetime.timedelta(hours=1)))])
+        self.engine.reconcile()
+        self.assertEqual({hold}, db_ledger.claims(STORE,
+                                                  db_ledger.HOLD_PREFIX))
+        self.later(61)
+        self.assertIn('%s: released' % hold, self.engine.reconcile())
+        self.assertEqual(set(), db_ledger.claims(STORE,
+                                                 db_ledger.HOLD_PREFIX))
+        self.assertEqual([slot.id], [s.id for s in db_ledger.slots(
+            STORE, rid, deleted=False)])
+        # The change, were it written now, would hold nothing: refused.
+        self.assertRaises(
+            db_ledger.LedgerConflict, db_leases.change, STORE, None,
+            lease.id, lease.version, {'end_at': slot.end_at +
+                                      datetime.timedelta(hours=1)},
+            {}, {}, hold=(hold, 1))
+        self.assertEqual(lease.end_at, db_leases.get(STORE, lease.id).end_at)
+        self.assert_invariants()
 
     def test_a_server_lease_whose_servers_are_gone_goes(self):
         lease_id, uuid = self.server_lease()

@@ -24,8 +24,10 @@ import time
 from typing import Callable, Optional
 
 import pymysql
+import sqlalchemy as sa
 import testtools
 
+from devcloud import invariants
 from devcloud.localcloud import cloud
 
 CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
@@ -62,6 +64,34 @@ class CloudTestCase(testtools.TestCase):
             self.fail('the local cloud does not run: tools/localcloud up')
         self.suffix = self.id().rsplit('.', 1)[-1][-20:] + '-' + str(
             int(time.time()))
+        # Registered first, so run last: after the test's own clean-up.
+        self.addCleanup(self.assert_invariants)
+
+    def assert_invariants(self, timeout: float = 180) -> None:
+        """What must hold on the cloud after any scenario
+        (`devcloud.invariants`), once the engines have done what is due.
+        """
+        engine = sa.create_engine('mysql+pymysql://%s:%s@%s/%s' % (
+            cloud.DB_USER, cloud.DB_PASSWORD, cloud.HOST,
+            cloud.DATABASES['nova_api']))
+        self.addCleanup(engine.dispose)
+        admin = CLOUD.session('admin')
+
+        def placement(path: str) -> dict:
+            return admin.get(cloud.url('placement') + path, headers={
+                'OpenStack-API-Version': 'placement 1.14'}).json()
+        deadline = time.time() + timeout
+        while True:
+            servers = admin.get(
+                cloud.url('nova') + '/servers/detail?all_tenants=1',
+                headers={'OpenStack-API-Version': 'compute 2.91'}).json()[
+                'servers']
+            found = invariants.violations(engine, servers, placement)
+            if not found:
+                return
+            if time.time() > deadline:
+                self.fail('invariants that do not hold: %s' % found)
+            time.sleep(5)
 
     def run_cli(self, user: str, *args: str, check: bool = True
                 ) -> subprocess.CompletedProcess:

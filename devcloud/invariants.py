@@ -1,0 +1,158 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What must hold on a cloud that runs the reservation service once a
+scenario is over, whatever it did: the in-process cloud and the local cloud
+check the same things.
+
+- no lease is left CREATING;
+- no event ran twice, and a lease's events ran in their order;
+- no slot is held for a boot, a lease change or a server that is not there;
+- no server carries a lease that is gone (or never finished);
+- no node is promised more than it has: the ledger at its peak from now
+  on, with the ordinary servers on the node (which run for good).
+
+The store is read with SQL through an SQLAlchemy engine; Nova through
+`servers` (every project's servers, as the compute API lists them) and
+`placement` (a GET of Placement, its body).
+"""
+
+import datetime
+from typing import Callable, Iterable, List
+
+import sqlalchemy as sa
+
+from nova_reservation import capacity
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import models
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import schedule
+
+# The order in which a lease's events run (`bind` has none).
+EVENT_ORDER = ('reserve',) + schedule.TIMED
+RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+LEASE_ID = 'reservation:lease_id'
+
+
+def _rows(engine: sa.engine.Engine, table) -> list:
+    with engine.connect() as conn:
+        return list(conn.execute(sa.select(table)).mappings())
+
+
+def violations(engine: sa.engine.Engine, servers: Iterable[dict],
+               placement: Callable[[str], dict],
+               now: datetime.datetime = None) -> List[str]:
+    """Each invariant that does not hold, in words (none: all hold)."""
+    now = now or datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None)
+    leases = {x['id']: x for x in _rows(engine, models.Lease.__table__)}
+    found = []
+    found += _leases(leases)
+    found += _events(_rows(engine, models.Event.__table__))
+    slots = [s for s in _rows(engine, models.Slot.__table__)
+             if not s['deleted']]
+    servers = {s['id']: s for s in servers}
+    found += _slots(slots, servers)
+    found += _servers(servers, leases)
+    found += _capacity(slots, placement, ledger_mod.to_epoch(now))
+    return found
+
+
+def _leases(leases: dict) -> list:
+    return ['lease %s is left CREATING' % i
+            for i, x in sorted(leases.items()) if x['status'] == 'CREATING']
+
+
+def _events(events: list) -> list:
+    found = ['event %s (%s) of lease %s ran %d times' % (
+        e['id'], e['event_type'], e['lease_id'], e['runs'])
+        for e in events if e['runs'] > 1]
+    done: dict = {}
+    for e in events:
+        if e['status'] == 'DONE' and e['event_type'] in EVENT_ORDER:
+            done.setdefault(e['lease_id'], []).append(e)
+    for lease_id, ran in sorted(done.items()):
+        ran.sort(key=lambda e: EVENT_ORDER.index(e['event_type']))
+        for first, then in zip(ran, ran[1:]):
+            if (then['started_at'] and first['finished_at'] and
+                    then['started_at'] < first['finished_at']):
+                found.append('lease %s: %s ran before %s had finished' % (
+                    lease_id, then['event_type'], first['event_type']))
+    return found
+
+
+def _slots(slots: list, servers: dict) -> list:
+    found = []
+    for s in slots:
+        holder = s['instance_uuid']
+        if not holder:
+            continue
+        if holder.startswith((db_ledger.CLAIM_PREFIX,
+                              db_ledger.HOLD_PREFIX)):
+            found.append('slot %d is still held by %s' % (s['id'], holder))
+        elif holder not in servers:
+            found.append('slot %d is held by server %s, which is not there'
+                         % (s['id'], holder))
+    return found
+
+
+def _servers(servers: dict, leases: dict) -> list:
+    found = []
+    for uuid, server in sorted(servers.items()):
+        lease_id = (server.get('metadata') or {}).get(LEASE_ID)
+        if not lease_id:
+            continue
+        lease = leases.get(lease_id)
+        if lease is not None and lease['status'] in ('DELETED', 'CREATING'):
+            found.append('server %s outlives its lease %s (%s)' % (
+                uuid, lease_id, lease['status']))
+    return found
+
+
+def _capacity(slots: list, placement: Callable, now: float) -> list:
+    timelines: dict = {}
+    bound = set()
+    for s in slots:
+        timelines.setdefault(s['node'], capacity.Timeline()).add(
+            capacity.Slot(s['id'], s['reservation_id'], s['node'],
+                          ledger_mod.to_epoch(s['start_at']),
+                          ledger_mod.to_epoch(s['end_at']),
+                          capacity.Resources(s['vcpus'], s['memory_mb'],
+                                             s['disk_gb'])))
+        if s['instance_uuid']:
+            bound.add(s['instance_uuid'])
+    if not timelines:
+        return []
+    found = []
+    for rp in placement('/resource_providers')['resource_providers']:
+        timeline = timelines.get(rp['name'])
+        if timeline is None:
+            continue
+        path = '/resource_providers/%s' % rp['uuid']
+        inventories = placement(path + '/inventories')['inventories']
+        limit = capacity.Resources(*(
+            (inventories[rc]['total'] - inventories[rc]['reserved']) *
+            inventories[rc]['allocation_ratio'] if rc in inventories else 0
+            for rc in RESOURCE_CLASSES))
+        # Ordinary servers (not held by the ledger) run for good.
+        ordinary = capacity.ZERO
+        for consumer, alloc in placement(path + '/allocations')[
+                'allocations'].items():
+            if consumer not in bound:
+                ordinary = ordinary + capacity.Resources(*(
+                    alloc['resources'].get(rc, 0)
+                    for rc in RESOURCE_CLASSES))
+        peak = timeline.peak(now, float('inf')) + ordinary
+        if not peak.fits_in(limit):
+            found.append('node %s is promised %s of its %s' % (
+                rp['name'], peak, limit))
+    return found
