@@ -95,9 +95,10 @@ def run(hosts: int = 1000, allocations: int = 100_000,
     store.use(path)
     cloud = data.cloud(hosts, allocations)
     answers = PlacementAnswers(cloud.hosts)
-    # The ledger's store alone: no boot of Nova's is being scheduled.
+    # The ledger's store alone: no scheduler, and no boot of Nova's being
+    # scheduled (a lease waits `ledger_max_age` for them otherwise).
     planner = planner_mod.Planner(ledger_mod.Ledger(), answers, time.time,
-                                  in_flight=lambda since: set())
+                                  in_flight=lambda since: set(), view_age=0)
     start, end = data.REQUEST
     requests = {
         'capacity': lambda: planner_mod.ReservationRequest(

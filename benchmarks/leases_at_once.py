@@ -56,7 +56,7 @@ def _measure(hosts: int, allocations: int, clients: int) -> dict:
     planners = [planner_mod.Planner(
         ledger, lease_placement.PlacementAnswers(
             cloud.hosts[i * share:(i + 1) * share]), time.time,
-        in_flight=lambda since: set())
+        in_flight=lambda since: set(), view_age=0)
         for i in range(clients)]
     start, end = data.REQUEST
 

@@ -158,6 +158,17 @@ class Timeline:
                                    for values in self._levels]
         return after[0][i], after[1][i], after[2][i]
 
+    def next_change(self, t: float) -> float:
+        """The first instant after t at which the usage changes (inf: it
+        never does again).
+        """
+        if not self._slots:
+            return float('inf')
+        if not self._built:
+            self._build()
+        i = bisect.bisect_right(self._times, t)
+        return self._times[i] if i < len(self._times) else float('inf')
+
     def peak(self, start: float, end: float,
              exclude: Iterable[int] = ()) -> Resources:
         """Highest usage at any instant of [start, end), per resource.

@@ -15,7 +15,9 @@
 nova-scheduler asks the ledger once per host per request, and nova-api
 once per lease; neither may read the whole ledger each time.  The copy
 reads only the rows written since the generation it holds (one cheap query
-when nothing changed) and keeps one `capacity.Timeline` per node.
+when nothing changed) and keeps one `capacity.Timeline` per node.  In
+nova-scheduler a thread keeps it fresh (`keep_fresh`), so that a request
+reads no database: its copy is at most `[reservation] ledger_max_age` old.
 """
 
 import calendar
@@ -24,11 +26,16 @@ import datetime
 import functools
 import operator
 import threading
+import time
 from typing import Callable, Optional
+
+from oslo_log import log as logging
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
+
+LOG = logging.getLogger(__name__)
 
 # The scheduler hint in which the boot hook gives the ids of the slots a
 # boot holds: the filter lets each server of the boot use any of them.
@@ -73,6 +80,13 @@ class View:
     # ledger already holds over their lease (and which hold nothing
     # outside it: shelved before, gone after).
     bound: dict = dataclasses.field(default_factory=dict)
+    # When (time.monotonic()) the read that made this view began: it holds
+    # every change committed before then.
+    read_at: float = float('-inf')
+    # peaks_after's last answer, [(from, until, peaks)]: shared with the
+    # views that a refresh without changes makes.
+    _peaks: list = dataclasses.field(default_factory=list, repr=False,
+                                     compare=False)
 
     @functools.cached_property
     def by_id(self) -> dict:
@@ -86,6 +100,28 @@ class View:
     def slots(self, reservation_id: str) -> list:
         return list(self.slots_by_reservation.get(reservation_id,
                                                   {}).values())
+
+    def peaks_after(self, t: float) -> dict:
+        """{node: (vcpus, memory_mb, disk_gb)}: the highest usage that the
+        ledger promises on each node at any instant from t on (nodes with
+        none left out): the scheduler's question for an ordinary server.
+
+        Made once for each stretch of time in which no node's usage
+        changes, so that a request looks each host up once in a small dict
+        instead of searching its timeline.
+        """
+        known = self._peaks[0] if self._peaks else None
+        if known is not None and known[0] <= t < known[1]:
+            return known[2]
+        peaks, until = {}, float('inf')
+        for node, timeline in self.timelines.items():
+            peak = timeline.peak_after(t)
+            if any(peak):
+                peaks[node] = peak
+            until = min(until, timeline.next_change(t))
+        # One assignment: a request that reads it meanwhile sees either.
+        self._peaks[:] = [(t, until, peaks)]
+        return peaks
 
     def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
         return self.reservations.get(reservation_id)
@@ -158,9 +194,10 @@ class _NextView:
         if slot.instance_uuid:
             self.bound[slot.instance_uuid] = slot.resources
 
-    def view(self, epoch: Optional[str], generation: int) -> View:
+    def view(self, epoch: Optional[str], generation: int,
+             read_at: float) -> View:
         return View(epoch, generation, self.reservations, self.timelines,
-                    self.slots_by_reservation, self.bound)
+                    self.slots_by_reservation, self.bound, read_at)
 
 
 def _of_view(field: str) -> property:
@@ -192,19 +229,23 @@ class Ledger:
             lambda epoch, since: db_ledger.changes(ctx, epoch, since))
         self.view = View()
         self._index: dict = {}   # the refreshes' {slot id: Allocation}
+        self._refresher: Optional[threading.Thread] = None
+        self._starting = threading.Lock()
+        self._stopped = threading.Event()
 
     def refresh(self) -> int:
         """Apply what changed in the store since the last refresh."""
         with self._lock:
             current = self.view
+            read_at = time.monotonic()
             epoch, gen, reservations, slots = self._changes(
                 current.epoch, current.generation)
             if epoch != current.epoch:
                 # Another store: start again from nothing.
                 current, self._index = View(), {}
             elif not reservations and not slots:
-                if gen != current.generation:
-                    self.view = dataclasses.replace(current, generation=gen)
+                self.view = dataclasses.replace(current, generation=gen,
+                                                read_at=read_at)
                 return gen
             nxt = _NextView(current, self._index)
             try:
@@ -217,8 +258,47 @@ class Ledger:
                 # have, and the next refresh reads every row again.
                 self.view = dataclasses.replace(self.view, epoch=None)
                 raise
-            self.view = nxt.view(epoch, gen)
+            self.view = nxt.view(epoch, gen, read_at)
             return gen
+
+    def current(self, max_age: float) -> View:
+        """A view read at most `max_age` seconds ago (refreshed if older:
+        when the thread of `keep_fresh` lags, or there is none).
+        """
+        view = self.view
+        if time.monotonic() - view.read_at > max_age:
+            self.refresh()
+            view = self.view
+        return view
+
+    def keep_fresh(self, interval: float) -> None:
+        """Refresh every `interval` seconds in a thread of its own (once
+        per copy), so that readers of `current` seldom wait for the store.
+        """
+        if self._refresher is not None:
+            return
+        with self._starting:
+            if self._refresher is not None:
+                return
+            self._refresher = threading.Thread(
+                target=self._refresh_every, args=(interval,),
+                name='ledger-refresh', daemon=True)
+        self._refresher.start()
+
+    def _refresh_every(self, interval: float) -> None:
+        while not self._stopped.is_set():
+            try:
+                self.refresh()
+            except Exception as e:
+                # The store is away: readers refresh, or fail, themselves.
+                LOG.debug('Ledger refresh failed: %s', e)
+            self._stopped.wait(interval)
+
+    def close(self) -> None:
+        """Stop the thread of `keep_fresh` (if there is one)."""
+        self._stopped.set()
+        if self._refresher is not None:
+            self._refresher.join()
 
     def slots(self, reservation_id: str) -> list:
         return self.view.slots(reservation_id)

@@ -106,13 +106,16 @@ class Planner:
 
     def __init__(self, ledger: ledger_mod.Ledger, placement_client,
                  clock: Callable[[], float],
-                 in_flight: Optional[Callable] = None) -> None:
+                 in_flight: Optional[Callable] = None,
+                 view_age: Optional[float] = None) -> None:
         self.ledger = ledger
         self.client = placement_client
         self.clock = clock
         # The servers Nova is scheduling (build requests made since a time).
         self.in_flight = in_flight or (
             lambda since: db_builds.in_flight(self.ctx, since))
+        # How old the schedulers' ledger may be (`ledger_max_age`).
+        self.view_age = view_age
         self.ctx = db_api.Context()
         self.nodes = placement.HostView(self._leased)
 
@@ -291,16 +294,23 @@ class Planner:
         lease was just given) that an ordinary boot took meanwhile, or None.
 
         An ordinary boot is kept off promised capacity by the scheduler's
-        filter, which reads the ledger when the boot is scheduled; one
-        scheduled before the ledger was written did not see it.  Such a boot
-        still has its build request now (`db.builds`), or its claim is in
-        Placement: once those boots have claimed, Placement tells whether
-        the nodes still hold the lease.  (Whole hosts take no ordinary
-        boot: their pieces are not asked about.)
+        filter, which reads a copy of the ledger at most `ledger_max_age`
+        old; one filtered on a copy older than this write did not see it.
+        Such a boot still has its build request now (`db.builds`), or its
+        claim is in Placement: once those boots have claimed, Placement
+        tells whether the nodes still hold the lease.  (Whole hosts take no
+        ordinary boot: their pieces are not asked about.)
         """
         pieces = sorted(set(pieces))
         if not pieces:
             return None
+        # A scheduler may filter on a ledger as old as `ledger_max_age`:
+        # the boots filtered without this write have build requests by
+        # then (or their claims).
+        view_age = self.view_age
+        if view_age is None:
+            view_age = CONF.reservation.ledger_max_age
+        time.sleep(view_age)
         timeout = CONF.reservation.boot_settle_timeout
         since = db_api.utcnow() - datetime.timedelta(seconds=timeout)
         waiting = self.in_flight(since)

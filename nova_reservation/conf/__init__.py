@@ -97,6 +97,18 @@ engine_opts = [
                     'resources, so that it never shares the last capacity '
                     'of a node with one of them; a boot still unscheduled '
                     'after that long is taken as stuck.'),
+    cfg.FloatOpt('ledger_max_age', default=0.5, min=0,
+                 help='Seconds by which nova-scheduler\'s copy of the ledger '
+                      'may lag the store when it filters an ordinary boot: a '
+                      'thread of each scheduler reads what changed twice as '
+                      'often, so that the scheduling path does not read the '
+                      'database (a boot into a reservation, whose slots the '
+                      'boot has just claimed, reads the latest). '
+                      'A lease written, or changed to hold more, waits as '
+                      'long before its check against the boots in flight, '
+                      'so that a boot filtered on an older copy is still '
+                      'seen there.  0: the ledger is read at every '
+                      'scheduling request.'),
     cfg.StrOpt('compute_microversion', default='2.91',
                help='Compute API microversion the engine uses (2.91 or '
                     'later: unshelve onto the reserved host).'),

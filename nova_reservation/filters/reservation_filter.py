@@ -46,23 +46,38 @@ class ReservationFilter(filters.BaseHostFilter):
         self.clock = clock
 
     def filter_all(self, host_states, spec_obj):
-        # The per-request work (ledger refresh, the request's need) is done
-        # once here, not once per host.
-        self.ledger.refresh()
-        # One generation of the ledger for the whole request, whatever
-        # other requests' refreshes publish meanwhile (native threads).
-        view = self.ledger.view
+        # The per-request work (the ledger's view, the request's need) is
+        # done once here, not once per host.  One generation of the ledger
+        # serves the whole request, whatever other requests' refreshes
+        # publish meanwhile (native threads).
         rid = spec_obj.get_scheduler_hint('reservation')
         if rid:
-            check = self._reserved_check(view, rid, spec_obj)
-        else:
-            check = self._ordinary_check(view, spec_obj)
-        return (h for h in host_states if check(h))
+            # The boot hook has just claimed its slots (a ledger change):
+            # the latest ledger, as the claim left it.
+            check = self._reserved_check(self._view(latest=True), rid,
+                                         spec_obj)
+            return [h for h in host_states if check(h)]
+        return self._ordinary(self._view(), spec_obj, host_states)
+
+    def _view(self, latest: bool = False) -> ledger_mod.View:
+        """The ledger as of at most `ledger_max_age` ago (`latest`: now).
+
+        An ordinary boot filtered on a view that lacks a lease just written
+        is still seen by that lease's check, which waits as long for the
+        boots in flight (`planner.Planner`).
+        """
+        max_age = CONF.reservation.ledger_max_age
+        if latest or max_age <= 0:
+            self.ledger.refresh()
+            return self.ledger.view
+        self.ledger.keep_fresh(max_age / 2)
+        return self.ledger.current(max_age)
 
     def host_passes(self, host_state, spec_obj) -> bool:
         return any(True for _ in self.filter_all([host_state], spec_obj))
 
     def _reserved_check(self, view: ledger_mod.View, rid: str, spec_obj):
+        held = slot_ids(spec_obj)
         res = view.reservation(rid)
         if res is None or res.project_id != spec_obj.project_id:
             LOG.info('ReservationFilter: reservation %s is not one of '
@@ -72,7 +87,6 @@ class ReservationFilter(filters.BaseHostFilter):
         # The slots the boot holds (all the servers of a multi-create may
         # use them: Nova narrows the hosts from one server to the next),
         # or the server's own.
-        held = slot_ids(spec_obj)
         own = {s.node for s in slots
                if s.instance_uuid == spec_obj.instance_uuid or s.id in held}
         if res.resource_type == 'server':
@@ -87,39 +101,54 @@ class ReservationFilter(filters.BaseHostFilter):
             nodes = own or {s.node for s in slots if s.start <= now < s.end}
         return lambda host_state: host_state.nodename in nodes
 
-    def _ordinary_check(self, view: ledger_mod.View, spec_obj):
-        need = capacity.need_of_flavor(spec_obj.flavor)
-        now = self.clock()
-        timelines = view.timelines
-        bound = view.bound
+    def _ordinary(self, view: ledger_mod.View, spec_obj,
+                  host_states) -> list:
+        """The hosts where an ordinary boot takes nothing that the ledger
+        promised to a lease, now or later.
+
+        One loop over the hosts, a dict look-up and some arithmetic each:
+        this runs for every host of every request.
+        """
+        need_v, need_m, need_d = capacity.need_of_flavor(spec_obj.flavor)
+        peaks = view.peaks_after(self.clock())
         freepool = CONF.reservation.freepool_name
-
-        def reservable(agg) -> bool:
-            """The freepool, or the aggregate of a host reservation."""
-            return agg.name == freepool or LEASE_KEY in agg.metadata
-
-        need_v, need_m, need_d = need
-
-        def passes(host_state) -> bool:
-            # Per host: a dict look-up, a bisection and some arithmetic
-            # (this runs for every host of every request).
+        passed = []
+        for host_state in host_states:
             aggregates = host_state.aggregates
-            if aggregates and any(reservable(agg) for agg in aggregates):
-                return False
-            timeline = timelines.get(host_state.nodename)
-            if timeline is None:
-                return True
+            if aggregates and any(
+                    agg.name == freepool or LEASE_KEY in agg.metadata
+                    for agg in aggregates):
+                continue   # the freepool, or a host reservation's
+            peak = peaks.get(host_state.nodename)
+            if peak is None:
+                passed.append(host_state)
+                continue
+            peak_v, peak_m, peak_d = peak
+            # First with what every server on the node uses: lease servers
+            # counted twice (here and in the ledger) only err on the side
+            # of less room, and are taken out when that refuses the node.
+            if (host_state.vcpus_used + peak_v + need_v <=
+                    host_state.vcpus_total * (
+                        host_state.cpu_allocation_ratio or 1.0) and
+                    host_state.total_usable_ram_mb -
+                    host_state.free_ram_mb + peak_m + need_m <=
+                    host_state.total_usable_ram_mb * (
+                        host_state.ram_allocation_ratio or 1.0) and
+                    host_state.disk_mb_used / 1024.0 + peak_d + need_d <=
+                    host_state.total_usable_disk_gb * (
+                        host_state.disk_allocation_ratio or 1.0)):
+                passed.append(host_state)
+                continue
             (cap_v, cap_m, cap_d), (use_v, use_m, use_d) = usage(
-                host_state, bound)
-            peak_v, peak_m, peak_d = timeline.peak_after(now)
-            ok = (use_v + peak_v + need_v <= cap_v and
-                  use_m + peak_m + need_m <= cap_m and
-                  use_d + peak_d + need_d <= cap_d)
-            if not ok:
+                host_state, view.bound)
+            if (use_v + peak_v + need_v <= cap_v and
+                    use_m + peak_m + need_m <= cap_m and
+                    use_d + peak_d + need_d <= cap_d):
+                passed.append(host_state)
+            else:
                 LOG.debug('ReservationFilter: %s would take capacity '
                           'promised to a lease', host_state.nodename)
-            return ok
-        return passes
+        return passed
 
 
 def slot_ids(spec_obj) -> set:

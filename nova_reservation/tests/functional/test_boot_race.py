@@ -21,6 +21,7 @@ from nova.scheduler import weights
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.filters import reservation_filter
 from nova_reservation import planner
 from nova_reservation import status
 from nova_reservation.tests.functional import base
@@ -47,6 +48,28 @@ class GateWeigher(weights.BaseHostWeigher):
 
     def _weigh_object(self, host_state, weight_properties) -> float:
         return 0.0
+
+
+def lease_meanwhile(test, amount: int) -> tuple:
+    """A lease of `amount` node-sized slots created in a thread; (the
+    thread, {'resp': its answer once it ends}) once the lease is written.
+    """
+    answer = {}
+
+    def create():
+        answer['resp'] = test.lease_api()('POST', '/leases', {
+            'name': 'last', 'start_date': base.when(30)[:16],
+            'end_date': base.when(90)[:16], 'events': [],
+            'reservations': [{'resource_type': 'flavor:instance',
+                              'flavor_id': base.ONE_PER_NODE,
+                              'amount': amount, 'affinity': 'None'}]})
+    creating = threading.Thread(target=create)
+    creating.start()
+    deadline = time.time() + 30
+    while time.time() < deadline and not db_leases.get_all(STORE):
+        time.sleep(0.01)
+    test.assertEqual(['last'], [x.name for x in db_leases.get_all(STORE)])
+    return creating, answer
 
 
 class GatedTestCase(base.ReservationTestCase):
@@ -103,21 +126,7 @@ class BootRaceTest(GatedTestCase):
         # Past the filter (no lease yet), held before its claim.
         server = self.held_boot()
         # A lease for the whole cloud, placed meanwhile.
-        answer = {}
-
-        def create():
-            answer['resp'] = self.lease_api()('POST', '/leases', {
-                'name': 'last', 'start_date': base.when(30)[:16],
-                'end_date': base.when(90)[:16], 'events': [],
-                'reservations': [{'resource_type': 'flavor:instance',
-                                  'flavor_id': base.ONE_PER_NODE,
-                                  'amount': 2, 'affinity': 'None'}]})
-        creating = threading.Thread(target=create)
-        creating.start()
-        deadline = time.time() + 30
-        while time.time() < deadline and not db_leases.get_all(STORE):
-            time.sleep(0.01)
-        self.assertEqual(['last'], [x.name for x in db_leases.get_all(STORE)])
+        creating, answer = lease_meanwhile(self, 2)
         # The boot claims the node now.
         GateWeigher.gate.set()
         creating.join(90)
@@ -200,4 +209,35 @@ class ChangeRaceTest(GatedTestCase):
         slot, = db_ledger.slots(STORE, rid)
         self.assertNotIn(slot.node, (failed, node))
         self.assertEqual(set(), self.holds())
+        self.assert_invariants()
+
+
+class StaleLedgerTest(base.ReservationTestCase):
+    """The scheduler filters on a copy of the ledger up to
+    `ledger_max_age` old; a boot filtered on a copy older than a new lease
+    still never shares the lease's last capacity.
+    """
+    NODES = ('host1',)
+    CAST_AS_CALL = False
+
+    def test_a_boot_filtered_on_an_old_ledger_and_a_lease(self):
+        self.flags(ledger_max_age=5.0, group='reservation')
+        copy = reservation_filter._LEDGER
+        copy.refresh()
+        # The scheduler's copy is not refreshed meanwhile (its thread, and
+        # any request's own refresh, wait for the lock).
+        with copy._lock:
+            creating, answer = lease_meanwhile(self, 1)
+            # Filtered on the copy of before the lease: it passes.
+            server = self.api.post_server({'server': self._build_server(
+                name='o1', image_uuid=base.IMAGE,
+                flavor_id=base.ONE_PER_NODE, networks='none')})
+            server = self._wait_for_state_change(server, 'ACTIVE')
+        creating.join(90)
+        resp = answer['resp']
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('booted meanwhile took the last of node host1',
+                      resp.json()['error_message'])
+        self.assertEqual([], [x.id for x in db_leases.get_all(STORE)
+                              if x.status != status.DELETED])
         self.assert_invariants()

@@ -23,6 +23,7 @@ from nova_reservation.tests.functional import base
 STORE = db_api.Context()
 
 TINY = '1'
+SMALL = '2'   # m1.small: 2 GB
 
 
 class CapacityTest(base.ReservationTestCase):
@@ -97,3 +98,25 @@ class CapacityTest(base.ReservationTestCase):
                  for r in db_leases.reservations(STORE, lease.id)
                  for a in db_ledger.slots(STORE, r.id)}
         self.assertEqual({'host1', 'host2'}, nodes)
+
+
+class LeaseServerCountedOnceTest(base.ReservationTestCase):
+    NODES = ('host1',)
+
+    def test_a_running_lease_server_is_not_counted_twice(self):
+        # A running lease's server (4 GB of the node's 7.5) is both in the
+        # node's usage and in the ledger: an ordinary server of 2 GB still
+        # fits beside it, and only one.
+        resp = self.boot(base.params('now', base.when(60)))
+        self.assertEqual(202, resp.status, resp.content)
+        self._wait_for_state_change(
+            self.api.get_server(resp.body['server']['id']), 'ACTIVE')
+        self.run_engine()
+        small = self._create_server(
+            name='small', image_uuid=base.IMAGE, flavor_id=SMALL,
+            networks='none')
+        self.assertEqual('ACTIVE', small['status'])
+        refused = self._create_server(
+            name='refused', image_uuid=base.IMAGE, flavor_id=SMALL,
+            networks='none', expected_state='ERROR')
+        self.assertIn('No valid host', refused['fault']['message'])

@@ -95,7 +95,8 @@ class RaceTest(testtools.TestCase):
         # No Nova here: no boot is ever being scheduled.
         return planner.Planner(ledger_mod.Ledger(), Placement(),
                                lambda: ledger_mod.to_epoch(db_api.utcnow()),
-                               in_flight=lambda since: set())
+                               in_flight=lambda since: set(),
+                               view_age=0)
 
     def lease(self, hours: float = 1.0) -> dict:
         now = db_api.utcnow().replace(microsecond=0)

@@ -115,8 +115,63 @@ class LedgerViewTest(testtools.TestCase):
         self.store.write(slot_row(1, 'n1'))
         self.ledger.refresh()
         view = self.ledger.view
+        view.peaks_after(0)
         self.ledger.refresh()
-        self.assertIs(view, self.ledger.view)
+        again = self.ledger.view
+        # Only the time of the read moves; the rest, and what was worked
+        # out from it, is the same.
+        self.assertLess(view.read_at, again.read_at)
+        self.assertIs(view.timelines, again.timelines)
+        self.assertIs(view.slots_by_reservation, again.slots_by_reservation)
+        self.assertIs(view.peaks_after(0), again.peaks_after(0))
+
+    def test_peaks_after_are_each_node_s_until_a_usage_changes(self):
+        self.store.write(slot_row(1, 'n1', start=1000, end=5000),
+                         slot_row(2, 'n1', 'r2', start=2000, end=3000),
+                         slot_row(3, 'n2', 'r3', start=0, end=1500))
+        self.ledger.refresh()
+        view = self.ledger.view
+        for t in (0, 999, 1000, 1499, 1500, 2500, 3000, 4999, 5000, 9000):
+            expected = {node: tuple(timeline.peak_after(t))
+                        for node, timeline in view.timelines.items()
+                        if any(timeline.peak_after(t))}
+            self.assertEqual(expected, view.peaks_after(t), t)
+        # Asked again within one stretch (no usage changes in [1500,
+        # 2000)), the answer is the one worked out before.
+        first = view.peaks_after(1500)
+        self.assertIs(first, view.peaks_after(1999))
+        self.assertIsNot(first, view.peaks_after(2000))
+        self.assertEqual({'n1': (2, 1024, 2)}, view.peaks_after(2000))
+
+    def test_current_reads_the_store_only_when_older_than_asked(self):
+        reads = []
+
+        def changes(epoch, since):
+            reads.append(since)
+            return self.store.changes(epoch, since)
+        ledger = ledger_mod.Ledger(changes)
+        ledger.current(60)
+        self.assertEqual(1, len(reads))   # never read: read now
+        for _ in range(100):
+            ledger.current(60)
+        self.assertEqual(1, len(reads))
+        self.store.write(slot_row(1, 'n1'))
+        # Older than 0 s: read again, and the change is there.
+        self.assertEqual({'n1'}, set(ledger.current(0).timelines))
+        self.assertEqual(2, len(reads))
+
+    def test_keep_fresh_reads_in_a_thread_of_its_own(self):
+        self.ledger.keep_fresh(0.01)
+        self.ledger.keep_fresh(0.01)   # one thread per copy
+        self.store.write(slot_row(1, 'n1'))
+        deadline = time.time() + 10
+        while time.time() < deadline and not self.ledger.view.timelines:
+            time.sleep(0.01)
+        self.assertEqual({'n1'}, set(self.ledger.view.timelines))
+        self.assertEqual(1, sum(1 for t in threading.enumerate()
+                                if t is self.ledger._refresher))
+        self.ledger.close()
+        self.assertFalse(self.ledger._refresher.is_alive())
 
     def test_a_refresh_that_fails_half_way_is_made_again_whole(self):
         self.store.write(slot_row(1, 'n1'), slot_row(2, 'n2'))
