@@ -21,6 +21,7 @@ providers of `data.cloud` from memory (its cost is Placement's, not the
 planner's).
 """
 
+import gc
 import os
 import statistics
 import tempfile
@@ -87,6 +88,15 @@ def _lease(start: float, end: float) -> dict:
                 created_at=db_api.utcnow())
 
 
+def _resident_mb() -> float:
+    """The process's resident memory (Linux), in MB."""
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
 def run(hosts: int = 1000, allocations: int = 100_000,
         repeat: int = 30) -> dict:
     store.configure()
@@ -94,6 +104,7 @@ def run(hosts: int = 1000, allocations: int = 100_000,
     store.fill(path, hosts, allocations, enroll_free=True)
     store.use(path)
     cloud = data.cloud(hosts, allocations)
+    cloud = data.Cloud(cloud.hosts, [])   # Placement's part: the nodes
     answers = PlacementAnswers(cloud.hosts)
     # The ledger's store alone: no scheduler, and no boot of Nova's being
     # scheduled (a lease waits `ledger_max_age` for them otherwise).
@@ -108,8 +119,12 @@ def run(hosts: int = 1000, allocations: int = 100_000,
     }
     # The first lease reads the whole ledger and every node: nova-api
     # does that once, at its first lease.
+    gc.collect()
+    before = _resident_mb()
     planner.create(_lease(start, end), [requests['capacity']()], [])
-    result = dict(hosts=hosts, allocations=allocations)
+    gc.collect()
+    result = dict(hosts=hosts, allocations=allocations,
+                  memory_mb=_resident_mb() - before)
     for kind, request in requests.items():
         times = []
         before = answers.requests

@@ -89,16 +89,60 @@ class Timeline:
 
     def copy(self, exclude: Iterable[int] = ()) -> 'Timeline':
         excluded = set(exclude)
-        return Timeline(a for a in self._slots.values()
-                        if a.id not in excluded)
+        if excluded or not self._built:
+            return Timeline(a for a in self._slots.values()
+                            if a.id not in excluded)
+        # A built copy: a change to one node's slots (each lease written)
+        # then costs list copies and the change, not a sort of them all.
+        other = Timeline(())
+        other._slots = dict(self._slots)
+        other._times = list(self._times)
+        other._levels = [list(values) for values in self._levels]
+        other._ends = self._ends
+        other._tables = other._after = None
+        other._built = True
+        return other
 
     def add(self, slot: Slot) -> None:
+        old = self._slots.get(slot.id)
+        if old is not None:
+            self.remove(old.id)
         self._slots[slot.id] = slot
-        self._built = False
+        if self._built:
+            self._change(slot, 1)
 
     def remove(self, slot_id: int) -> None:
-        if self._slots.pop(slot_id, None) is not None:
-            self._built = False
+        slot = self._slots.pop(slot_id, None)
+        if slot is not None and self._built:
+            self._change(slot, -1)
+
+    def _change(self, slot: Slot, sign: int) -> None:
+        """Add (`sign` 1) or take out (-1) a slot's usage over its
+        interval, in place of a build: at most two new steps.
+        """
+        if slot.end <= slot.start:
+            return
+        i = self._step_at(slot.start)
+        j = self._step_at(slot.end)
+        for values, amount in zip(self._levels, slot.resources):
+            if amount:
+                amount *= sign
+                for k in range(i, j):
+                    values[k] += amount
+        self._ends = None
+        self._tables = self._after = None
+
+    def _step_at(self, t: float) -> int:
+        """The index of the step that starts at t, made if there is none
+        (with the usage of the step it splits).
+        """
+        times = self._times
+        i = bisect.bisect_left(times, t)
+        if i == len(times) or times[i] != t:
+            times.insert(i, t)
+            for values in self._levels:
+                values.insert(i, values[i - 1] if i else 0)
+        return i
 
     def _build(self) -> None:
         # Plain numbers, not Resources: a node's timeline is rebuilt at
@@ -177,7 +221,7 @@ class Timeline:
         reservation can be checked against everything but itself.
         """
         # (Not set.intersection(dict): that walks the whole dict.)
-        excluded = {i for i in exclude if i in self._slots}
+        excluded = exclude and {i for i in exclude if i in self._slots}
         if excluded:
             # Rare (re-binding a slot): a throw-away timeline is simplest.
             return self.copy(excluded).peak(start, end)
@@ -198,6 +242,49 @@ class Timeline:
                                      for values in self._levels]
         return Resources(*(_range_max(table, lo, hi) for table in tables))
 
+    def earliest_fit(self, start: float, duration: float, room: Resources,
+                     horizon: float) -> Optional[float]:
+        """The earliest t in [start, horizon] at which the usage over
+        [t, t + duration) stays within `room` per resource, or None.
+
+        After a window that fails, the next starts where the last step
+        above `room` in it ends, since any start before still covers that
+        step; the steps after it are known to be within `room`, so each
+        step is looked at about once.
+        """
+        if min(room) < 0 or start > horizon:
+            return None
+        if not self._slots:
+            return start
+        if not self._built:
+            self._build()
+        times = self._times
+        levels = tuple(zip(self._levels, room))
+        right, left = bisect.bisect_right, bisect.bisect_left
+        t = start
+        known = -1   # the steps from t's to this one are within `room`
+        while t <= horizon:
+            lo = max(right(times, t) - 1, known + 1, 0)
+            hi = left(times, t + duration) - 1
+            last = -1
+            if hi >= lo:
+                for values, limit in levels:
+                    if max(values[lo:hi + 1]) > limit:
+                        k = hi
+                        while values[k] <= limit:
+                            k -= 1
+                        if k > last:
+                            last = k
+                            lo = k + 1   # the other resources: after it
+                            if lo > hi:
+                                break
+            if last < 0:
+                return t
+            # The last step has no usage: a step above `room` has a next.
+            t = times[last + 1]
+            known = hi
+        return None
+
     def next_drop(self, t: float) -> float:
         """The first instant from t on at which the usage drops (an
         slot ends), or FOREVER: only such instants are worth trying
@@ -207,8 +294,12 @@ class Timeline:
             return FOREVER
         if not self._built:
             self._build()
-        i = bisect.bisect_left(self._ends, t)
-        return self._ends[i] if i < len(self._ends) else FOREVER
+        ends = self._ends
+        if ends is None:
+            ends = self._ends = sorted({a.end for a in self._slots.values()
+                                        if a.end > a.start})
+        i = bisect.bisect_left(ends, t)
+        return ends[i] if i < len(ends) else FOREVER
 
     def peak_holds_until(self, start: float, end: float) -> float:
         """The instant T such that every interval of the same length that
@@ -307,10 +398,18 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
     one node, False each on a node of its own.
     """
     free = {}
+    need_v, need_m, need_d = need
     for h in hosts:
-        room = headroom(h, timelines.get(h.node), start, end)
-        if need.fits_in(room):
-            free[h.node] = room
+        # headroom(), in plain numbers: this runs for every node.
+        timeline = timelines.get(h.node)
+        peak_v, peak_m, peak_d = (timeline.peak(start, end) if timeline
+                                  else ZERO)
+        (cap_v, cap_m, cap_d), (base_v, base_m, base_d) = h.capacity, h.base
+        room_v = cap_v - base_v - peak_v
+        room_m = cap_m - base_m - peak_m
+        room_d = cap_d - base_d - peak_d
+        if need_v <= room_v and need_m <= room_m and need_d <= room_d:
+            free[h.node] = Resources(room_v, room_m, room_d)
     if not free:
         return None
     preferred = set()
@@ -385,6 +484,26 @@ def earliest_start(timelines: dict, start: float, duration: float,
                     for tl in timelines), default=FOREVER)
         t = min((tl.next_drop(skip) for tl in timelines), default=FOREVER)
     return None
+
+
+def earliest_fit(hosts: Sequence[Host], timelines: dict, need: Resources,
+                 start: float, duration: float,
+                 horizon: float) -> Optional[float]:
+    """The earliest t in [start, horizon] at which some node holds `need`
+    over [t, t + duration), or None: `earliest_start` for one slot (or
+    slots that stay together), node by node.
+    """
+    best = None
+    for h in hosts:
+        room = h.capacity - h.base - need
+        timeline = timelines.get(h.node)
+        if timeline is None:
+            t = start if min(room) >= 0 and start <= horizon else None
+        else:
+            t = timeline.earliest_fit(start, duration, room, horizon)
+        if t is not None and (best is None or t < best):
+            best = horizon = t
+    return best
 
 
 def need_of_flavor(flavor) -> Resources:

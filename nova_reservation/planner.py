@@ -26,7 +26,7 @@ import datetime
 import json
 import threading
 import time
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova.scheduler.client import report
 from oslo_utils import uuidutils
@@ -92,6 +92,14 @@ class LedgerBusy(Exception):
     pass
 
 
+class Plan(NamedTuple):
+    """Where a plan puts each reservation ({reservation id: [(node,
+    resources)]}), and the nodes' timelines with it.
+    """
+    placed: dict
+    timelines: dict
+
+
 def host_properties(host) -> dict:
     """What hypervisor_properties of a host reservation are matched on."""
     return {'vcpus': host.vcpus, 'memory_mb': host.memory_mb,
@@ -118,11 +126,27 @@ class Planner:
         self.view_age = view_age
         self.ctx = db_api.Context()
         self.nodes = placement.HostView(self._leased)
+        # (mark, {node: host row}): `_enrolled`.
+        self._hosts: Optional[tuple] = None
 
     def _leased(self, uuids: Iterable[str]) -> set:
-        """Those of the servers that belong to a lease that is not over."""
-        return {b.instance_uuid for b in db_leases.bindings_of_servers(
-            self.ctx, uuids) if b.state != status.ENDED}
+        """Those of the servers that hold a slot of the ledger (servers of
+        leases, which the ledger counts over their lease), as the filter
+        tells them apart.
+        """
+        bound = self.ledger.view.bound
+        return {uuid for uuid in uuids if uuid in bound}
+
+    def _enrolled(self) -> dict:
+        """{node: host row} of the enrolled hosts, read again only when a
+        host was enrolled, changed or removed since the last read.
+        """
+        mark = db_hosts.mark(self.ctx)
+        known = self._hosts
+        if known is None or known[0] != mark:
+            known = self._hosts = (mark, {
+                h.hypervisor_hostname: h for h in db_hosts.get_all(self.ctx)})
+        return known[1]
 
     # ------------------------------------------------------------ plans
 
@@ -131,8 +155,7 @@ class Planner:
         """(shared pool nodes, reservable nodes with their host rows),
         without the `unusable` nodes (`fresh`: Placement read anew).
         """
-        enrolled = {h.hypervisor_hostname: h
-                    for h in db_hosts.get_all(self.ctx)}
+        enrolled = self._enrolled()
         unusable = set(unusable)
         nodes = [n for n in self.nodes.hosts(self.client, fresh)
                  if n.node not in unusable]
@@ -160,8 +183,8 @@ class Planner:
         return nodes and [(n, req.need) for n in nodes]
 
     def plan(self, requests: Iterable[ReservationRequest], start: float,
-             end: float, prefer=None, moved: Iterable = ()) -> dict:
-        """{reservation id: [(node, resources)]} or NoCapacity.
+             end: float, prefer=None, moved: Iterable = ()) -> Plan:
+        """A Plan, or NoCapacity.
 
         `moved`: slots (capacity.Slot) of a lease being changed; they
         are checked at [start, end) instead of where they are now.  A plan
@@ -174,7 +197,7 @@ class Planner:
         except NoCapacity:
             return self._plan(requests, start, end, prefer, moved, True)
 
-    def _plan(self, requests, start, end, prefer, moved, fresh) -> dict:
+    def _plan(self, requests, start, end, prefer, moved, fresh) -> Plan:
         moved = list(moved)
         excluded = {s.id for s in moved}
         timelines = {n: tl.copy(excluded) if excluded else tl
@@ -197,7 +220,7 @@ class Planner:
             # Later reservations of the lease see this one's slots.
             fake_id = self._overlay(timelines, req.id, slots, start, end,
                                     fake_id)
-        return placed
+        return Plan(placed, timelines)
 
     @staticmethod
     def _overlay(timelines, rid, slots, start, end, fake_id) -> int:
@@ -230,9 +253,17 @@ class Planner:
 
     def _no_capacity(self, req, pools, timelines, start, end) -> NoCapacity:
         horizon = self.clock() + CONF.reservation.max_advance
-        earliest = capacity.earliest_start(
-            timelines, start, end - start, horizon,
-            lambda s, e: self._place_one(req, pools, timelines, s, e, None))
+        if req.resource_type != resource_types.HOST and (
+                req.count == 1 or req.affinity is True):
+            # On one node: that node's own search (the same answer).
+            earliest = capacity.earliest_fit(
+                pools[0], timelines, req.need.scaled(req.count), start,
+                end - start, horizon)
+        else:
+            earliest = capacity.earliest_start(
+                timelines, start, end - start, horizon,
+                lambda s, e: self._place_one(req, pools, timelines, s, e,
+                                             None))
         message = ('Not enough capacity for %s from %s to %s UTC'
                    % (req.describe(), _text(start), _text(end)))
         when = None
@@ -258,11 +289,13 @@ class Planner:
         end = ledger_mod.to_epoch(lease['end_at'])
         now = self.clock()
         prefer = None
-        if start > now:
+        if start > now and any(r.resource_type == resource_types.SERVER
+                               for r in requests):
+            # A future lease's servers boot once before they are shelved.
             prefer = (now, min(start, now + CONF.reservation.boot_grace))
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            placed = self.plan(requests, start, end, prefer)
+            placed, timelines = self.plan(requests, start, end, prefer)
             try:
                 db_leases.create(
                     self.ctx, gen, dict(lease, status=status.CREATING), [
@@ -275,9 +308,9 @@ class Planner:
         else:
             raise LedgerBusy()
         taken = self._taken_meanwhile(
-            (node, start, end) for req in requests
-            if req.resource_type != resource_types.HOST
-            for node, _ in placed[req.id])
+            [(node, start, end) for req in requests
+             if req.resource_type != resource_types.HOST
+             for node, _ in placed[req.id]], timelines)
         if taken:
             db_leases.discard(self.ctx, lease['id'])
             raise NoCapacity(
@@ -289,9 +322,13 @@ class Planner:
             db_leases.set_status(self.ctx, [lease['id']], lease['status'],
                                  only_from=(status.CREATING,))
 
-    def _taken_meanwhile(self, pieces: Iterable[tuple]) -> Optional[str]:
+    def _taken_meanwhile(self, pieces: Iterable[tuple],
+                         timelines: dict) -> Optional[str]:
         """A node of `pieces` ((node, start, end): shared-pool capacity a
-        lease was just given) that an ordinary boot took meanwhile, or None.
+        lease was just given) that an ordinary boot took meanwhile, or None;
+        `timelines`: the nodes' timelines as the plan that gave it left
+        them (whoever wrote the nodes since planned with it, and checks
+        itself).
 
         An ordinary boot is kept off promised capacity by the scheduler's
         filter, which reads a copy of the ledger at most `ledger_max_age`
@@ -318,8 +355,6 @@ class Planner:
         while waiting and time.monotonic() < deadline:
             time.sleep(0.05)
             waiting &= self.in_flight(since)
-        self.ledger.refresh()
-        timelines = self.ledger.view.timelines
         hosts = self.nodes.hosts_of(self.client, {n for n, _, _ in pieces})
         for node, start, end in pieces:
             if node not in hosts or not capacity.fits(
@@ -335,12 +370,13 @@ class Planner:
         return '%s%08x%s' % (db_ledger.HOLD_PREFIX, int(self.clock()),
                              uuidutils.generate_uuid(dashed=False)[:23])
 
-    def _guarded(self, gen: int, added: list, write: Callable,
-                 taken_message: str) -> None:
+    def _guarded(self, gen: int, added: list, timelines: dict,
+                 write: Callable, taken_message: str) -> None:
         """Write a change that adds shared-pool capacity to a lease
-        (`added`: (reservation id, slot columns) of what it adds) so that
-        no ordinary boot in flight takes it too: the added slots are held
-        first (on generation `gen`), then checked (`_taken_meanwhile`),
+        (`added`: (reservation id, slot columns) of what it adds, on the
+        plan's `timelines`) so that no ordinary boot in flight takes it
+        too: the added slots are held first (on generation `gen`), then
+        checked (`_taken_meanwhile`),
         then `write(hold)` makes the change in the transaction that drops
         them.  NoCapacity (`taken_message` % node) if a boot took a node;
         LedgerConflict if the plan was stale.  Nothing is released before
@@ -351,9 +387,9 @@ class Planner:
         db_ledger.hold(self.ctx, gen, hold_id, added)
         try:
             taken = self._taken_meanwhile(
-                (values['node'], ledger_mod.to_epoch(values['start_at']),
-                 ledger_mod.to_epoch(values['end_at']))
-                for _, values in added)
+                [(values['node'], ledger_mod.to_epoch(values['start_at']),
+                  ledger_mod.to_epoch(values['end_at']))
+                 for _, values in added], timelines)
             if taken:
                 raise NoCapacity(taken_message % taken)
             write((hold_id, len(added)))
@@ -418,7 +454,7 @@ class Planner:
             gen = self.ledger.refresh()
             own = [s for r in db_leases.reservations(self.ctx, lease.id)
                    for s in self.ledger.slots(r.id) if not _held(s)]
-            placed = self.plan(growth, start, end, moved=own)
+            placed, timelines = self.plan(growth, start, end, moved=own)
             slots = {rid: (columns, self._slot_rows(
                 lease, placed.get(rid, []), start_at, end_at))
                 for rid, columns in sizes.items()}
@@ -428,9 +464,10 @@ class Planner:
                     db_leases.change(self.ctx, gen, lease.id, version,
                                      values, slots, due)
                 else:
-                    self._guarded(gen, added, lambda hold: db_leases.change(
-                        self.ctx, None, lease.id, version, values, slots,
-                        due, hold=hold), message)
+                    def write(hold):
+                        db_leases.change(self.ctx, None, lease.id, version,
+                                         values, slots, due, hold=hold)
+                    self._guarded(gen, added, timelines, write, message)
                 return
             except db_ledger.LedgerConflict:
                 continue
@@ -488,7 +525,7 @@ class Planner:
                 if not added:
                     _move(self.ctx, gen, moves, degraded)
                 else:
-                    self._guarded(gen, added, lambda hold: _move(
+                    self._guarded(gen, added, timelines, lambda hold: _move(
                         self.ctx, None, moves, degraded, hold),
                         'a server booted meanwhile took the last of node %s')
                 return len(moves), sorted(degraded)

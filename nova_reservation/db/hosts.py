@@ -26,6 +26,17 @@ def get_all(ctx) -> list:
 
 
 @api.reader
+def mark(ctx) -> tuple:
+    """A value that changes whenever a host is enrolled, changed or
+    removed (the only writes of the table are below).
+    """
+    h = models.Host
+    return tuple(ctx.session.execute(sa.select(
+        sa.func.count(h.id), sa.func.max(h.id),
+        sa.func.max(sa.func.coalesce(h.updated_at, h.created_at)))).one())
+
+
+@api.reader
 def get(ctx, host_id: int) -> Optional[models.Host]:
     return ctx.session.get(models.Host, host_id)
 

@@ -24,9 +24,10 @@ STORE = db_api.Context()
 class CapacityReservationTest(base.ReservationsTestCase):
 
     def test_flavor_reservation(self):
+        # Time for two boots before the start.
         lease = self.lease({'resource_type': 'flavor:instance',
                             'flavor_id': base.ONE_PER_NODE, 'amount': '1',
-                            'affinity': 'None'})
+                            'affinity': 'None'}, start=8.0)
         rid = lease['reservations'][0]['id']
         reserved = db_ledger.slots(STORE, rid)[0].node
 

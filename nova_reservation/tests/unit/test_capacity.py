@@ -93,6 +93,49 @@ class TimelineTest(unittest.TestCase):
         self.assertEqual(tuple(brute_peak(allocs, t, capacity.FOREVER)),
                          tuple(tl.peak_after(t)))
 
+    @settings(max_examples=300, deadline=None)
+    @given(allocations, allocations, st.lists(st.integers(0, 80)),
+           intervals, st.integers(-10, 140), st.sampled_from([0, 1000]))
+    def test_a_changed_copy_answers_as_one_built_anew(
+            self, first, then, gone, query, t, long_span):
+        # A built timeline copied, then slots added, moved (added again
+        # with the same id) and removed, answers every question as a
+        # timeline built from the slots it ends with; the original is
+        # untouched.
+        capacity.LONG_SPAN, saved = long_span, capacity.LONG_SPAN
+        self.addCleanup(setattr, capacity, 'LONG_SPAN', saved)
+        before = [alloc(i, s, e, v, ram=m)
+                  for i, ((s, e), v, m) in enumerate(first)]
+        original = capacity.Timeline(before)
+        original.peak_after(0)   # built
+        expected = (original.peak(*query), original.peak_after(t),
+                    original.next_drop(t))
+        changed = original.copy()
+        for i, ((s, e), v, m) in enumerate(then):
+            changed.add(alloc(i * 2, s, e, v, ram=m))
+        for i in gone:
+            changed.remove(i)
+        after = {a.id: a for a in before}
+        for i, ((s, e), v, m) in enumerate(then):
+            after[i * 2] = alloc(i * 2, s, e, v, ram=m)
+        for i in gone:
+            after.pop(i, None)
+        anew = capacity.Timeline(after.values())
+        for tl in (changed, anew):
+            self.assertEqual(len(after), len(tl))
+        self.assertEqual(brute_peak(list(after.values()), *query),
+                         changed.peak(*query))
+        self.assertEqual(anew.peak(*query), changed.peak(*query))
+        self.assertEqual(tuple(anew.peak_after(t)),
+                         tuple(changed.peak_after(t)))
+        self.assertEqual(anew.next_drop(t), changed.next_drop(t))
+        # Steps split and not merged again make it say "changes" early,
+        # never late (its answers are kept until then).
+        self.assertLessEqual(changed.next_change(t), anew.next_change(t))
+        self.assertEqual(expected, (original.peak(*query),
+                                    original.peak_after(t),
+                                    original.next_drop(t)))
+
 
 class PlanTest(unittest.TestCase):
 
@@ -161,6 +204,42 @@ class PlanTest(unittest.TestCase):
                          place(t, t + duration) is not None), None)
         self.assertEqual(expected, capacity.earliest_start(
             tl, start, duration, 200, place))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(['n0', 'n1', 'n2']),
+                              intervals, st.integers(1, 4),
+                              st.integers(0, 2048)), max_size=30),
+           st.integers(1, 4), st.integers(1, 3), st.integers(1, 40),
+           st.sampled_from([None, True]), st.integers(0, 60),
+           st.integers(40, 200))
+    def test_earliest_fit_node_by_node_is_the_search_s_answer(
+            self, rows, vcpus, count, duration, affinity, start, horizon):
+        # One slot, or slots that stay together: each node's own search
+        # finds what the search over every plan finds.
+        count = 1 if affinity is None else count
+        nodes = {}
+        for i, (node, (a, b), cpus, ram) in enumerate(rows):
+            nodes.setdefault(node, []).append(
+                alloc(i, a, b, cpus, node=node, ram=ram))
+        tl = {n: capacity.Timeline(a) for n, a in nodes.items()}
+        hosts = [capacity.Host(n, R(6, 4096, 100), base=R(i, 0, 0))
+                 for i, n in enumerate(('n0', 'n1', 'n2'))]
+        need = R(vcpus, 512, 1)
+
+        def place(a, b):
+            return capacity.plan(hosts, tl, need, count, a, b,
+                                 affinity=affinity)
+        self.assertEqual(
+            capacity.earliest_start(tl, start, duration, horizon, place),
+            capacity.earliest_fit(hosts, tl, need.scaled(count), start,
+                                  duration, horizon))
+
+    def test_earliest_fit_never_fits_a_node_too_small(self):
+        hosts = [capacity.Host('n0', R(2, 4096, 100))]
+        self.assertIsNone(capacity.earliest_fit(hosts, {}, R(3, 1, 1), 0,
+                                                10, 100))
+        self.assertEqual(5, capacity.earliest_fit(hosts, {}, R(2, 1, 1), 5,
+                                                  10, 100))
 
     def test_affinity(self):
         need = R(1, 1, 1)
