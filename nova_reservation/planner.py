@@ -376,12 +376,11 @@ class Planner:
         (`added`: (reservation id, slot columns) of what it adds, on the
         plan's `timelines`) so that no ordinary boot in flight takes it
         too: the added slots are held first (on generation `gen`), then
-        checked (`_taken_meanwhile`),
-        then `write(hold)` makes the change in the transaction that drops
-        them.  NoCapacity (`taken_message` % node) if a boot took a node;
-        LedgerConflict if the plan was stale.  Nothing is released before
-        the change is written, so no other lease can take what a refused
-        change gives back.
+        checked (`_taken_meanwhile`), then `write(hold)` makes the change
+        in the transaction that drops them.  NoCapacity (`taken_message`
+        % node) if a boot took a node; LedgerConflict if the plan was
+        stale.  Nothing is released before the change is written, so no
+        other lease can take what a refused change gives back.
         """
         hold_id = self._hold_id()
         db_ledger.hold(self.ctx, gen, hold_id, added)
