@@ -379,12 +379,6 @@ def fits(host: Host, timeline: Optional[Timeline], need: Resources,
     return (host.base + peak + need).fits_in(host.capacity)
 
 
-def headroom(host: Host, timeline: Optional[Timeline], start: float,
-             end: float) -> Resources:
-    peak = timeline.peak(start, end) if timeline else ZERO
-    return host.capacity - host.base - peak
-
-
 def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
          count: int, start: float, end: float,
          prefer: Optional[tuple] = None,
@@ -400,7 +394,8 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
     free = {}
     need_v, need_m, need_d = need
     for h in hosts:
-        # headroom(), in plain numbers: this runs for every node.
+        # The room left over [start, end), in plain numbers: this runs
+        # for every node.
         timeline = timelines.get(h.node)
         peak_v, peak_m, peak_d = (timeline.peak(start, end) if timeline
                                   else ZERO)

@@ -173,13 +173,14 @@ class _NextView:
             if not len(timeline):
                 del self.timelines[old.node]
                 self._own_timelines.discard(old.node)
-            slots = self._slots(old.reservation_id)
-            slots.pop(old.id, None)
-            if not slots:
-                del self.slots_by_reservation[old.reservation_id]
-                self._own_slots.discard(old.reservation_id)
-            if old.instance_uuid:
-                self.bound.pop(old.instance_uuid, None)
+            if not _held(old):
+                slots = self._slots(old.reservation_id)
+                slots.pop(old.id, None)
+                if not slots:
+                    del self.slots_by_reservation[old.reservation_id]
+                    self._own_slots.discard(old.reservation_id)
+                if old.instance_uuid:
+                    self.bound.pop(old.instance_uuid, None)
         if row.deleted:
             return
         slot = capacity.Slot(
@@ -190,6 +191,8 @@ class _NextView:
             instance_uuid=row.instance_uuid)
         self.index[slot.id] = slot
         self._timeline(slot.node).add(slot)
+        if _held(slot):
+            return   # counted on its node; no reservation's slot yet
         self._slots(slot.reservation_id)[slot.id] = slot
         if slot.instance_uuid:
             self.bound[slot.instance_uuid] = slot.resources
@@ -198,6 +201,14 @@ class _NextView:
              read_at: float) -> View:
         return View(epoch, generation, self.reservations, self.timelines,
                     self.slots_by_reservation, self.bound, read_at)
+
+
+def _held(slot: capacity.Slot) -> bool:
+    """Whether the slot is held for a change not written yet
+    (`db.ledger.hold`): it counts on its node, and is none of its
+    reservation's slots.
+    """
+    return (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
 
 
 def _of_view(field: str) -> property:

@@ -363,13 +363,6 @@ class Planner:
                 return node
         return None
 
-    def _hold_id(self) -> str:
-        """A new hold id: its time (seconds, hex) then a random part, so
-        that the reconciler knows a hold left behind by its age.
-        """
-        return '%s%08x%s' % (db_ledger.HOLD_PREFIX, int(self.clock()),
-                             uuidutils.generate_uuid(dashed=False)[:23])
-
     def _guarded(self, gen: int, added: list, timelines: dict,
                  write: Callable, taken_message: str) -> None:
         """Write a change that adds shared-pool capacity to a lease
@@ -382,7 +375,7 @@ class Planner:
         stale.  Nothing is released before the change is written, so no
         other lease can take what a refused change gives back.
         """
-        hold_id = self._hold_id()
+        hold_id = db_ledger.hold_id(self.clock())
         db_ledger.hold(self.ctx, gen, hold_id, added)
         try:
             taken = self._taken_meanwhile(
@@ -406,11 +399,6 @@ class Planner:
         have: its slots' time outside their current interval, and its new
         slots; (reservation id, slot columns) pairs.
         """
-        def columns(node, res, a, b):
-            return dict(node=node, vcpus=res.vcpus, memory_mb=res.memory_mb,
-                        disk_gb=res.disk_gb,
-                        start_at=ledger_mod.from_epoch(a),
-                        end_at=ledger_mod.from_epoch(b))
         added = []
         for slot in own:
             if not self._shared_pool(slot.reservation_id):
@@ -418,11 +406,11 @@ class Planner:
             for a, b in ((start, min(end, slot.start)),
                          (max(start, slot.end), end)):
                 if a < b:
-                    added.append((slot.reservation_id,
-                                  columns(slot.node, slot.resources, a, b)))
+                    added.append((slot.reservation_id, _slot_row_of(
+                        slot.node, slot.resources, a, b)))
         for req in growth:
             if req.resource_type != resource_types.HOST:
-                added.extend((req.id, columns(node, res, start, end))
+                added.extend((req.id, _slot_row_of(node, res, start, end))
                              for node, res in placed.get(req.id, ()))
         return added
 
@@ -452,7 +440,7 @@ class Planner:
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
             own = [s for r in db_leases.reservations(self.ctx, lease.id)
-                   for s in self.ledger.slots(r.id) if not _held(s)]
+                   for s in self.ledger.slots(r.id)]
             placed, timelines = self.plan(growth, start, end, moved=own)
             slots = {rid: (columns, self._slot_rows(
                 lease, placed.get(rid, []), start_at, end_at))
@@ -483,8 +471,7 @@ class Planner:
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
             stranded = [s for s in self.ledger.by_id.values()
-                        if s.node in failed and s.start > now and
-                        not _held(s)]
+                        if s.node in failed and s.start > now]
             if not stranded:
                 return 0, []
             pools = self._pools(unusable=failed)
@@ -512,14 +499,10 @@ class Planner:
                 fake_id = self._overlay(timelines, rid, placed,
                                         slots[0].start, slots[0].end,
                                         fake_id)
-            added = [(slot.reservation_id, dict(
-                node=moves[slot.id][0], vcpus=moves[slot.id][1].vcpus,
-                memory_mb=moves[slot.id][1].memory_mb,
-                disk_gb=moves[slot.id][1].disk_gb,
-                start_at=ledger_mod.from_epoch(slot.start),
-                end_at=ledger_mod.from_epoch(slot.end)))
-                for slot in stranded if slot.id in moves and
-                self._shared_pool(slot.reservation_id)]
+            added = [(slot.reservation_id,
+                      _slot_row_of(*moves[slot.id], slot.start, slot.end))
+                     for slot in stranded if slot.id in moves and
+                     self._shared_pool(slot.reservation_id)]
             try:
                 if not added:
                     _move(self.ctx, gen, moves, degraded)
@@ -545,7 +528,7 @@ class Planner:
             hypervisor_properties=res.hypervisor_properties or '',
             resource_properties=res.resource_properties or '')
         staying = {s.node for s in self.ledger.slots(res.id)
-                   if s.id not in moving and not _held(s)}
+                   if s.id not in moving}
         shared, reservable = pools
         if res.affinity is True and staying:
             shared = [h for h in shared if h.node in staying]
@@ -591,9 +574,8 @@ class Planner:
         if isinstance(lease, dict):
             start_at = start_at or lease['start_at']
             end_at = end_at or lease['end_at']
-        return [dict(node=node, start_at=start_at, end_at=end_at,
-                     vcpus=res.vcpus, memory_mb=res.memory_mb,
-                     disk_gb=res.disk_gb) for node, res in slots]
+        return [_slot_row(node, res, start_at, end_at)
+                for node, res in slots]
 
 
 @db_api.writer
@@ -602,8 +584,7 @@ def _move(ctx, planned: Optional[int], moves: dict, degraded: Iterable[str],
     """Slots onto other nodes, and the leases that lost some degraded;
     `hold` as for `db_leases.change`.
     """
-    if hold is not None and db_ledger.drop_hold(ctx, hold[0]) != hold[1]:
-        raise db_ledger.LedgerConflict()
+    db_ledger.spend_hold(ctx, hold)
     db_ledger.move_slots(ctx, planned, moves)
     db_leases.mark_degraded(ctx, degraded)
 
@@ -626,9 +607,19 @@ def shared(placement_client=None) -> Planner:
         return _SHARED['planner']
 
 
-def _held(slot: capacity.Slot) -> bool:
-    """Whether the slot is held for a change being made (`_guarded`)."""
-    return (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
+def _slot_row(node: str, res: capacity.Resources,
+              start_at: datetime.datetime,
+              end_at: datetime.datetime) -> dict:
+    """A slot's columns, as the store writes them."""
+    return dict(node=node, vcpus=res.vcpus, memory_mb=res.memory_mb,
+                disk_gb=res.disk_gb, start_at=start_at, end_at=end_at)
+
+
+def _slot_row_of(node: str, res: capacity.Resources, start: float,
+                 end: float) -> dict:
+    """`_slot_row` over [start, end) in seconds since the epoch."""
+    return _slot_row(node, res, ledger_mod.from_epoch(start),
+                     ledger_mod.from_epoch(end))
 
 
 def _text(t: float) -> str:

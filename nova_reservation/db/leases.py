@@ -166,13 +166,11 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
     each other.  `growth`: {reservation id: (its new sizes, as columns,
     [new slot, ...])}; `due`: {event type: when} of its events.
 
-    `hold`: (hold id, slot count) of the slots held for this change
-    (`ledger.hold`), which cover whatever it adds: they go, and the change
-    needs no plan (`planned` None); if some are gone (taken back as left
-    behind), LedgerConflict.
+    `hold`: (hold, slot count) of the slots held for this change
+    (`ledger.hold`), which cover whatever it adds: they go
+    (`ledger.spend_hold`), and the change needs no plan (`planned` None).
     """
-    if hold is not None and ledger.drop_hold(ctx, hold[0]) != hold[1]:
-        raise ledger.LedgerConflict()
+    ledger.spend_hold(ctx, hold)
     own = [r.id for r in reservations(ctx, lease_id)]
     gen = ledger.bump(ctx, planned, ledger.nodes_of(ctx, own) + [
         s['node'] for _, slots in growth.values() for s in slots])

@@ -22,6 +22,7 @@ import datetime
 from typing import Iterable, NamedTuple, Optional
 
 from oslo_db import api as oslo_db_api
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from nova_reservation.db import api
@@ -32,7 +33,7 @@ from nova_reservation import resource_types
 CLAIM_PREFIX = 'boot-'
 # What `hold` marks the slots of a lease change with until it is written
 # (`leases.change`) or given up (`drop_hold`): they count against the
-# nodes like any slot, and no server may take them.
+# nodes like any slot, and belong to no reservation's slots (`slots`).
 HOLD_PREFIX = 'hold-'
 
 
@@ -102,14 +103,23 @@ def add_slots(ctx, generation: int, reservation_id: str,
             reservation_id=reservation_id, **values))
 
 
+def _not_held(s) -> sa.sql.ColumnElement:
+    """Slots that are not held for a change being made (`hold`)."""
+    return sa.or_(s.instance_uuid.is_(None),
+                  s.instance_uuid.notlike(HOLD_PREFIX + '%'))
+
+
 @api.reader
 def slots(ctx, reservation_id: str, deleted: bool = False) -> list:
-    """The reservation's slots (with `deleted`, the released ones too)."""
-    query = sa.select(models.Slot).where(
-        models.Slot.reservation_id == reservation_id)
+    """The reservation's slots (with `deleted`, the released ones too),
+    without those held for a change of its lease not written yet.
+    """
+    s = models.Slot
+    query = sa.select(s).where(s.reservation_id == reservation_id,
+                               _not_held(s))
     if not deleted:
-        query = query.where(models.Slot.deleted == sa.false())
-    return api.rows(ctx, query.order_by(models.Slot.id))
+        query = query.where(s.deleted == sa.false())
+    return api.rows(ctx, query.order_by(s.id))
 
 
 @api.reader
@@ -155,19 +165,11 @@ def _choose(found: list, instance_uuid: str, node: Optional[str]) -> tuple:
     return mine, None
 
 
-def _live_slots(ctx, reservation_id: str) -> list:
-    s = models.Slot
-    return api.rows(ctx, sa.select(s).where(
-        s.reservation_id == reservation_id, s.deleted == sa.false(),
-        sa.or_(s.instance_uuid.is_(None),
-               s.instance_uuid.notlike(HOLD_PREFIX + '%'))).order_by(s.id))
-
-
 @api.reader
 def slot_for(ctx, reservation_id: str, instance_uuid: str,
              node: Optional[str]) -> Optional[models.Slot]:
     """The slot that `bind_slot` would tie the server to (or None)."""
-    return _choose(_live_slots(ctx, reservation_id), instance_uuid, node)[0]
+    return _choose(slots(ctx, reservation_id), instance_uuid, node)[0]
 
 
 @api.writer
@@ -182,7 +184,7 @@ def bind_slot(ctx, reservation_id: str, instance_uuid: str,
     has no host gets `host` (the server's, on its node) or `slot_host`.
     Returns the server's slot, or None if it has none.
     """
-    found = _live_slots(ctx, reservation_id)
+    found = slots(ctx, reservation_id)
     mine, swapped = _choose(found, instance_uuid, node)
     if mine is None:
         return None
@@ -266,8 +268,7 @@ def unbind(ctx, lease_ids: Iterable[str]) -> None:
     res_ids = sa.select(models.Reservation.id).where(
         models.Reservation.lease_id.in_(list(lease_ids))).scalar_subquery()
     bound = [models.Slot.reservation_id.in_(res_ids),
-             models.Slot.instance_uuid.isnot(None),
-             models.Slot.instance_uuid.notlike(HOLD_PREFIX + '%')]
+             models.Slot.instance_uuid.isnot(None), _not_held(models.Slot)]
     if ctx.session.execute(sa.select(models.Slot.id).where(
             *bound).limit(1)).first() is None:
         return   # Nothing to change: no ledger write (it serialises).
@@ -352,29 +353,54 @@ def claims(ctx, prefix: str = CLAIM_PREFIX) -> set:
         s.deleted == sa.false()).distinct()).scalars())
 
 
+def hold_id(now: float) -> str:
+    """A new hold's id: when it was made (seconds, hex), then a random
+    part, so that one left behind is known by its age (`hold_made`).
+    """
+    return '%s%08x%s' % (HOLD_PREFIX, int(now),
+                         uuidutils.generate_uuid(dashed=False)[:23])
+
+
+def hold_made(name: str) -> float:
+    """When the hold `name` (`hold_id`) was made (0: unknown)."""
+    try:
+        return float(int(name[len(HOLD_PREFIX):][:8], 16))
+    except ValueError:
+        return 0.0
+
+
 @api.writer
-def hold(ctx, planned: int, hold_id: str, slots: Iterable[tuple]) -> None:
-    """Slots that a lease change adds, held under `hold_id` while the
-    change is checked against the boots in flight (`slots`: (reservation
-    id, columns) pairs), if their nodes are as they were at generation
+def hold(ctx, planned: int, name: str, slots: Iterable[tuple]) -> None:
+    """Slots that a lease change adds, held as `name` while the change is
+    checked against the boots in flight (`slots`: (reservation id,
+    columns) pairs), if their nodes are as they were at generation
     `planned` (else LedgerConflict).
     """
     slots = list(slots)
     gen = bump(ctx, planned, [values['node'] for _, values in slots])
     for reservation_id, values in slots:
-        ctx.session.add(models.Slot(
-            generation=gen, deleted=False, reservation_id=reservation_id,
-            instance_uuid=hold_id, **values))
+        add_slots(ctx, gen, reservation_id,
+                  [dict(values, instance_uuid=name)])
 
 
 @api.writer
-def drop_hold(ctx, hold_id: str) -> int:
-    """The held slots go; how many there were."""
+def drop_hold(ctx, name: str) -> int:
+    """The slots held as `name` go; how many there were."""
     gen = bump(ctx)
     return ctx.session.execute(sa.update(models.Slot).where(
-        models.Slot.instance_uuid == hold_id,
+        models.Slot.instance_uuid == name,
         models.Slot.deleted == sa.false()).values(
         deleted=True, generation=gen)).rowcount
+
+
+@api.writer
+def spend_hold(ctx, hold: Optional[tuple]) -> None:
+    """The held slots of a change being written go (`hold`: (its name,
+    slot count), or None); LedgerConflict if some were taken back meanwhile
+    (left behind for too long), so that the change is planned again.
+    """
+    if hold is not None and drop_hold(ctx, hold[0]) != hold[1]:
+        raise LedgerConflict()
 
 
 @api.writer
@@ -398,5 +424,4 @@ def bound_servers(ctx) -> dict:
         s.instance_uuid, r.lease_id).join(
         r, r.id == s.reservation_id).where(
         s.instance_uuid.isnot(None), s.deleted == sa.false(),
-        s.instance_uuid.notlike(CLAIM_PREFIX + '%'),
-        s.instance_uuid.notlike(HOLD_PREFIX + '%'))).all())
+        s.instance_uuid.notlike(CLAIM_PREFIX + '%'), _not_held(s))).all())

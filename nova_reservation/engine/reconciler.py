@@ -157,11 +157,8 @@ class Reconciler:
         """
         oldest = self.clock() - CONF.reservation.creating_timeout
         for hold in sorted(holds):
-            try:
-                made = int(hold[len(db_ledger.HOLD_PREFIX):][:8], 16)
-            except ValueError:
-                made = 0
-            if made < oldest and db_ledger.drop_hold(self.ctx, hold):
+            if (db_ledger.hold_made(hold) < oldest and
+                    db_ledger.drop_hold(self.ctx, hold)):
                 LOG.warning('Reconciler: slots held by change %s released',
                             hold)
                 repairs.append('%s: released' % hold)

@@ -124,30 +124,32 @@ class ReservationFilter(filters.BaseHostFilter):
                 passed.append(host_state)
                 continue
             peak_v, peak_m, peak_d = peak
-            # First with what every server on the node uses: lease servers
-            # counted twice (here and in the ledger) only err on the side
-            # of less room, and are taken out when that refuses the node.
-            if (host_state.vcpus_used + peak_v + need_v <=
-                    host_state.vcpus_total * (
-                        host_state.cpu_allocation_ratio or 1.0) and
-                    host_state.total_usable_ram_mb -
-                    host_state.free_ram_mb + peak_m + need_m <=
-                    host_state.total_usable_ram_mb * (
-                        host_state.ram_allocation_ratio or 1.0) and
-                    host_state.disk_mb_used / 1024.0 + peak_d + need_d <=
-                    host_state.total_usable_disk_gb * (
-                        host_state.disk_allocation_ratio or 1.0)):
-                passed.append(host_state)
-                continue
-            (cap_v, cap_m, cap_d), (use_v, use_m, use_d) = usage(
-                host_state, view.bound)
-            if (use_v + peak_v + need_v <= cap_v and
+            # Inline, not calls: this is the scheduler's hottest loop.
+            cap_v = host_state.vcpus_total * (
+                host_state.cpu_allocation_ratio or 1.0)
+            cap_m = host_state.total_usable_ram_mb * (
+                host_state.ram_allocation_ratio or 1.0)
+            cap_d = host_state.total_usable_disk_gb * (
+                host_state.disk_allocation_ratio or 1.0)
+            use_v = host_state.vcpus_used
+            use_m = host_state.total_usable_ram_mb - host_state.free_ram_mb
+            use_d = host_state.disk_mb_used / 1024.0
+            if not (use_v + peak_v + need_v <= cap_v and
                     use_m + peak_m + need_m <= cap_m and
                     use_d + peak_d + need_d <= cap_d):
-                passed.append(host_state)
-            else:
-                LOG.debug('ReservationFilter: %s would take capacity '
-                          'promised to a lease', host_state.nodename)
+                # Lease servers are in both the node's usage and the
+                # ledger: taken out of the usage (never below none) before
+                # the node is refused, which is rare.
+                lease_v, lease_m, lease_d = lease_usage(host_state,
+                                                        view.bound)
+                if not (max(use_v - lease_v, 0) + peak_v + need_v <= cap_v
+                        and max(use_m - lease_m, 0) + peak_m + need_m <=
+                        cap_m and
+                        max(use_d - lease_d, 0) + peak_d + need_d <= cap_d):
+                    LOG.debug('ReservationFilter: %s would take capacity '
+                              'promised to a lease', host_state.nodename)
+                    continue
+            passed.append(host_state)
         return passed
 
 
@@ -158,24 +160,17 @@ def slot_ids(spec_obj) -> set:
             if str(i).isdigit()}
 
 
-def usage(host_state, bound: dict) -> tuple:
-    """(limits, usage) of a node as (vcpus, memory_mb, disk_gb) tuples:
-    what may be allocated, and what its servers outside the ledger use
-    (`bound`: the lease servers, which the timelines already count).
+def lease_usage(host_state, bound: dict) -> tuple:
+    """What the lease servers on a node use (`bound`: the servers of the
+    ledger's slots, which the timelines already count), as (vcpus,
+    memory_mb, disk_gb).
     """
-    cap = (host_state.vcpus_total * (host_state.cpu_allocation_ratio or 1.0),
-           host_state.total_usable_ram_mb * (host_state.ram_allocation_ratio
-                                             or 1.0),
-           host_state.total_usable_disk_gb * (
-               host_state.disk_allocation_ratio or 1.0))
-    use_v = host_state.vcpus_used
-    use_m = host_state.total_usable_ram_mb - host_state.free_ram_mb
-    use_d = host_state.disk_mb_used / 1024.0
+    total = [0, 0, 0]
     running = host_state.instances
     if running and bound:
         small, big = sorted((running, bound), key=len)
         for uuid in small:
             if uuid in big:
-                v, m, d = bound[uuid]
-                use_v, use_m, use_d = use_v - v, use_m - m, use_d - d
-    return cap, (max(use_v, 0), max(use_m, 0), max(use_d, 0))
+                for k, amount in enumerate(bound[uuid]):
+                    total[k] += amount
+    return tuple(total)

@@ -17,10 +17,12 @@ import threading
 import time
 
 from nova.scheduler import weights
+import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import models
 from nova_reservation.filters import reservation_filter
 from nova_reservation import planner
 from nova_reservation import status
@@ -118,6 +120,14 @@ class GatedTestCase(base.ReservationTestCase):
         """The holds of lease changes in the ledger."""
         return db_ledger.claims(STORE, db_ledger.HOLD_PREFIX)
 
+    @staticmethod
+    def held_slots() -> list:
+        """The slots held for lease changes (no reservation's slots)."""
+        s = models.Slot
+        return db_api.rows(STORE, sa.select(s).where(
+            s.instance_uuid.like(db_ledger.HOLD_PREFIX + '%'),
+            s.deleted == sa.false()))
+
 
 class BootRaceTest(GatedTestCase):
     NODES = ('host1', 'host2')
@@ -198,10 +208,8 @@ class ChangeRaceTest(GatedTestCase):
                 self.holds()):
             time.sleep(0.01)
         # Where it is going (held while it is checked), or went.
-        GateWeigher.prefer = next(
-            s.node for s in db_ledger.slots(STORE, rid, True)
-            if s.instance_uuid in self.holds() or not (
-                s.deleted or s.node == failed))
+        held = self.held_slots()
+        GateWeigher.prefer = (held or db_ledger.slots(STORE, rid))[0].node
         GateWeigher.gate.set()
         moving.join(90)
         node = self.node_of_active(server)

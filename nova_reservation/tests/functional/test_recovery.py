@@ -26,7 +26,6 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger
-from nova_reservation import planner
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -134,7 +133,7 @@ class ReconcilerTest(base.BootTestCase):
         slot, = db_ledger.slots(STORE, rid)
         lease = db_leases.get(STORE, db_leases.reservation(
             STORE, rid).lease_id)
-        hold = planner.Planner(ledger.Ledger(), None, self.clock)._hold_id()
+        hold = db_ledger.hold_id(self.clock())
         db_ledger.hold(STORE, None, hold, [(rid, dict(
             node=slot.node, vcpus=slot.vcpus, memory_mb=slot.memory_mb,
             disk_gb=slot.disk_gb, start_at=slot.end_at,
