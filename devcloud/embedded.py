@@ -91,9 +91,11 @@ class NovaHarness(fixtures.Fixture):
 
     CELL_NAME = 'cell1'
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, cells: Iterable[str] = ()) -> None:
         super().__init__()
         self.name = name
+        # Cells besides cell0 and cell1.
+        self.cells = tuple(cells)
         self._alive = False
 
     def id(self) -> str:
@@ -166,13 +168,15 @@ class NovaHarness(fixtures.Fixture):
         nova.service_auth.reset_globals()
 
     def _setup_cells(self) -> None:
-        """cell0 and cell1, each a database of its own, and their
-        mappings; cell1 is where services and servers go.
+        """cell0, cell1 and the other `cells`, each a database of its own,
+        and their mappings; cell1 is the default one.
         """
         databases = nova_fixtures.CellDatabases()
         ctxt = context.get_context()
         for name, uuid in (('cell0', objects.CellMapping.CELL0_UUID),
-                           (self.CELL_NAME, getattr(uuids, self.CELL_NAME))):
+                           (self.CELL_NAME, getattr(uuids, self.CELL_NAME))
+                           ) + tuple((c, getattr(uuids, c))
+                                     for c in self.cells):
             cell = objects.CellMapping(
                 context=ctxt, uuid=uuid, name=name,
                 transport_url='fake://nowhere/', database_connection=uuid)
@@ -198,10 +202,11 @@ class NovaHarness(fixtures.Fixture):
             self.useFixture(fixtures.MonkeyPatch(old, new))
 
     def start_service(self, name: str, host: Optional[str] = None,
+                      cell_name: str = CELL_NAME,
                       **kwargs) -> nova_service.Service:
         """Start a Nova service (conductor, scheduler, compute, ...) in
-        this process; a compute node is mapped to cell1, as
-        ``nova-manage cell_v2 discover_hosts`` maps it.
+        this process; a compute node is mapped to its cell (`cell_name`),
+        as ``nova-manage cell_v2 discover_hosts`` maps it.
         """
         if name == 'scheduler' and self._services[name]:
             raise RuntimeError('a scheduler runs already')
@@ -210,7 +215,7 @@ class NovaHarness(fixtures.Fixture):
         cell = None
         if name == 'compute':
             kwargs.setdefault('topic_alt', compute_rpcapi.RPC_TOPIC_ALT)
-            cell = self.cell_mappings[self.CELL_NAME]
+            cell = self.cell_mappings[cell_name]
         svc = self.useFixture(nova_fixtures.ServiceFixture(
             name, host, cell=cell, **kwargs))
         if cell is not None and (host or name) not in self.host_mappings:
@@ -235,6 +240,21 @@ class NovaHarness(fixtures.Fixture):
         return svc.service
 
 
+class NeutronFixture(nova_fixtures.NeutronFixture):
+    """Nova's stand-in for Neutron, which also takes what Neutron takes: a
+    port that has no host told that it has none (a reserved server's port
+    is made before it has a host).
+    """
+
+    def update_port(self, port_id, body=None):
+        port = (body or {}).get('port', {})
+        if ('binding:host_id' in port and port['binding:host_id'] is None
+                and self._get_active_binding(port_id)[0] is None):
+            body = dict(body, port={k: v for k, v in port.items()
+                                    if k != 'binding:host_id'})
+        return super().update_port(port_id, body)
+
+
 class LeaseAPI:
     """Requests to /reservation/v1 with the harness's stand-in for Keystone
     (the headers Nova's own test clients send).
@@ -257,8 +277,9 @@ class LeaseAPI:
 class EmbeddedCloud(fixtures.Fixture):
     """Nova in this process with nova-reservation configured, on compute
     nodes named `nodes` (10 vCPU, 8 GB and 40 GB each, allocation ratios
-    1.0); `cast_as_call`: Nova's casts wait for their outcome, so that a
-    boot returns once its server is built.
+    1.0), in cell1 or the cell `cells` names ({node: cell name});
+    `cast_as_call`: Nova's casts wait for their outcome, so that a boot
+    returns once its server is built.
 
     After setUp: ``api`` and ``admin_api`` (Nova's test clients of the
     compute API, a member and an admin of one project), ``placement``,
@@ -268,14 +289,17 @@ class EmbeddedCloud(fixtures.Fixture):
 
     def __init__(self, name: str = 'embedded',
                  nodes: Iterable[str] = ('host1', 'host2'),
-                 cast_as_call: bool = True) -> None:
+                 cast_as_call: bool = True,
+                 cells: Optional[dict] = None) -> None:
         super().__init__()
         self.name = name
         self.nodes = tuple(nodes)
         self.cast_as_call = cast_as_call
+        self.cells = dict(cells or {})
 
     def _setUp(self) -> None:
-        self.harness = self.useFixture(NovaHarness(self.name))
+        self.harness = self.useFixture(NovaHarness(
+            self.name, sorted(set(self.cells.values()))))
         self.flags(compute_driver='fake.MediumFakeDriver')
         self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
                    disk_allocation_ratio=1.0)
@@ -292,9 +316,11 @@ class EmbeddedCloud(fixtures.Fixture):
         self.flags(available_filters=['nova.scheduler.filters.all_filters',
                                       deploy.FILTER_CLASS],
                    group='filter_scheduler')
+        # Nova's default filters.
         self.flags(enabled_filters=deploy.scheduler_filters(
             ['ComputeFilter', 'ComputeCapabilitiesFilter',
-             'ImagePropertiesFilter']), group='filter_scheduler')
+             'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+             'ServerGroupAffinityFilter']), group='filter_scheduler')
         migration.db_sync()
 
         if self.cast_as_call:
@@ -302,7 +328,7 @@ class EmbeddedCloud(fixtures.Fixture):
         self.placement = self.useFixture(
             func_fixtures.PlacementFixture()).api
         self.neutron = self.useFixture(
-            nova_fixtures.NeutronFixture(self.harness))
+            NeutronFixture(self.harness))
         self.glance = self.useFixture(
             nova_fixtures.GlanceFixture(self.harness))
         self.useFixture(nova_fixtures.RealPolicyFixture())
@@ -328,8 +354,9 @@ class EmbeddedCloud(fixtures.Fixture):
 
     def start_compute(self, node: str) -> nova_service.Service:
         """Start the nova-compute service of another node."""
-        self.computes[node] = self.harness.start_service('compute',
-                                                         host=node)
+        self.computes[node] = self.harness.start_service(
+            'compute', host=node,
+            cell_name=self.cells.get(node, NovaHarness.CELL_NAME))
         return self.computes[node]
 
     def api_client(self, user: str, project: str,

@@ -381,15 +381,13 @@ def fits(host: Host, timeline: Optional[Timeline], need: Resources,
 
 def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
          count: int, start: float, end: float,
-         prefer: Optional[tuple] = None,
          affinity: Optional[bool] = None) -> Optional[list]:
     """Choose a node for each of `count` slots of `need` over [start, end).
 
     Returns the list of nodes (one per slot) or None if they do not all fit.
     Slots go to the node with the most free room (spread, like Nova's
-    default weighing); nodes that can also take the slot over the `prefer`
-    interval (start, end) come first.  `affinity` True puts every slot on
-    one node, False each on a node of its own.
+    default weighing).  `affinity` True puts every slot on one node, False
+    each on a node of its own.
     """
     free = {}
     need_v, need_m, need_d = need
@@ -407,29 +405,23 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
             free[h.node] = Resources(room_v, room_m, room_d)
     if not free:
         return None
-    preferred = set()
-    if prefer is not None:
-        by_node = {h.node: h for h in hosts}
-        preferred = {n for n in free
-                     if fits(by_node[n], timelines.get(n), need, *prefer)}
-
-    # Best first: preferred, then the most room left, then the last name
+    # Best first: the most room left, then the last name
     # (negated, for min() and a heap: O(n + count log n)).
     order = {n: i for i, n in enumerate(sorted(free))}
 
     def key(n):
-        return (-(n in preferred), -_score(free[n], need), -order[n], n)
+        return (-_score(free[n], need), -order[n], n)
     if affinity:
         whole = need.scaled(count)
         nodes = [n for n in free if whole.fits_in(free[n])]
-        return [min(map(key, nodes))[3]] * count if nodes else None
+        return [min(map(key, nodes))[-1]] * count if nodes else None
     heap = [key(n) for n in free]
     heapq.heapify(heap)
     chosen = []
     for _ in range(count):
         if not heap:
             return None
-        best = heapq.heappop(heap)[3]
+        best = heapq.heappop(heap)[-1]
         free[best] = free[best] - need
         chosen.append(best)
         if affinity is not False and need.fits_in(free[best]):

@@ -165,7 +165,7 @@ class Planner:
         return shared, reservable
 
     def _place_one(self, req: ReservationRequest, pools, timelines, start,
-                   end, prefer) -> Optional[list]:
+                   end) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
         shared, reservable = pools
         if req.resource_type == resource_types.HOST:
@@ -179,11 +179,11 @@ class Planner:
             by_node = {h.node: h for h in hosts}
             return nodes and [(n, by_node[n].capacity) for n in nodes]
         nodes = capacity.plan(shared, timelines, req.need, req.count, start,
-                              end, prefer=prefer, affinity=req.affinity)
+                              end, affinity=req.affinity)
         return nodes and [(n, req.need) for n in nodes]
 
     def plan(self, requests: Iterable[ReservationRequest], start: float,
-             end: float, prefer=None, moved: Iterable = ()) -> Plan:
+             end: float, moved: Iterable = ()) -> Plan:
         """A Plan, or NoCapacity.
 
         `moved`: slots (capacity.Slot) of a lease being changed; they
@@ -193,11 +193,11 @@ class Planner:
         """
         requests, moved = list(requests), list(moved)
         try:
-            return self._plan(requests, start, end, prefer, moved, False)
+            return self._plan(requests, start, end, moved, False)
         except NoCapacity:
-            return self._plan(requests, start, end, prefer, moved, True)
+            return self._plan(requests, start, end, moved, True)
 
-    def _plan(self, requests, start, end, prefer, moved, fresh) -> Plan:
+    def _plan(self, requests, start, end, moved, fresh) -> Plan:
         moved = list(moved)
         excluded = {s.id for s in moved}
         timelines = {n: tl.copy(excluded) if excluded else tl
@@ -212,8 +212,7 @@ class Planner:
                                     [(slot.node, slot.resources)], start,
                                     end, fake_id)
         for req in requests:
-            slots = self._place_one(req, pools, timelines, start, end,
-                                    prefer)
+            slots = self._place_one(req, pools, timelines, start, end)
             if not slots:
                 raise self._no_capacity(req, pools, timelines, start, end)
             placed[req.id] = slots
@@ -262,8 +261,7 @@ class Planner:
         else:
             earliest = capacity.earliest_start(
                 timelines, start, end - start, horizon,
-                lambda s, e: self._place_one(req, pools, timelines, s, e,
-                                             None))
+                lambda s, e: self._place_one(req, pools, timelines, s, e))
         message = ('Not enough capacity for %s from %s to %s UTC'
                    % (req.describe(), _text(start), _text(end)))
         when = None
@@ -287,15 +285,9 @@ class Planner:
         """
         start = ledger_mod.to_epoch(lease['start_at'])
         end = ledger_mod.to_epoch(lease['end_at'])
-        now = self.clock()
-        prefer = None
-        if start > now and any(r.resource_type == resource_types.SERVER
-                               for r in requests):
-            # A future lease's servers boot once before they are shelved.
-            prefer = (now, min(start, now + CONF.reservation.boot_grace))
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            placed, timelines = self.plan(requests, start, end, prefer)
+            placed, timelines = self.plan(requests, start, end)
             try:
                 db_leases.create(
                     self.ctx, gen, dict(lease, status=status.CREATING), [
@@ -535,7 +527,7 @@ class Planner:
         elif res.affinity is False:
             shared = [h for h in shared if h.node not in staying]
         return self._place_one(req, (shared, reservable), timelines,
-                               slots[0].start, slots[0].end, None)
+                               slots[0].start, slots[0].end)
 
     def fits_for_good(self, nodes: Iterable[str],
                       need: capacity.Resources) -> bool:

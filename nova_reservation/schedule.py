@@ -49,14 +49,11 @@ def due_times(lease) -> dict:
                           get('before_end_minutes')) for t in TIMED}
 
 
-def lease_events(lease, now: datetime.datetime,
-                 reserve: bool = False) -> list:
-    """The events of a new lease, as the store adds them.
-
-    `reserve` adds one due now that shelves its servers until the start;
-    a `before_start` already past is left out.
+def lease_events(lease, now: datetime.datetime) -> list:
+    """The events of a new lease, as the store adds them (a `before_start`
+    already past is left out).
     """
-    found = [dict(event_type='reserve', due_at=now)] if reserve else []
+    found = []
     for event_type, due in due_times(lease).items():
         if due is not None and (event_type != 'before_start' or due > now):
             found.append(dict(event_type=event_type, due_at=due))

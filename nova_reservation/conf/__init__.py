@@ -36,10 +36,11 @@ lease_opts = [
                help='Name of the aggregate that holds the reservable hosts '
                     '(os-hosts). Ordinary boots never land on its hosts.'),
     cfg.IntOpt('boot_grace', default=600, min=0,
-               help='A future lease\'s servers are booted at once and then '
-                    'shelved until the start. The ledger prefers hosts that '
-                    'can also take them for this many seconds from now, so '
-                    'that the first boot lands.'),
+               deprecated_for_removal=True,
+               deprecated_reason='A future lease\'s servers are no longer '
+                                 'booted before the start: they are made '
+                                 'reserved and built at the start.',
+               help='Not used.'),
 ]
 
 engine_opts = [

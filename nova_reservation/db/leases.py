@@ -282,11 +282,13 @@ def set_reservation(ctx, reservation_id: str, **values) -> None:
 def bind_servers(ctx, lease_id: str, reservation_id: str,
                  instance_uuids: Iterable[str],
                  lease_status: Optional[str] = None,
+                 state: str = status.BOOTING,
                  claim: Optional[str] = None, bind_event: bool = False,
                  take_slots: bool = True) -> bool:
-    """Record the servers of a lease, each holding one of its free slots
-    (with `take_slots`; not for whole hosts) until the engine ties it to
-    the one on its node (a `bind_event` due now has it do that).
+    """Record the servers of a lease in binding `state`, each holding one
+    of its free slots (with `take_slots`; not for whole hosts; a server
+    that holds one already keeps it) until the engine ties it to the one
+    on its node (a `bind_event` due now has it do that).
 
     With `lease_status`, the lease moves there from CREATING; if it is not
     CREATING any more (deleted meanwhile), nothing is written and the
@@ -301,7 +303,7 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
     for uuid in instance_uuids:
         ctx.session.merge(models.ServerBinding(
             instance_uuid=uuid, lease_id=lease_id,
-            reservation_id=reservation_id, state=status.BOOTING))
+            reservation_id=reservation_id, state=state))
     if bind_event:
         events.add(ctx, lease_id, [dict(event_type='bind',
                                         due_at=api.utcnow())])

@@ -206,17 +206,23 @@ def bind_slot(ctx, reservation_id: str, instance_uuid: str,
 @api.writer
 def take_slots(ctx, reservation_id: str, instance_uuids: Iterable[str],
                claim: Optional[str] = None) -> None:
-    """Each server holds one slot of the reservation: of those the boot
-    claimed (`claim`), or else free ones.  Claimed slots left over are
-    free again.
+    """Each server holds one slot of the reservation (one it holds
+    already, or of those the boot claimed (`claim`), or else a free one).
+    Claimed slots left over are free again.
     """
     s = models.Slot
+    uuids = list(instance_uuids)
+    mine = [s.reservation_id == reservation_id, s.deleted == sa.false()]
+    holding = set(ctx.session.execute(sa.select(s.instance_uuid).where(
+        *mine, s.instance_uuid.in_(uuids))).scalars())
+    uuids = [u for u in uuids if u not in holding]
+    if not uuids and not claim:
+        return
     gen = bump(ctx)
     held = api.rows(ctx, sa.select(s).where(
-        s.reservation_id == reservation_id,
-        s.instance_uuid == claim if claim else s.instance_uuid.is_(None),
-        s.deleted == sa.false()).order_by(s.id))
-    uuids = list(instance_uuids)
+        *mine,
+        s.instance_uuid == claim if claim else s.instance_uuid.is_(None)
+    ).order_by(s.id))
     for uuid, slot in zip(uuids, held):
         slot.instance_uuid = uuid
         slot.generation = gen

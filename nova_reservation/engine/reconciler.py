@@ -104,7 +104,8 @@ class Reconciler:
                 started = lease.start_at <= now
                 if db_leases.bind_servers(
                         self.ctx, lease.id, reservations[0].id, uuids,
-                        status.ACTIVE if started else status.PENDING):
+                        *((status.ACTIVE, status.BOOTING) if started
+                          else (status.PENDING, status.RESERVED))):
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
                                    % len(uuids))

@@ -18,14 +18,22 @@ reservation to the scheduler as the ``reservation`` hint, and shows each
 leased server's reservation in the server views.
 """
 
+import contextlib
 import json
 import re
 from typing import Optional
 
+import jsonschema
 from nova.api.openstack import common as nova_common
+from nova.api.openstack.compute.schemas import server_metadata
+from nova.api.openstack.compute.schemas import server_tags
+from nova.api.validation import parameter_types
 from nova.compute import api as compute_api
+from nova import context as nova_context
 from nova import exception as nova_exception
 from nova import objects
+from nova.policies import server_metadata as metadata_policies
+from nova.policies import server_tags as tag_policies
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import webob
@@ -36,8 +44,10 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.engine import actions
 from nova_reservation import flavors
 from nova_reservation.hooks import params
+from nova_reservation.hooks import reserved
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
@@ -51,6 +61,19 @@ CONF = conf.CONF
 
 SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')
 SERVER_VIEW_PATH = re.compile(r'^(/[^/]+)?/servers/(detail|[0-9a-f-]{36})/?$')
+SERVER_CHANGE_PATH = re.compile(r'^(/[^/]+)?/servers/([0-9a-f-]{36})(/[^/]*)?')
+# A server's metadata or tags, and one key or tag.
+ITEM_PATH = re.compile(
+    r'^(/[^/]+)?/servers/[0-9a-f-]{36}/(?:metadata|tags)(?:/([^/]+))?/?$')
+# What Nova does to a reserved server as to any other: rename and delete
+# (by method, for the path below the server: '' is itself).
+DONE_WHILE_RESERVED = {('PUT', ''), ('DELETE', '')}
+# (method, one key) -> (Nova's policy rule, Nova's schema of the body).
+METADATA_CHANGES = {('POST', False): ('create', server_metadata.create),
+                    ('PUT', False): ('update_all',
+                                     server_metadata.update_all),
+                    ('PUT', True): ('update', server_metadata.update),
+                    ('DELETE', True): ('delete', None)}
 HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
 # The content types whose body Nova reads as JSON; it refuses the others.
 NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
@@ -91,6 +114,12 @@ class ReservationHook:
     def __call__(self, req: webob.Request):
         if req.method == 'POST' and SERVERS_PATH.match(req.path_info):
             return self._create(req)
+        change = SERVER_CHANGE_PATH.match(req.path_info)
+        if change and req.method not in ('GET', 'HEAD'):
+            done = self._while_reserved(req, change.group(2),
+                                        change.group(3))
+            if done is not None:
+                return done
         resp = req.get_response(self.app)
         deleted = SERVER_VIEW_PATH.match(req.path_info)
         if req.method == 'DELETE' and deleted and resp.status_int == 204:
@@ -156,16 +185,22 @@ class ReservationHook:
         except LeaseRefused as e:
             return fault(e.status, str(e), **e.extra)
 
+        slots = db_ledger.slots(self.ctx, reservation_id)
         hints['reservation'] = reservation_id
-        hints[SLOTS_HINT] = [str(s.id) for s in
-                             db_ledger.slots(self.ctx, reservation_id)]
+        hints[SLOTS_HINT] = [str(s.id) for s in slots]
         metadata = server.setdefault('metadata', {})
         if isinstance(metadata, dict):
             metadata[METADATA_LEASE_ID] = lease_id
             metadata[METADATA_LEASE_NAME] = lease.name[:255]
         req.body = json.dumps(body).encode('utf-8')
+        # A future lease's servers are made reserved: nothing is scheduled
+        # or built before the start.
+        boot = (contextlib.nullcontext() if lease.immediate
+                else reserved.Boot(reservation_id, slots,
+                                   [actions.TAG_PREFIX + lease_id]))
         try:
-            resp = req.get_response(self.app)
+            with boot:
+                resp = req.get_response(self.app)
         except Exception:
             LOG.exception('Boot of lease %s failed; removing it', lease_id)
             db_leases.discard(self.ctx, lease_id)
@@ -182,7 +217,8 @@ class ReservationHook:
             uuids = self._created(ctx, resp)
             if not db_leases.bind_servers(
                     self.ctx, lease_id, reservation_id, uuids,
-                    status.ACTIVE if lease.immediate else status.PENDING):
+                    *((status.ACTIVE, status.BOOTING) if lease.immediate
+                      else (status.PENDING, status.RESERVED))):
                 return self._gone_while_booting(ctx, lease_id, uuids)
         except Exception:
             LOG.exception('Lease %s: its servers are left for the engine to '
@@ -293,7 +329,7 @@ class ReservationHook:
         try:
             row = self._lease_row(ctx, lease_id, lease)
             self.planner.create(row, [request], schedule.lease_events(
-                row, db_api.utcnow(), reserve=not lease.immediate))
+                row, db_api.utcnow()))
         except planner.NoCapacity as e:
             raise LeaseRefused(409, str(e), **e.details())
         except planner.LedgerBusy:
@@ -389,6 +425,136 @@ class ReservationHook:
             raise LeaseRefused(409, 'availability_zone: %s has no room for '
                                '%s that no lease has been promised'
                                % (where, need.describe()))
+
+    def _while_reserved(self, req: webob.Request, uuid: str,
+                        below: Optional[str]) -> Optional[webob.Response]:
+        """The answer to a change of a server that is reserved (not built
+        before its lease starts): its metadata changed here (Nova changes
+        only a built server's), or a 409; None for what Nova does itself.
+        """
+        below = (below or '').rstrip('/')
+        ctx = req.environ.get('nova.context')
+        if (req.method, below) in DONE_WHILE_RESERVED:
+            return None
+        changes = {'/metadata': self._metadata, '/tags': self._tags}
+        # Admins are not refused: the engine starts the server as one.
+        if below not in changes and getattr(ctx, 'is_admin', False):
+            return None
+        binding = next(iter(db_leases.bindings_of_servers(self.ctx, [uuid])),
+                       None)
+        if binding is None or binding.state != status.RESERVED:
+            return None
+        lease = db_leases.get(self.ctx, binding.lease_id)
+        if lease is None or lease_view_status(
+                lease, db_api.utcnow()) != 'RESERVED':
+            return None
+        if below in changes:
+            return changes[below](req, ctx, uuid)
+        return fault(409, 'server %s is reserved until %s UTC (lease %s): '
+                     'it is built then; until then it can be shown, '
+                     'renamed, tagged, given metadata or deleted' % (
+                         uuid, lease.start_at.replace(microsecond=0),
+                         lease.id))
+
+    @staticmethod
+    def _metadata(req: webob.Request, ctx, uuid: str) -> webob.Response:
+        """Nova's server metadata API (its policies, schemas and quota), for
+        a server that is not built.
+        """
+        key = ITEM_PATH.match(req.path_info).group(2)
+        rule, schema = METADATA_CHANGES.get((req.method, key is not None),
+                                            (None, None))
+        if rule is None:
+            return fault(405, 'metadata: %s is not allowed here'
+                         % req.method)
+        try:
+            instance = compute_api.API().get(ctx, uuid)
+            ctx.can(metadata_policies.POLICY_ROOT % rule,
+                    target={'project_id': instance.project_id})
+            metadata = dict(instance.metadata)
+            if schema is None:   # DELETE of one key
+                if metadata.pop(key, None) is None:
+                    return fault(404, 'metadata: key %s not found'
+                                 % key[:255])
+            else:
+                body = validation.load_json('body', req.body or b'{}')
+                jsonschema.validate(body, schema)
+                if key is not None and list(body['meta']) != [key]:
+                    return fault(400, 'meta: its key must be %s' % key[:255])
+                if rule == 'update_all':
+                    metadata = {}
+                metadata.update(body.get('metadata') or body['meta'])
+            objects.Quotas.limit_check(ctx, metadata_items=len(metadata))
+        except nova_exception.InstanceNotFound:
+            return fault(404, 'server %s not found' % uuid)
+        except nova_exception.OverQuota:
+            return fault(403, 'metadata: quota exceeded for metadata items')
+        except nova_exception.Forbidden as e:
+            return fault(403, str(e))
+        except jsonschema.ValidationError as e:
+            return fault(400, 'metadata: %s' % e.message[:300])
+        except params.InvalidParam as e:
+            return fault(400, str(e))
+        instance.metadata = metadata
+        instance.save()
+        if schema is None:
+            return webob.Response(status=204)
+        shown = {'meta': {key: metadata[key]}} if key else {
+            'metadata': metadata}
+        return webob.Response(status=200, json_body=shown,
+                              content_type='application/json',
+                              charset='UTF-8')
+
+    @staticmethod
+    def _tags(req: webob.Request, ctx, uuid: str) -> webob.Response:
+        """Nova's server tags API (its policies, schemas and limit), for a
+        server that is not built.
+        """
+        tag = ITEM_PATH.match(req.path_info).group(2)
+        rule = {('PUT', True): 'update', ('PUT', False): 'update_all',
+                ('DELETE', True): 'delete', ('DELETE', False): 'delete_all'
+                }.get((req.method, tag is not None))
+        if rule is None:
+            return fault(405, 'tags: %s is not allowed here' % req.method)
+        try:
+            mapping = objects.InstanceMapping.get_by_instance_uuid(ctx, uuid)
+            ctx.can(tag_policies.POLICY_ROOT % rule,
+                    target={'project_id': mapping.project_id})
+            with nova_context.target_cell(ctx, mapping.cell_mapping) as cctxt:
+                if rule == 'update':
+                    jsonschema.validate(tag, parameter_types.tag)
+                    tags = objects.TagList.get_by_resource_id(cctxt, uuid)
+                    if tag in {t.tag for t in tags}:
+                        return webob.Response(status=204)
+                    if len(tags) >= objects.instance.MAX_TAG_COUNT:
+                        return fault(400, 'tags: a server has at most %d'
+                                     % objects.instance.MAX_TAG_COUNT)
+                    objects.Tag(context=cctxt, resource_id=uuid,
+                                tag=tag).create()
+                    return webob.Response(status=201)
+                if rule == 'update_all':
+                    body = validation.load_json('body', req.body or b'{}')
+                    jsonschema.validate(body, server_tags.update_all)
+                    tags = objects.TagList.create(cctxt, uuid, body['tags'])
+                    return webob.Response(
+                        status=200, json_body={'tags': [t.tag for t in tags]},
+                        content_type='application/json', charset='UTF-8')
+                if rule == 'delete':
+                    objects.Tag.destroy(cctxt, uuid, tag)
+                else:
+                    objects.TagList.destroy(cctxt, uuid)
+                return webob.Response(status=204)
+        except (nova_exception.InstanceMappingNotFound,
+                nova_exception.InstanceNotFound):
+            return fault(404, 'server %s not found' % uuid)
+        except nova_exception.InstanceTagNotFound:
+            return fault(404, 'tags: %s not found' % tag[:60])
+        except nova_exception.Forbidden as e:
+            return fault(403, str(e))
+        except jsonschema.ValidationError as e:
+            return fault(400, 'tags: %s' % e.message[:300])
+        except params.InvalidParam as e:
+            return fault(400, str(e))
 
     def _deleted(self, uuid: str) -> None:
         """A server was deleted: its slot is free for another boot (and a

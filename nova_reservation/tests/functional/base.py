@@ -69,6 +69,8 @@ class FakeClock:
 class ReservationTestCase(oslotest_base.BaseTestCase,
                           integrated_helpers.PlacementInstanceHelperMixin):
     NODES = ('host1', 'host2')
+    # {node: cell} of nodes not in cell1.
+    CELLS: dict = {}
     CAST_AS_CALL = True
     # Check `assert_invariants` after each test.
     CHECK_INVARIANTS = True
@@ -92,7 +94,8 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
             {'guestfs', 'libvirt'}))
 
         self.cloud = self.useFixture(embedded.EmbeddedCloud(
-            self.id(), self.NODES, cast_as_call=self.CAST_AS_CALL))
+            self.id(), self.NODES, cast_as_call=self.CAST_AS_CALL,
+            cells=self.CELLS))
         self.api_fixture = self.cloud.api_fixture
         self.api = self.cloud.api
         self.admin_api = self.cloud.admin_api

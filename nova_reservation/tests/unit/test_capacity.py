@@ -155,14 +155,6 @@ class PlanTest(unittest.TestCase):
         hosts = [capacity.Host('n0', R(4, 8192, 100), base=R(3, 0, 0))]
         self.assertIsNone(capacity.plan(hosts, {}, R(2, 1, 1), 1, 50, 60))
 
-    def test_prefers_nodes_free_now(self):
-        tl = {'n0': capacity.Timeline([alloc(1, 0, 5, 4, node='n0')])}
-        hosts = [capacity.Host('n0', R(4, 8192, 100), base=R(0, 0, 0)),
-                 capacity.Host('n1', R(2, 8192, 100))]
-        # n0 has more room at [10, 20) but is full now: n1 comes first.
-        self.assertEqual(['n1'], capacity.plan(hosts, tl, R(2, 1, 1), 1,
-                                               10, 20, prefer=(0, 5)))
-
     def test_earliest_start_is_the_first_that_fits(self):
         tl = {'n0': capacity.Timeline([alloc(1, 0, 50, 4, node='n0'),
                                        alloc(2, 60, 70, 4, node='n0')])}
