@@ -11,16 +11,49 @@
 #    under the License.
 
 """The seed workflow: a lease made by a boot hint, with the real `nova`
-and `openstack` CLIs.
+and `openstack` CLIs, on a cloud that is full until a minute before the
+start.
 """
 
+from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 
 
 class SeedWorkflowTest(base.CloudTestCase):
 
+    def _fill_until(self, end: str) -> list:
+        """Immediate leases of whole nodes until no shared node has room
+        now; their servers.
+        """
+        alice = base.CLOUD.session('alice')
+        nova = cloud.url('nova')
+        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        busy = []
+        for sizes in ('m1.large', 'm1.small', 'm1.tiny'):
+            flavor = self.openstack('alice', 'flavor', 'show', sizes)['id']
+            for i in range(40):
+                name = 'busy-%d-%s' % (len(busy), self.suffix)
+                resp = alice.post(nova + '/servers', json={
+                    'server': dict(name=name, flavorRef=flavor,
+                                   imageRef=image, networks='none'),
+                    'os:scheduler_hints': {'lease_params': base.lease_params(
+                        name, 'now', end)}},
+                    headers={'OpenStack-API-Version': 'compute 2.91'},
+                    raise_exc=False)
+                if resp.status_code == 409:
+                    break
+                self.assertEqual(202, resp.status_code, resp.text)
+                busy.append(resp.json()['server']['id'])
+                self.addCleanup(self.delete_server, busy[-1])
+        return busy
+
     def test_lease_by_nova_boot_and_by_openstack_server_create(self):
-        start, end = base.utc(60), base.utc(120)
+        start, end = base.utc(150), base.utc(210)
+        busy = self._fill_until(base.utc(90))
+        self.assertTrue(busy)
+        for server_id in busy:
+            self.wait_for('%s active' % server_id, lambda: self.server(
+                server_id)['status'] == 'ACTIVE', timeout=120, interval=1)
         shown = self.nova(
             'alice', 'boot', '--flavor', 'm1.small', '--image', 'cirros',
             '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
@@ -37,15 +70,22 @@ class SeedWorkflowTest(base.CloudTestCase):
         self.addCleanup(self.delete_server, by_osc)
         servers = (by_nova, by_osc)
 
-        # Until the start: RESERVED, shelved and offloaded, holding nothing.
+        # Until the start: RESERVED and offloaded from the first answer,
+        # holding nothing in Placement, on no node, with no image.
+        admin = base.CLOUD.session('admin')
+        images = self.openstack('admin', 'image', 'list')
         for server_id in servers:
-            self.wait_for('%s offloaded' % server_id, lambda: self.server(
-                server_id)['OS-EXT-STS:vm_state'] == 'shelved_offloaded')
             view = self.nova('alice', 'show', server_id)
             self.assertEqual('RESERVED', view['status'])
             self.assertIn('"lease_name": "seed-', view['reservation'])
             self.assertIn('reservation:lease_id', view['metadata'])
-            self.assertIsNone(self.server(server_id)['OS-EXT-SRV-ATTR:host'])
+            admin_view = self.server(server_id)
+            self.assertEqual('shelved_offloaded',
+                             admin_view['OS-EXT-STS:vm_state'])
+            self.assertIsNone(admin_view['OS-EXT-SRV-ATTR:host'])
+            self.assertEqual({}, admin.get(
+                cloud.url('placement') + '/allocations/' + server_id
+            ).json()['allocations'])
         reserved_on = {
             row['instance_uuid']: row['node'] for row in self.store(
                 'SELECT instance_uuid, node FROM rsv_allocations '
@@ -56,11 +96,14 @@ class SeedWorkflowTest(base.CloudTestCase):
         for server_id in servers:
             active = self.wait_for('%s active' % server_id, lambda: (
                 self.server(server_id)['status'] == 'ACTIVE' and
-                self.server(server_id)), timeout=150)
+                self.server(server_id)), timeout=240)
             self.assertEqual(reserved_on[server_id],
                              active['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertEqual(len(images),
+                         len(self.openstack('admin', 'image', 'list')))
         leases = self.openstack('alice', 'reservation', 'lease', 'list')
-        mine = [x for x in leases if x['name'].endswith(self.suffix)]
+        mine = [x for x in leases if x['name'].startswith('seed-') and
+                x['name'].endswith(self.suffix)]
         self.assertEqual(2, len(mine))
 
         # At the end: on_end (delete) ran.

@@ -1,0 +1,97 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The Nova internals that reserved servers (``hooks.reserved``) rely on,
+pinned: each test fails when a Nova upgrade changes one, before a cloud
+finds out.  The README lists them.
+"""
+
+import inspect
+
+from nova.api.openstack.compute.schemas import server_metadata
+from nova.api.openstack.compute.schemas import server_tags
+from nova.compute import api as compute_api
+from nova.compute import manager as compute_manager
+from nova.conductor import api as conductor_api
+from nova.conductor import manager as conductor_manager
+from nova.network import neutron
+from nova import objects
+from nova.policies import server_metadata as metadata_policies
+from nova.policies import server_tags as tag_policies
+import testtools
+
+
+objects.register_all()
+
+
+def _params(fn) -> list:
+    return list(inspect.signature(fn).parameters)
+
+
+class NovaInternalsTest(testtools.TestCase):
+
+    def test_the_api_hands_a_boot_to_the_conductor_in_one_call(self):
+        # hooks.reserved stands in front of this call for a reserved boot.
+        self.assertEqual(
+            ['self', 'context', 'build_requests', 'request_spec', 'image',
+             'admin_password', 'injected_files', 'requested_networks',
+             'block_device_mapping', 'tags'],
+            _params(conductor_api.ComputeTaskAPI.
+                    schedule_and_build_instances))
+        source = inspect.getsource(compute_api.API._create_instance)
+        self.assertIn('self.compute_task_api.schedule_and_build_instances(',
+                      source)
+        self.assertIn('build_request.get_new_instance(context)', source)
+
+    def test_unshelve_of_an_offloaded_server_without_a_snapshot(self):
+        # No shelved_image_id: the conductor looks up no image, and the
+        # compute spawns from the image properties the server keeps.
+        conductor = inspect.getsource(
+            conductor_manager.ComputeTaskManager.unshelve_instance)
+        self.assertIn("image_id = sys_meta.get('shelved_image_id')",
+                      conductor)
+        self.assertIn('if image_id:', conductor)
+        self.assertIn('_restrict_request_spec_to_cell', conductor)
+        compute = inspect.getsource(
+            compute_manager.ComputeManager._unshelve_instance)
+        self.assertIn('get_image_from_system_metadata', compute)
+        self.assertIn('setup_instance_network_on_host', compute)
+        self.assertIn('_update_instance_after_spawn', compute)
+
+    def test_nova_acts_only_on_launched_servers(self):
+        # Why a reserved server has launched_at set.
+        source = inspect.getsource(compute_api.check_instance_state)
+        self.assertIn('must_have_launched and not instance.launched_at',
+                      source)
+
+    def test_ports_are_made_without_a_host(self):
+        self.assertEqual(
+            ['self', 'context', 'instance', 'requested_networks',
+             'security_groups', 'bind_host_id', 'resource_provider_mapping',
+             'network_arqs'],
+            _params(neutron.API.allocate_for_instance))
+        self.assertIsInstance(objects.NetworkRequestList.no_allocate,
+                              property)
+
+    def test_objects_and_rules_used_for_metadata_and_tags(self):
+        for name in ('get_new_instance', 'destroy'):
+            self.assertTrue(callable(getattr(objects.BuildRequest, name)))
+        self.assertTrue(callable(objects.RequestSpec.get_scheduler_hint))
+        self.assertTrue(callable(objects.ComputeNode.get_by_nodename))
+        self.assertEqual(50, objects.instance.MAX_TAG_COUNT)
+        self.assertEqual('os_compute_api:server-metadata:%s',
+                         metadata_policies.POLICY_ROOT)
+        self.assertEqual('os_compute_api:os-server-tags:%s',
+                         tag_policies.POLICY_ROOT)
+        for schema in (server_metadata.create, server_metadata.update,
+                       server_metadata.update_all, server_tags.update_all):
+            self.assertEqual('object', schema['type'])
