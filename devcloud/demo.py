@@ -202,8 +202,8 @@ class Scenario:
     def _watch(self, cloud, uuids: list, start: float,
                deadline: float) -> None:
         """Print each server's state as it changes, until all are gone;
-        each must have been ACTIVE after the lease's `start` (they run
-        once before it too, on their reserved node, to be shelved).
+        each must be ACTIVE after the lease's `start`, and never before it
+        (a reserved server is built at the start).
         """
         last: dict = {}
         active: set = set()
@@ -219,9 +219,11 @@ class Scenario:
                     if state == 'ACTIVE':
                         host = server['OS-EXT-SRV-ATTR:host']
                         state += ' on %s' % host
-                        if time.time() >= start:
-                            self.hosts.add(host)
-                            active.add(uuid)
+                        if time.time() < start - 1:
+                            raise ScenarioFailed('server %s runs before its '
+                                                 'lease starts' % uuid[:8])
+                        self.hosts.add(host)
+                        active.add(uuid)
                 if last.get(uuid) != state:
                     self.say('server %s: %s' % (uuid[:8], state))
                     last[uuid] = state

@@ -119,8 +119,10 @@ def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
 
 
 def reserve(nova, details, now, writes) -> None:
-    """A future lease's servers give their resources back until the start:
-    shelved and offloaded.
+    """A future lease's servers that run give their resources back until
+    the start: shelved and offloaded.  Only leases made by an earlier
+    release have this event: a boot now makes its servers reserved
+    (`hooks.reserved`).
     """
     lease = details.lease
     if now >= lease.start_at:
