@@ -30,6 +30,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.engine import nova_client
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import status
 
@@ -97,11 +98,23 @@ class Reconciler:
         for lease in creating:
             # Only the lease's own project's servers (the hook refuses the
             # metadata key in a boot, but a project could set it after).
-            uuids = sorted(s['id'] for s in by_lease.get(lease.id, ())
-                           if s.get('tenant_id') == lease.project_id)
+            servers = [s for s in by_lease.get(lease.id, ())
+                       if s.get('tenant_id') == lease.project_id]
+            started = lease.start_at <= now
+            if not started:
+                # A future lease's servers are made reserved (offloaded)
+                # before nova-api answers; one still a build request is
+                # what nova-api left when it died: it goes.
+                made = [s for s in servers if s.get(
+                    'OS-EXT-STS:vm_state') == 'shelved_offloaded']
+                for server in servers:
+                    if server not in made:
+                        self._delete_half_made(lease.id, server['id'],
+                                               repairs)
+                servers = made
+            uuids = sorted(s['id'] for s in servers)
             reservations = db_leases.reservations(self.ctx, lease.id)
             if uuids and reservations:
-                started = lease.start_at <= now
                 if db_leases.bind_servers(
                         self.ctx, lease.id, reservations[0].id, uuids,
                         *((status.ACTIVE, status.BOOTING) if started
@@ -112,6 +125,15 @@ class Reconciler:
             elif db_leases.discard(self.ctx, lease.id):
                 self._repaired(repairs, lease.id, 'delete', 'left CREATING '
                                'with no server; removed, its capacity freed')
+
+    def _delete_half_made(self, lease_id: str, uuid: str,
+                          repairs: list) -> None:
+        try:
+            self.nova.delete(uuid)
+        except nova_client.NotFound:
+            return
+        self._repaired(repairs, lease_id, 'update', 'server %s was left half '
+                       'made by a boot cut off; deleted' % uuid)
 
     def _end_orphans(self, by_lease, repairs) -> None:
         """Servers of leases that are deleted go too (the lease's project's

@@ -16,6 +16,7 @@ repaired, and nothing else is touched.
 """
 
 import datetime
+from unittest import mock
 
 from nova.compute import api as compute_api
 from nova import context as nova_context
@@ -25,6 +26,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
+from nova_reservation.hooks import reserved
 from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
@@ -80,6 +82,23 @@ class ReconcilerTest(base.BootTestCase):
         self.sql(sa.delete(models.ServerBinding.__table__))
         self.later(120)
         self.engine.reconcile()
+        self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
+        for res in db_leases.reservations(STORE, lease_id):
+            self.assertEqual([], db_ledger.slots(STORE, res.id))
+
+    def test_a_reserved_boot_cut_off_before_its_servers_were_made(self):
+        # nova-api died after Nova wrote the boot's build requests, before
+        # the servers were made reserved (and bound).
+        with mock.patch.object(reserved, 'make'):
+            lease_id, uuid = self.server_lease()
+        self.sql(sa.delete(models.ServerBinding.__table__))
+        self.sql(sa.update(models.Lease.__table__).values(
+            status='CREATING'))
+        self.assertEqual('BUILD', self.api.get_server(uuid)['status'])
+        self.later(120)
+        repairs = self.engine.reconcile()
+        self.assertEqual(2, len(repairs), repairs)
+        self.wait_gone(uuid)
         self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
         for res in db_leases.reservations(STORE, lease_id):
             self.assertEqual([], db_ledger.slots(STORE, res.id))
