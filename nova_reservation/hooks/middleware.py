@@ -429,8 +429,9 @@ class ReservationHook:
     def _while_reserved(self, req: webob.Request, uuid: str,
                         below: Optional[str]) -> Optional[webob.Response]:
         """The answer to a change of a server that is reserved (not built
-        before its lease starts): its metadata changed here (Nova changes
-        only a built server's), or a 409; None for what Nova does itself.
+        before its lease starts): its metadata or tags changed here (Nova
+        changes only a built server's), or a 409; None for what Nova does
+        itself.
         """
         below = (below or '').rstrip('/')
         ctx = req.environ.get('nova.context')
