@@ -191,7 +191,10 @@ class ReservationHook:
         metadata = server.setdefault('metadata', {})
         if isinstance(metadata, dict):
             metadata[METADATA_LEASE_ID] = lease_id
-            metadata[METADATA_LEASE_NAME] = lease.name[:255]
+            # Nova's tables hold three-byte UTF-8 only (the lease keeps
+            # the name as given).
+            metadata[METADATA_LEASE_NAME] = ''.join(
+                c if c <= '\uffff' else '\ufffd' for c in lease.name)[:255]
         req.body = json.dumps(body).encode('utf-8')
         # A future lease's servers are made reserved: nothing is scheduled
         # or built before the start.

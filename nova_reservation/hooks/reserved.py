@@ -44,6 +44,7 @@ from nova import context as nova_context
 from nova import exception as nova_exception
 from nova.network import neutron
 from nova import objects
+from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
@@ -162,10 +163,16 @@ def make(context, boot: Boot, build_requests: list, specs: list,
             build_request.destroy()
             db_ledger.bind_slot(STORE, boot.reservation_id, instance.uuid,
                                 slot.node, host)
-    except Exception:
+    except Exception as e:
         LOG.exception('Reserved servers of reservation %s could not be '
                       'made; none is left', boot.reservation_id)
         _undo(context, made, build_requests, specs)
+        if isinstance(e, db_exception.DBDataError):
+            # Nova's API let through what its tables can not hold (such as
+            # four-byte UTF-8 in MySQL): the request's fault.
+            raise nova_exception.InvalidMetadata(
+                reason='the server\'s name, metadata or tags hold what the '
+                       'compute database can not store') from e
         raise
 
 

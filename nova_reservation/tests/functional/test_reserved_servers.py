@@ -17,10 +17,12 @@ they are built as they were asked for.
 
 import base64
 import json
+from unittest import mock
 
 from nova import context as nova_context
 from nova import objects
 from nova.tests import fixtures as nova_fixtures
+from oslo_db import exception as db_exception
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
@@ -265,6 +267,35 @@ class ReservedServerTest(base.ReservationTestCase):
             view = self.admin_api.get_server(uuid)
             self.assertEqual(('ACTIVE', {}),
                              (view['status'], view['addresses']))
+
+    def test_what_nova_can_not_store_is_a_400_that_leaves_nothing(self):
+        # MySQL's three-byte UTF-8 tables of Nova refuse four-byte text
+        # that Nova's API let through; the second server fails, after the
+        # first was made.
+        real = objects.TagList.create
+        calls = []
+
+        def create(*args):
+            calls.append(args)
+            if len(calls) == 2:
+                raise db_exception.DBDataError('Incorrect string value')
+            return real(*args)
+        ports = self.cloud.neutron.list_ports(True)['ports']
+        with mock.patch.object(objects.TagList, 'create', create):
+            resp = self.api.api_post('/servers', {
+                'server': {'name': 'vm', 'imageRef': base.IMAGE,
+                           'flavorRef': base.ONE_PER_NODE,
+                           'networks': [{'uuid': NETWORK}],
+                           'min_count': 2, 'max_count': 2},
+                'os:scheduler_hints': {
+                    'lease_params': params(when(60), when(120))}},
+                check_response_status=False)
+        self.assertEqual(400, resp.status, resp.content)
+        self.assertIn('can not store', resp.body['badRequest']['message'])
+        self.assertEqual([], self.admin_api.get_servers(
+            search_opts={'all_tenants': 1, 'deleted': False}))
+        self.assertEqual([], self.leases())
+        self.assertEqual(ports, self.cloud.neutron.list_ports(True)['ports'])
 
     def test_min_count_makes_what_fits_in_the_slots(self):
         resp = self.api.api_post('/servers', {
