@@ -113,6 +113,29 @@ def waiting(ctx, events: Iterable[models.Event]) -> set:
             if e.lease_id in first and first[e.lease_id] < _order(e)}
 
 
+@api.writer
+def start_after_earlier(ctx, events: Iterable[models.Event]) -> None:
+    """An event claimed at a time before its lease's previous event
+    finished (its engine's pass began before another engine finished that
+    one) is recorded as started when that one finished.
+    """
+    events = [e for e in events if e.started_at is not None]
+    if not events:
+        return
+    t = models.Event
+    found = ctx.session.execute(sa.select(
+        t.lease_id, t.id, t.scheduled_at, t.due_at, t.finished_at).where(
+        t.lease_id.in_({e.lease_id for e in events}), t.status == DONE,
+        t.finished_at > min(e.started_at for e in events))).all()
+    for e in events:
+        latest = max((f.finished_at for f in found
+                      if f.lease_id == e.lease_id and _order(f) < _order(e)),
+                     default=None)
+        if latest is not None and latest > e.started_at:
+            ctx.session.execute(sa.update(t).where(t.id == e.id).values(
+                started_at=latest))
+
+
 # Engines that claim at the same moment may deadlock on the index: the
 # loser tries again at once.  Outermost only.
 @oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True,

@@ -144,7 +144,9 @@ class Engine:
                              due_at=(e.due_at if e.lease_id in running
                                      else max(e.due_at, later)))
             for e, claim in work if e.id in waiting])
-        return [(e, claim) for e, claim in work if e.id not in waiting]
+        work = [(e, claim) for e, claim in work if e.id not in waiting]
+        db_events.start_after_earlier(self.ctx, (e for e, _ in work))
+        return work
 
     def _run_all(self, work: list, now: datetime.datetime) -> int:
         """Run the claimed events side by side; write their outcomes as
