@@ -51,6 +51,8 @@ CONF = conf.CONF
 LEDGER_RETRIES = 20
 # The end of an ordinary server, which has none.
 FOREVER = float('inf')
+# The last day a date can name (year 9999): searches stop there.
+LAST_DAY = ledger_mod.to_epoch(datetime.datetime(9999, 12, 31))
 
 
 @dataclasses.dataclass
@@ -251,7 +253,12 @@ class Planner:
                     % (node, _text(start), _text(end)))
 
     def _no_capacity(self, req, pools, timelines, start, end) -> NoCapacity:
-        horizon = self.clock() + CONF.reservation.max_advance
+        # From the asked start, as far as search_horizon, and never past
+        # what max_advance allows.
+        horizon = min(start + CONF.reservation.search_horizon, LAST_DAY)
+        if CONF.reservation.max_advance:
+            horizon = min(horizon,
+                          self.clock() + CONF.reservation.max_advance)
         if req.resource_type != resource_types.HOST and (
                 req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
@@ -269,8 +276,7 @@ class Planner:
             when = ledger_mod.from_epoch(earliest).replace(microsecond=0)
             message += '; the earliest start that fits is %s UTC' % when
         else:
-            message += '; no start within the next %d days fits' % (
-                CONF.reservation.max_advance // 86400)
+            message += '; no start up to %s UTC fits' % _text(horizon)
         return NoCapacity(message, when)
 
     # ----------------------------------------------------------- writes

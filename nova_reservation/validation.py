@@ -176,9 +176,12 @@ def check(schema: dict, value: Any, field: str = '',
         return value
     if 'propertyNames' in error.absolute_schema_path:
         # The path of a bad key is its parent; name the key.
-        extra, problem = [str(error.instance)[:64]], (
-            'can not be an extra capability: a host field, or longer than 64 '
-            'characters, or with control characters')
+        key = str(error.instance)
+        extra, problem = [key[:64]], (
+            # Blazar's words, which its clients and tests look for.
+            'Extra capability key too long (at most 64 characters)'
+            if len(key) > 64 else 'can not be an extra capability: a host '
+            'field, or with control characters')
     else:
         extra, problem = _problem(error)
     raise InvalidParam(_name(field, list(error.absolute_path) + extra,
@@ -205,8 +208,7 @@ def parse_time(field: str, value) -> datetime.datetime:
     if len(text) > 64:
         raise InvalidParam(field, 'is too long to be a date')
     if not DATE_CHARACTERS.match(text) or text.endswith('\n'):
-        raise InvalidParam(field, '%s is not a date; use "YYYY-MM-DD HH:MM" '
-                           '(UTC) or ISO 8601' % json.dumps(text[:64]))
+        raise InvalidParam(field, _not_a_date(text))
     parsed = None
     for fmt in ('%Y-%m-%d %H:%M', '%Y-%m-%d %H:%M:%S'):
         try:
@@ -222,12 +224,17 @@ def parse_time(field: str, value) -> datetime.datetime:
             parsed = parsed.astimezone(datetime.timezone.utc).replace(
                 tzinfo=None)
     except ValueError:
-        raise InvalidParam(field, '%s is not a date; use "YYYY-MM-DD HH:MM" '
-                           '(UTC) or ISO 8601' % json.dumps(text[:64]))
+        raise InvalidParam(field, _not_a_date(text))
     except OverflowError:
         raise InvalidParam(field, '%s is outside the calendar once in UTC'
                            % json.dumps(text[:64]))
     return parsed
+
+
+def _not_a_date(text: str) -> str:
+    # Blazar's words, which its clients and tests look for.
+    return ('%s is an invalid date. Required format: %%Y-%%m-%%d %%H:%%M '
+            '(UTC), or ISO 8601' % json.dumps(text[:64])[1:-1])
 
 
 def interval(start_field: str, start_value, end_field: str, end_value,
@@ -240,11 +247,14 @@ def interval(start_field: str, start_value, end_field: str, end_value,
     if start_value != 'now' and start < now:
         raise InvalidParam(start_field, '%s is in the past (now is %s UTC)'
                            % (start, now.replace(microsecond=0)))
-    if start > now + datetime.timedelta(seconds=max_advance):
+    if max_advance and start > now + datetime.timedelta(
+            seconds=max_advance):
         raise InvalidParam(start_field, 'is more than %d days ahead'
                            % (max_advance // 86400))
     if end <= start:
-        raise InvalidParam(end_field, 'must be after the start (%s)'
+        # Blazar's words, which its clients and tests look for.
+        raise InvalidParam(end_field, 'End date must be later than start '
+                           'date. (The start is %s UTC.)'
                            % start.replace(microsecond=0))
     duration = (end - start).total_seconds()
     if duration > max_duration:

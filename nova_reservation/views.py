@@ -22,15 +22,15 @@ EVENT_NAMES = {'start': 'start_lease', 'end': 'end_lease',
                'before_start': 'before_start_lease'}   # others as they are
 
 
-def _date(value) -> str:
+def date(value) -> str:
     return value.strftime(DATE_FORMAT) if value else None
 
 
 def reservation(res, servers: list) -> dict:
     view = {'id': res.id, 'lease_id': res.lease_id,
             'resource_type': res.resource_type, 'status': res.status,
-            'created_at': _date(res.created_at),
-            'updated_at': _date(res.updated_at),
+            'created_at': date(res.created_at),
+            'updated_at': date(res.updated_at),
             'missing_resources': False, 'resources_changed': False}
     if res.resource_type == resource_types.HOST:
         view.update(min=res.min_count, max=res.max_count,
@@ -58,18 +58,18 @@ def lease(details) -> dict:
                                      lease.end_at, lease.before_end_minutes)
     return {
         'id': lease.id, 'name': lease.name, 'project_id': lease.project_id,
-        'user_id': lease.user_id, 'start_date': _date(lease.start_at),
-        'end_date': _date(lease.end_at), 'status': lease.status,
+        'user_id': lease.user_id, 'start_date': date(lease.start_at),
+        'end_date': date(lease.end_at), 'status': lease.status,
         'status_reason': lease.status_reason, 'degraded': lease.degraded,
-        'trust_id': None, 'before_end_date': _date(before_end),
-        'created_at': _date(lease.created_at),
-        'updated_at': _date(lease.updated_at),
+        'trust_id': None, 'before_end_date': date(before_end),
+        'created_at': date(lease.created_at),
+        'updated_at': date(lease.updated_at),
         'reservations': [reservation(r, [
             b.instance_uuid for b in bindings if b.reservation_id == r.id])
             for r in reservations],
         'events': [{'id': e.id, 'lease_id': lease.id,
                     'event_type': EVENT_NAMES.get(e.event_type,
                                                   e.event_type),
-                    'time': _date(e.due_at), 'status': e.status}
+                    'time': date(e.due_at), 'status': e.status}
                    for e in events],
     }

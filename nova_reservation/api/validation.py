@@ -126,13 +126,21 @@ def before_end_minutes(value, start: datetime.datetime,
 
 def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
           flavor_need: Callable) -> tuple:
-    """(values of the lease row, reservation requests) of a POST body."""
-    validation.check(schemas.CREATE, body, whole='lease')
+    """(values of the lease row, reservation requests) of a POST body.
+
+    The dates are checked first, as Blazar checks them.
+    """
+    validation.check(schemas.OBJECT, body, whole='lease')
+    for field in ('start_date', 'end_date'):
+        if field not in body:
+            # Blazar's words, which its clients and tests look for.
+            raise Invalid(field, 'Missing parameter %s' % field)
     start, end = validation.interval('start_date', body['start_date'],
                                      'end_date', body['end_date'], now,
                                      max_duration, max_advance)
+    validation.check(schemas.CREATE, body, whole='lease')
     requests = [reservation(i, r, flavor_need)
-                for i, r in enumerate(body['reservations'])]
+                for i, r in enumerate(body.get('reservations', []))]
     values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
                       body.get('before_end_date'), start, end))

@@ -26,10 +26,14 @@ reservation_group = cfg.OptGroup(
 lease_opts = [
     cfg.IntOpt('max_lease_duration', default=30 * 24 * 3600, min=60,
                help='Longest lease a user may ask for, in seconds.'),
-    cfg.IntOpt('max_advance', default=365 * 24 * 3600, min=0,
-               help='How far in the future a lease may start, in seconds. '
-                    'It also bounds the search for the earliest start that '
-                    'fits, which a refused lease reports.'),
+    cfg.IntOpt('max_advance', default=0, min=0,
+               help='How far in the future a lease may start, in seconds; '
+                    '0: no limit (as in Blazar). It also bounds the search '
+                    'for the earliest start that fits (search_horizon).'),
+    cfg.IntOpt('search_horizon', default=366 * 24 * 3600, min=3600,
+               help='How far ahead of now the earliest start that fits is '
+                    'searched for, in seconds, for the answer to a refused '
+                    'lease (at most max_advance, where that is set).'),
     cfg.IntOpt('max_servers_per_lease', default=100, min=1,
                help='Most servers one boot with lease_params may create.'),
     cfg.StrOpt('freepool_name', default='freepool',

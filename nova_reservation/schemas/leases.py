@@ -64,6 +64,9 @@ RESERVATION = {
     } for kind, fields in sorted(RESERVATION_FIELDS.items())],
 }
 
+# Any body, before its dates are read (they are checked first).
+OBJECT = {'type': 'object'}
+
 # The lease's own fields, in a creation and in a change.
 LEASE_FIELDS = {
     'name': common.NAME,
@@ -75,10 +78,10 @@ LEASE_FIELDS = {
 
 CREATE = common.strict(dict(
     LEASE_FIELDS,
-    reservations={'type': 'array', 'minItems': 1, 'maxItems': 10,
-                  'items': RESERVATION},
+    # None at all, as Blazar allows: a lease that holds nothing (yet).
+    reservations={'type': 'array', 'maxItems': 10, 'items': RESERVATION},
     events={'type': 'array', 'maxItems': 0},
-), required=('name', 'start_date', 'end_date', 'reservations'))
+), required=('name', 'start_date', 'end_date'))
 
 # A change of a reservation: which one, and its new size.
 RESERVATION_CHANGE = common.strict({

@@ -26,15 +26,16 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
+from nova_reservation.schemas import common
 from nova_reservation.schemas import hosts as schemas
 from nova_reservation import validation
+from nova_reservation import views
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 HOST_FIELDS = ('id', 'hypervisor_hostname', 'service_name',
                'hypervisor_type', 'hypervisor_version', 'vcpus', 'memory_mb',
                'local_gb', 'cpu_info', 'reservable')
-DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'
 HOST_ID = re.compile(r'^[0-9]{1,10}$')
 
 
@@ -48,9 +49,8 @@ def host_view(host) -> dict:
     view = {f: getattr(host, f) for f in HOST_FIELDS}
     view['id'] = str(host.id)
     view['trust_id'] = None
-    view['created_at'] = host.created_at.strftime(DATE_FORMAT)
-    view['updated_at'] = (host.updated_at.strftime(DATE_FORMAT)
-                          if host.updated_at else None)
+    view['created_at'] = views.date(host.created_at)
+    view['updated_at'] = views.date(host.updated_at)
     # Extra capabilities are flattened into the host, as in Blazar.
     view.update(json.loads(host.extra_capabilities or '{}'))
     return view
@@ -179,18 +179,44 @@ def delete_host(ctx, req, id):
     return wsgi.json_response(204)
 
 
-def _allocation(host) -> dict:
+def _allocation(host, wanted: dict) -> dict:
+    """A host's reservations that have not ended, those of the lease or
+    reservation `wanted` names (Blazar's filters) if it names one.
+    """
+    found = [r for r in _reservations_on_node(host.hypervisor_hostname)
+             if wanted.get('lease_id', r.lease_id) == r.lease_id and
+             wanted.get('reservation_id', r.id) == r.id]
+    leases = db_leases.get_many(db_api.Context(), {r.lease_id for r in found})
     return {'resource_id': str(host.id), 'reservations': [
-        {'id': r.id, 'lease_id': r.lease_id}
-        for r in _reservations_on_node(host.hypervisor_hostname)]}
+        {'id': r.id, 'lease_id': r.lease_id,
+         'start_date': views.date(leases[r.lease_id].start_at),
+         'end_date': views.date(leases[r.lease_id].end_at)}
+        for r in found]}
+
+
+def _filters(req) -> dict:
+    """Blazar's filters of allocations: lease_id, reservation_id."""
+    wanted = {}
+    try:
+        for field in ('lease_id', 'reservation_id'):
+            if field in req.GET:
+                wanted[field] = validation.check(common.UUID,
+                                                 req.GET[field], field)
+    except validation.InvalidParam as e:
+        raise wsgi.invalid(e)
+    return wanted
 
 
 def list_allocations(ctx, req):
     _authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
+    wanted = _filters(req)
+    found = [_allocation(h, wanted)
+             for h in db_hosts.get_all(db_api.Context())]
     return wsgi.json_response(200, {'allocations': [
-        _allocation(h) for h in db_hosts.get_all(db_api.Context())]})
+        a for a in found if a['reservations'] or not wanted]})
 
 
 def show_allocation(ctx, req, id):
     _authorize(ctx, policies.HOSTS_GET_ALLOCATION)
-    return wsgi.json_response(200, {'allocation': _allocation(_host(id))})
+    return wsgi.json_response(200, {'allocation': _allocation(
+        _host(id), _filters(req))})

@@ -212,6 +212,16 @@ class EmbeddedCloudThreeNodes(EmbeddedCloud):
     NODES = ('host1', 'host2', 'host3')
 
 
+class StartsAtMostAYearAhead(fixture.GabbiFixture):
+    """An operator's limit: `[reservation] max_advance` of 365 days."""
+
+    def start_fixture(self) -> None:
+        _running().set_options('reservation', max_advance=365 * 86400)
+
+    def stop_fixture(self) -> None:
+        """The option goes with the cloud."""
+
+
 class EngineKeepsUp(fixtures.Fixture):
     """Before each request, the engine runs every event that is due (as a
     deployed engine keeps up): a lease deleted by one request is gone for

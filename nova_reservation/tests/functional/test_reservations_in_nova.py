@@ -13,6 +13,8 @@
 """Capacity and host reservations made through the lease API, used by real
 boots in real Nova."""
 
+from oslo_utils import uuidutils
+
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -123,8 +125,15 @@ class HostReservationTest(base.ReservationsTestCase):
                             'resource_properties': '["==", "$gpu", "yes"]'})
         rid = lease['reservations'][0]['id']
         allocs = self.admin_rsv('GET', '/os-hosts/allocations').json()
-        self.assertEqual([{'id': rid, 'lease_id': lease['id']}],
+        self.assertEqual([{'id': rid, 'lease_id': lease['id'],
+                           'start_date': lease['start_date'],
+                           'end_date': lease['end_date']}],
                          allocs['allocations'][0]['reservations'])
+        self.assertEqual([], self.admin_rsv(
+            'GET', '/os-hosts/allocations?lease_id=%s'
+            % uuidutils.generate_uuid()).json()['allocations'])
+        self.assertEqual(400, self.admin_rsv(
+            'GET', '/os-hosts/allocations?lease_id=x').status_code)
         self.wait_for_start(lease)
         aggs = self._aggregates()
         self.assertEqual([], aggs['freepool']['hosts'])

@@ -183,8 +183,8 @@ class LeaseBodyTest(RefusedTest):
             'colour', create, flavor_lease(colour='red')))
         body = flavor_lease()
         del body['end_date']
-        self.assertIn('is required', self.assertRefused('end_date', create,
-                                                        body))
+        self.assertIn('Missing parameter end_date',
+                      self.assertRefused('end_date', create, body))
         self.assertRefused('reservations[0].min', create, flavor_lease(
             reservations=[{'resource_type': 'flavor:instance',
                            'flavor_id': '1', 'amount': 1, 'min': 1}]))
