@@ -63,6 +63,7 @@ from nova_reservation.db import migration
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
+from nova_reservation.filters import reservation_filter
 
 CONF = nova.conf.CONF
 # The image that Nova's harness serves (its Glance stand-in).
@@ -300,6 +301,9 @@ class EmbeddedCloud(fixtures.Fixture):
     def _setUp(self) -> None:
         self.harness = self.useFixture(NovaHarness(
             self.name, sorted(set(self.cells.values()))))
+        # The scheduler's copy of the ledger is the process's: its thread
+        # stops with the cloud, before the next cloud's databases are set.
+        self.addCleanup(reservation_filter.LEDGER.close)
         self.flags(compute_driver='fake.MediumFakeDriver')
         self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
                    disk_allocation_ratio=1.0)

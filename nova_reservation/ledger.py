@@ -240,9 +240,10 @@ class Ledger:
             lambda epoch, since: db_ledger.changes(ctx, epoch, since))
         self.view = View()
         self._index: dict = {}   # the refreshes' {slot id: Allocation}
+        # The thread of `keep_fresh`, and what stops it.
         self._refresher: Optional[threading.Thread] = None
+        self._stop = threading.Event()
         self._starting = threading.Lock()
-        self._stopped = threading.Event()
 
     def refresh(self) -> int:
         """Apply what changed in the store since the last refresh."""
@@ -291,25 +292,31 @@ class Ledger:
         with self._starting:
             if self._refresher is not None:
                 return
+            self._stop = threading.Event()
             self._refresher = threading.Thread(
-                target=self._refresh_every, args=(interval,),
+                target=self._refresh_every, args=(interval, self._stop),
                 name='ledger-refresh', daemon=True)
-        self._refresher.start()
+            self._refresher.start()
 
-    def _refresh_every(self, interval: float) -> None:
-        while not self._stopped.is_set():
+    def _refresh_every(self, interval: float,
+                       stop: threading.Event) -> None:
+        while not stop.is_set():
             try:
                 self.refresh()
             except Exception as e:
                 # The store is away: readers refresh, or fail, themselves.
                 LOG.debug('Ledger refresh failed: %s', e)
-            self._stopped.wait(interval)
+            stop.wait(interval)
 
     def close(self) -> None:
-        """Stop the thread of `keep_fresh` (if there is one)."""
-        self._stopped.set()
-        if self._refresher is not None:
-            self._refresher.join()
+        """Stop the thread of `keep_fresh` (if there is one); a later
+        `keep_fresh` starts another.
+        """
+        with self._starting:
+            refresher, self._refresher = self._refresher, None
+            self._stop.set()
+        if refresher is not None:
+            refresher.join()
 
     def slots(self, reservation_id: str) -> list:
         return self.view.slots(reservation_id)

@@ -146,7 +146,8 @@ def _problem(error) -> tuple:
     if kind == 'minItems':
         return [], 'must hold at least %d item(s)' % rule
     if kind == 'minProperties':
-        return [], 'has nothing to change'
+        # Blazar's words, which its clients and tests look for.
+        return [], 'No data to update'
     if kind == 'maxProperties':
         return [], 'holds at most %d fields' % rule
     if kind == 'minimum':

@@ -45,6 +45,11 @@ OPERATIONS = {
         'Allocations of every reservable host (admin)', None, 200),
     ('GET', '/v1/os-hosts/{id}/allocation'): (
         'Allocations of one reservable host (admin)', None, 200),
+    ('GET', '/v1/os-hosts/properties'): (
+        'Extra capabilities of the reservable hosts (admin)', None, 200),
+    ('PATCH', '/v1/os-hosts/properties/{name}'): (
+        'Make an extra capability private, or not (admin)',
+        hosts.PROPERTY_CHANGE, 200),
     ('GET', '/v1/os-hosts/{id}'): ('Show a reservable host (admin)', None,
                                    200),
     ('PUT', '/v1/os-hosts/{id}'): ('Change extra capabilities (admin)',

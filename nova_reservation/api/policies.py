@@ -42,6 +42,8 @@ HOSTS_UPDATE = 'reservation:os-hosts:update'
 HOSTS_DELETE = 'reservation:os-hosts:delete'
 HOSTS_LIST_ALLOCATIONS = 'reservation:os-hosts:list_allocations'
 HOSTS_GET_ALLOCATION = 'reservation:os-hosts:get_allocation'
+HOSTS_LIST_PROPERTIES = 'reservation:os-hosts:list_properties'
+HOSTS_UPDATE_PROPERTY = 'reservation:os-hosts:update_property'
 
 # The one rule that covered every os-hosts operation before they had a
 # rule each: an operator's override of it still applies to every one of
@@ -100,6 +102,14 @@ RULES = [
     _hosts_rule(HOSTS_GET_ALLOCATION,
                 'Show the leases holding a reservable host.',
                 'GET', '/v1/os-hosts/{id}/allocation'),
+    _hosts_rule(HOSTS_LIST_PROPERTIES,
+                'List the extra capabilities of the reservable hosts '
+                '(Blazar\'s resource properties).',
+                'GET', '/v1/os-hosts/properties'),
+    _hosts_rule(HOSTS_UPDATE_PROPERTY,
+                'Make an extra capability of the reservable hosts private '
+                '(seen by admins only), or not.',
+                'PATCH', '/v1/os-hosts/properties/{name}'),
 ]
 
 _ENFORCER = None

@@ -59,3 +59,18 @@ def update(ctx, host_id: int, **values) -> None:
 def delete(ctx, host_id: int) -> None:
     ctx.session.execute(sa.delete(models.Host).where(
         models.Host.id == host_id))
+
+
+@api.reader
+def private_properties(ctx) -> set:
+    """The names of the extra capabilities that only admins see."""
+    p = models.HostProperty
+    return set(ctx.session.execute(sa.select(p.name).where(
+        p.private == sa.true())).scalars())
+
+
+@api.writer
+def set_property(ctx, name: str, private: bool) -> None:
+    """Make the extra capability `name` private, or not."""
+    ctx.session.merge(models.HostProperty(name=name, private=private,
+                                          updated_at=api.utcnow()))

@@ -176,3 +176,13 @@ class Host(Base):
     reservable = sa.Column(sa.Boolean, nullable=False, default=True)
     created_at = sa.Column(Timestamp, nullable=False)
     updated_at = sa.Column(Timestamp)
+
+
+class HostProperty(Base):
+    """An extra capability of the reservable hosts that only admins see
+    (`private`), as Blazar's resource properties.
+    """
+    __tablename__ = 'rsv_host_properties'
+    name = sa.Column(sa.String(64), primary_key=True)
+    private = sa.Column(sa.Boolean, nullable=False, default=False)
+    updated_at = sa.Column(Timestamp, nullable=False)

@@ -26,7 +26,7 @@ CONF = conf.CONF
 LEASE_KEY = 'reservation:lease_id'
 
 # One copy of the ledger per scheduler process, shared by filter instances.
-_LEDGER = ledger_mod.Ledger()
+LEDGER = ledger_mod.Ledger()
 
 
 class ReservationFilter(filters.BaseHostFilter):
@@ -42,7 +42,7 @@ class ReservationFilter(filters.BaseHostFilter):
     RUN_ON_REBUILD = False
 
     def __init__(self, ledger=None, clock=time.time) -> None:
-        self.ledger = ledger or _LEDGER
+        self.ledger = ledger or LEDGER
         self.clock = clock
 
     def filter_all(self, host_states, spec_obj):

@@ -39,3 +39,8 @@ _VALUES = {'type': 'object', 'minProperties': 1, 'maxProperties': 64,
 UPDATE_VALUES = common.strict({'values': _VALUES}, required=('values',))
 UPDATE_FLAT = _VALUES
 UPDATE = {'anyOf': [UPDATE_VALUES, UPDATE_FLAT]}
+
+# Blazar's resource properties: an extra capability made private or not.
+PROPERTY_NAME = dict(CAPABILITY_NAME, type='string')
+PROPERTY_CHANGE = common.strict({'private': {'type': 'boolean'}},
+                                required=('private',))

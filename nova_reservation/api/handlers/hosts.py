@@ -220,3 +220,53 @@ def show_allocation(ctx, req, id):
     _authorize(ctx, policies.HOSTS_GET_ALLOCATION)
     return wsgi.json_response(200, {'allocation': _allocation(
         _host(id), _filters(req))})
+
+
+def _properties() -> dict:
+    """{extra capability: its values on the enrolled hosts}."""
+    found: dict = {}
+    for host in db_hosts.get_all(db_api.Context()):
+        for key, value in json.loads(host.extra_capabilities or '{}').items():
+            values = found.setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    return found
+
+
+def _flag(req, name: str) -> bool:
+    """A query flag as Blazar's clients send it (detail=True)."""
+    return req.GET.get(name, '').lower() in ('true', '1', 'yes')
+
+
+def list_properties(ctx, req):
+    """Blazar's resource properties: the hosts' extra capabilities, with
+    their values (``detail``), the private ones too (``all``).
+    """
+    _authorize(ctx, policies.HOSTS_LIST_PROPERTIES)
+    private = db_hosts.private_properties(db_api.Context())
+    shown = []
+    for name, values in sorted(_properties().items()):
+        if name in private and not _flag(req, 'all'):
+            continue
+        view = {'property': name}
+        if _flag(req, 'detail'):
+            view.update(private=name in private, values=values)
+        shown.append(view)
+    return wsgi.json_response(200, {'resource_properties': shown})
+
+
+def update_property(ctx, req, name):
+    _authorize(ctx, policies.HOSTS_UPDATE_PROPERTY)
+    try:
+        validation.check(schemas.PROPERTY_NAME, name, 'name')
+    except validation.InvalidParam as e:
+        raise wsgi.invalid(e)
+    private = _check(schemas.PROPERTY_CHANGE, wsgi.body_of(req))['private']
+    store = db_api.Context()
+    values = _properties().get(name)
+    if values is None:
+        raise wsgi.Fault(404, 'NotFound', 'no reservable host has the '
+                         'extra capability %s' % name)
+    db_hosts.set_property(store, name, private)
+    return wsgi.json_response(200, {'resource_property': {
+        'property': name, 'private': private, 'values': values}})

@@ -230,7 +230,7 @@ class StaleLedgerTest(base.ReservationTestCase):
 
     def test_a_boot_filtered_on_an_old_ledger_and_a_lease(self):
         self.flags(ledger_max_age=5.0, group='reservation')
-        copy = reservation_filter._LEDGER
+        copy = reservation_filter.LEDGER
         copy.refresh()
         # The scheduler's copy is not refreshed meanwhile (its thread, and
         # any request's own refresh, wait for the lock).

@@ -187,10 +187,19 @@ class LedgerViewTest(testtools.TestCase):
         while time.time() < deadline and not self.ledger.view.timelines:
             time.sleep(0.01)
         self.assertEqual({'n1'}, set(self.ledger.view.timelines))
-        self.assertEqual(1, sum(1 for t in threading.enumerate()
-                                if t is self.ledger._refresher))
+        refreshers = [t for t in threading.enumerate()
+                      if t.name == 'ledger-refresh']
+        self.assertEqual(1, len(refreshers))
         self.ledger.close()
-        self.assertFalse(self.ledger._refresher.is_alive())
+        self.assertFalse(refreshers[0].is_alive())
+        # Closed, it keeps fresh again when asked to.
+        self.ledger.keep_fresh(0.01)
+        self.store.write(slot_row(2, 'n2'))
+        while (time.time() < deadline and
+               'n2' not in self.ledger.view.timelines):
+            time.sleep(0.01)
+        self.assertEqual({'n1', 'n2'}, set(self.ledger.view.timelines))
+        self.ledger.close()
 
     def test_a_refresh_that_fails_half_way_is_made_again_whole(self):
         self.store.write(slot_row(1, 'n1'), slot_row(2, 'n2'))
