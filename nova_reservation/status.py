@@ -70,6 +70,14 @@ LEASE = Machine('lease', {
 LIVE = (CREATING, PENDING, STARTING, UPDATING, ACTIVE, TERMINATING, ERROR)
 FINISHED = (TERMINATED, DELETING, DELETED)
 
+# A reservation's status follows its lease's, in Blazar's words (pending,
+# then active, then deleted once the lease is over).
+RESERVATION_OF_LEASE = {CREATING: 'pending', PENDING: 'pending',
+                        STARTING: 'pending', UPDATING: 'pending',
+                        ACTIVE: 'active', TERMINATING: 'active',
+                        TERMINATED: 'deleted', DELETING: 'deleted',
+                        DELETED: 'deleted', ERROR: 'error'}
+
 # Events.
 UNDONE, IN_PROGRESS, DONE = 'UNDONE', 'IN_PROGRESS', 'DONE'
 EVENT = Machine('event', {

@@ -15,6 +15,7 @@ the lease notifications."""
 
 from nova_reservation import resource_types
 from nova_reservation import schedule
+from nova_reservation import status
 
 DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'   # what Blazar's clients parse
 EVENT_NAMES = {'start': 'start_lease', 'end': 'end_lease',
@@ -26,9 +27,11 @@ def date(value) -> str:
     return value.strftime(DATE_FORMAT) if value else None
 
 
-def reservation(res, servers: list) -> dict:
+def reservation(res, servers: list, lease_status: str) -> dict:
     view = {'id': res.id, 'lease_id': res.lease_id,
-            'resource_type': res.resource_type, 'status': res.status,
+            'resource_type': res.resource_type,
+            'status': status.RESERVATION_OF_LEASE.get(
+                lease_status, res.status),
             'created_at': date(res.created_at),
             'updated_at': date(res.updated_at),
             'missing_resources': False, 'resources_changed': False}
@@ -42,10 +45,11 @@ def reservation(res, servers: list) -> dict:
         view.update(amount=res.amount, flavor_id=res.flavor_id,
                     resource_id=res.flavor_id, servers=servers)
         if res.resource_type != resource_types.SERVER:
-            view['affinity'] = res.affinity
-        if res.resource_type == resource_types.VIRTUAL:
-            view.update(vcpus=res.vcpus, memory_mb=res.memory_mb,
-                        disk_gb=res.disk_gb, resource_properties='')
+            # Blazar's instance reservation fields, for both kinds.
+            view.update(affinity=res.affinity, vcpus=res.vcpus,
+                        memory_mb=res.memory_mb, disk_gb=res.disk_gb,
+                        resource_properties='', aggregate_id=None,
+                        server_group_id=None)
     return view
 
 
@@ -65,11 +69,12 @@ def lease(details) -> dict:
         'created_at': date(lease.created_at),
         'updated_at': date(lease.updated_at),
         'reservations': [reservation(r, [
-            b.instance_uuid for b in bindings if b.reservation_id == r.id])
-            for r in reservations],
+            b.instance_uuid for b in bindings if b.reservation_id == r.id],
+            lease.status) for r in reservations],
         'events': [{'id': e.id, 'lease_id': lease.id,
                     'event_type': EVENT_NAMES.get(e.event_type,
                                                   e.event_type),
-                    'time': date(e.due_at), 'status': e.status}
+                    'time': date(e.due_at), 'status': e.status,
+                    'updated_at': date(e.updated_at)}
                    for e in events],
     }

@@ -47,6 +47,7 @@ ROUTES = [
     ('DELETE', r'/v1/os-hosts/' + ID, hosts.delete_host),
     ('GET', r'/v1/openapi.json', lambda ctx, req: _openapi()),
 ]
+OPENAPI_PATH = '/v1/openapi.json'
 
 
 def _openapi() -> webob.Response:
@@ -68,8 +69,15 @@ class ReservationAPI:
 
     def _dispatch(self, req: webob.Request) -> webob.Response:
         path = req.path_info.rstrip('/') or '/'
+        if path.endswith('.json') and path != OPENAPI_PATH:
+            path = path[:-len('.json')]   # Blazar's /v1/leases.json
         # HEAD is a GET without the body, which webob leaves out.
         asked = 'GET' if req.method == 'HEAD' else req.method
+        if req.accept and not req.accept.acceptable_offers(
+                ['application/json']):
+            # As Blazar: JSON is the only answer there is.
+            return wsgi.Fault(400, 'BadRequest', "Content type '%s' isn't "
+                              "supported" % str(req.accept)[:100]).response()
         if path in ('/', '/v1'):
             if asked != 'GET':
                 return _not_allowed(req.method, path, ['GET'])
