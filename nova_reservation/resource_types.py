@@ -16,7 +16,10 @@
 SERVER = 'server'
 # Capacity on the shared pool, of a flavor's size.
 FLAVOR = 'flavor:instance'
-# Capacity on the shared pool, of a given size, with a private flavor.
+# Capacity on the shared pool, of a given size.
 VIRTUAL = 'virtual:instance'
+# Both have a private flavor whose id is the reservation's, which the
+# project gets at the start (Blazar's `--flavor <reservation id>`).
+WITH_FLAVOR = (FLAVOR, VIRTUAL)
 # Whole reservable hosts, in an aggregate of the lease's own.
 HOST = 'physical:host'

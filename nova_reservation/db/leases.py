@@ -254,10 +254,12 @@ def reservations(ctx, lease_id: str) -> list:
 @api.reader
 def reservation_of_flavor(ctx, flavor_id: str
                           ) -> Optional[models.Reservation]:
-    """The virtual:instance reservation whose private flavor this is."""
+    """The capacity reservation whose private flavor this is (its id is
+    the reservation's).
+    """
     r = models.Reservation
     return api.row(ctx, sa.select(r).where(
-        r.flavor_id == flavor_id, r.resource_type == resource_types.VIRTUAL,
+        r.id == flavor_id, r.resource_type.in_(resource_types.WITH_FLAVOR),
         r.deleted == sa.false()))
 
 

@@ -80,16 +80,22 @@ def _told(action: str, lease_id: str) -> dict:
 
 
 def _private_flavor(ctx, req: planner.ReservationRequest):
-    """The private flavor of a virtual:instance reservation.
-
-    The owner gets access to it at the start.
+    """The private flavor of a capacity reservation: its id is the
+    reservation's; a flavor:instance one is a copy of its flavor (extra
+    specs too).  The owner gets access to it at the start.
     """
+    source = (flavors.find(ctx, req.flavor_id)
+              if req.resource_type == resource_types.FLAVOR else None)
     flavor = objects.Flavor(
         context=ctx, name='reservation:%s' % req.id, flavorid=req.id,
         vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
-        root_gb=req.need.disk_gb, ephemeral_gb=0, swap=0, is_public=False)
+        root_gb=req.need.disk_gb,
+        ephemeral_gb=source.ephemeral_gb if source else 0,
+        swap=source.swap if source else 0, is_public=False,
+        extra_specs=dict(source.extra_specs) if source else {})
     flavor.create()
-    req.flavor_id = flavor.flavorid
+    if req.resource_type == resource_types.VIRTUAL:
+        req.flavor_id = flavor.flavorid
     return flavor
 
 
@@ -127,7 +133,7 @@ def create_lease(ctx, req):
                   user_id=ctx.user_id, status=status.PENDING, on_end='delete',
                   created_at=db_api.utcnow())
     made = [_private_flavor(ctx, r) for r in requests
-            if r.resource_type == resource_types.VIRTUAL]
+            if r.resource_type in resource_types.WITH_FLAVOR]
     try:
         planner.shared().create(values, requests, schedule.lease_events(
             values, db_api.utcnow()))

@@ -73,6 +73,42 @@ class CapacityReservationTest(base.ReservationsTestCase):
         self.assertEqual(404, self.rsv('GET', '/leases/%s'
                                        % lease['id']).status_code)
 
+    def test_flavor_reservation_booted_with_the_reservation_id(self):
+        # Blazar's flavor-based workflow: --flavor <reservation id>, no
+        # hint; the reservation's flavor copies the flavor asked for.
+        self.admin_api.post_extra_spec(base.ONE_PER_NODE, {
+            'extra_specs': {'hw:cpu_policy': 'shared'}})
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': base.ONE_PER_NODE, 'amount': 1},
+                           start=8.0)
+        rid = lease['reservations'][0]['id']
+        # Before the start: a 409 that says when it starts.
+        before = self.boot(None, flavor=rid, name='early')
+        self.assertEqual(409, before.status, before.content)
+        self.assertIn('not active', before.body['conflictingRequest'][
+            'message'])
+        self.wait_for_start(lease)
+        private = self.api.api_get('/flavors/%s' % rid).body['flavor']
+        source = self.api.api_get('/flavors/%s'
+                                  % base.ONE_PER_NODE).body['flavor']
+        for field in ('vcpus', 'ram', 'disk', 'extra_specs'):
+            self.assertEqual(source[field], private[field], field)
+        resp = self.boot(None, flavor=rid, name='a')
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        self.assertEqual(db_ledger.slots(STORE, rid)[0].node,
+                         self.node_of(uuid))
+        second = self.boot(None, flavor=rid, name='b')
+        self.assertEqual(409, second.status, second.content)
+        self.assertNotIn(rid, [f['id'] for f in
+                               self.other_api.get_flavors()])
+        self.assertEqual(204, self.rsv('DELETE', '/leases/%s'
+                                       % lease['id']).status_code)
+        self.run_engine()
+        self.wait_gone(uuid)
+        self.assertEqual(404, self.admin_api.api_get(
+            '/flavors/%s' % rid, check_response_status=False).status)
+
     def test_virtual_reservation_with_its_private_flavor(self):
         lease = self.lease({'resource_type': 'virtual:instance',
                             'vcpus': 1, 'memory_mb': 1024, 'disk_gb': 1,
