@@ -168,7 +168,7 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
                           for h in db_hosts.get_all(STORE)}
         agg = res.aggregate_id
         if agg is None and to_lease:
-            agg = nova.aggregate('reservation:%s' % res.id, {
+            agg = nova.aggregate(res.id, {
                 'reservation:lease_id': lease.id,
                 'reservation:project_id': lease.project_id})
             writes.add(db_leases.set_reservation, res.id, aggregate_id=agg)

@@ -173,7 +173,7 @@ class HostReservationTest(base.ReservationsTestCase):
         self.wait_for_start(lease)
         aggs = self._aggregates()
         self.assertEqual([], aggs['freepool']['hosts'])
-        lease_agg = aggs['reservation:%s' % rid]
+        lease_agg = aggs[rid]   # named as Blazar names it
         self.assertEqual(['host3'], lease_agg['hosts'])
         self.assertEqual(lease['project_id'], lease_agg['metadata'][
             'reservation:project_id'])
@@ -206,7 +206,7 @@ class HostReservationTest(base.ReservationsTestCase):
         self.wait_gone(second)
         aggs = self._aggregates()
         self.assertEqual(['host3'], aggs['freepool']['hosts'])
-        self.assertNotIn('reservation:%s' % rid, aggs)
+        self.assertNotIn(rid, aggs)
 
     def test_no_matching_host_is_a_409(self):
         self.admin_rsv('POST', '/os-hosts', {'name': 'host3'})
