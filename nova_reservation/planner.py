@@ -67,6 +67,7 @@ class ReservationRequest:
     hypervisor_properties: str = ''
     resource_properties: str = ''
     before_end: Optional[str] = None
+    server_group_id: Optional[str] = None
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
@@ -565,7 +566,8 @@ class Planner:
             affinity=req.affinity,
             hypervisor_properties=req.hypervisor_properties or None,
             resource_properties=req.resource_properties or None,
-            before_end=req.before_end, created_at=db_api.utcnow())
+            before_end=req.before_end, server_group_id=req.server_group_id,
+            created_at=db_api.utcnow())
 
     @staticmethod
     def _slot_rows(lease, slots, start_at=None, end_at=None) -> list:

@@ -49,7 +49,7 @@ def reservation(res, servers: list, lease_status: str) -> dict:
             view.update(affinity=res.affinity, vcpus=res.vcpus,
                         memory_mb=res.memory_mb, disk_gb=res.disk_gb,
                         resource_properties='', aggregate_id=None,
-                        server_group_id=None)
+                        server_group_id=res.server_group_id)
     return view
 
 

@@ -160,6 +160,8 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
                     nova.delete_flavor(res.id)
             except nova_client.NotFound:
                 pass
+            if res.server_group_id and not to_lease:
+                nova.delete_server_group(res.server_group_id)
         if res.resource_type != resource_types.HOST:
             continue
         freepool = freepool or nova.aggregate(CONF.reservation.freepool_name,

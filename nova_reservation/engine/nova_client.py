@@ -154,6 +154,13 @@ class NovaClient:
         except NotFound:
             pass
 
+    def delete_server_group(self, group_id: str) -> None:
+        try:
+            self._call('DELETE', '/os-server-groups/%s' % group_id,
+                       ok=(204,))
+        except NotFound:
+            pass
+
     def failed_nodes(self) -> set:
         """Nodes whose nova-compute service is down or disabled."""
         services = self._call('GET', '/os-services?binary=nova-compute')[

@@ -99,6 +99,20 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
     return flavor
 
 
+def _server_group(ctx, req: planner.ReservationRequest):
+    """The server group of an instance reservation with an affinity, in
+    the project, as Blazar makes it: its servers boot with ``--hint
+    group=<its id>``.
+    """
+    group = objects.InstanceGroup(
+        context=ctx, project_id=ctx.project_id, user_id=ctx.user_id,
+        name='reservation:%s' % req.id,
+        policy='affinity' if req.affinity else 'anti-affinity')
+    group.create()
+    req.server_group_id = group.uuid
+    return group
+
+
 # --------------------------------------------------------------- handlers
 
 def list_leases(ctx, req):
@@ -133,7 +147,10 @@ def create_lease(ctx, req):
                   user_id=ctx.user_id, status=status.PENDING, on_end='delete',
                   created_at=db_api.utcnow())
     made = [_private_flavor(ctx, r) for r in requests
-            if r.resource_type in resource_types.WITH_FLAVOR]
+            if r.resource_type in resource_types.WITH_FLAVOR] + [
+        _server_group(ctx, r) for r in requests
+        if r.resource_type in resource_types.WITH_FLAVOR and
+        r.affinity is not None]
     try:
         planner.shared().create(values, requests, schedule.lease_events(
             values, db_api.utcnow()))
@@ -144,8 +161,8 @@ def create_lease(ctx, req):
                          'the lease now; try again')
     finally:
         if not db_leases.get(db_api.Context(), lease_id):
-            for flavor in made:
-                flavor.destroy()
+            for thing in made:   # private flavors and server groups
+                thing.destroy()
     LOG.info('Lease %s (%s) created: %s', lease_id, values['name'],
              '; '.join(r.describe() for r in requests))
     return wsgi.json_response(201, {'lease': _told('create', lease_id)})

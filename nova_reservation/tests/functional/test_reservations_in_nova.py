@@ -117,20 +117,40 @@ class CapacityReservationTest(base.ReservationsTestCase):
         res = lease['reservations'][0]
         slots = db_ledger.slots(STORE, res['id'])
         self.assertEqual(1, len({s.node for s in slots}))   # affinity
+        # As in Blazar: a server group of the reservation's affinity.
+        group = self.api.api_get('/os-server-groups/%s' % res[
+            'server_group_id']).body['server_group']
+        self.assertEqual(('reservation:%s' % res['id'], 'affinity'),
+                         (group['name'], group['policy']))
         self.wait_for_start(lease)
-        # Blazar's way: boot with the reservation's flavor, no hint.
+        # Blazar's way: boot with the reservation's flavor and group, no
+        # reservation hint.
         uuids = []
         for name in ('a', 'b'):
-            resp = self.boot(None, flavor=res['flavor_id'], name=name)
+            resp = self.boot(None, flavor=res['flavor_id'], name=name,
+                             extra_hints={'group': group['id']})
             self.assertEqual(202, resp.status, resp.content)
             uuids.append(resp.body['server']['id'])
         self.assertEqual({slots[0].node}, {self.node_of(u) for u in uuids})
+        self.assertEqual(sorted(uuids), sorted(self.api.api_get(
+            '/os-server-groups/%s' % group['id']).body['server_group'][
+            'members']))
         third = self.boot(None, flavor=res['flavor_id'], name='c')
         self.assertEqual(409, third.status, third.content)
         flavors = [f['id'] for f in self.api.get_flavors()]
         self.assertIn(res['flavor_id'], flavors)
         other = [f['id'] for f in self.other_api.get_flavors()]
         self.assertNotIn(res['flavor_id'], other)
+        # The lease's end takes its flavor and its group.
+        self.assertEqual(204, self.rsv('DELETE', '/leases/%s'
+                                       % lease['id']).status_code)
+        self.run_engine()
+        for uuid in uuids:
+            self.wait_gone(uuid)
+        for path in ('/os-server-groups/%s' % group['id'],
+                     '/flavors/%s' % res['flavor_id']):
+            self.assertEqual(404, self.admin_api.api_get(
+                path, check_response_status=False).status, path)
 
 
 class HostReservationTest(base.ReservationsTestCase):

@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Host properties: which extra capabilities are private (admins only).
+"""Blazar's fields: which extra capabilities of the hosts are private
+(admins only), and the server group of an instance reservation.
 
 Revision ID: 0006
 Revises: 0005
@@ -35,3 +36,5 @@ def upgrade():
         sa.Column('private', sa.Boolean, nullable=False),
         sa.Column('updated_at', TS, nullable=False),
         mysql_charset='utf8mb4', mysql_collate='utf8mb4_bin')
+    with op.batch_alter_table('rsv_reservations') as batch:
+        batch.add_column(sa.Column('server_group_id', sa.String(36)))
