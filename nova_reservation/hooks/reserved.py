@@ -33,7 +33,7 @@ that exist and makes none.
 
 import copy
 import threading
-from typing import Iterable, Optional
+from typing import Iterable
 
 from nova import availability_zones
 from nova.compute import instance_actions
@@ -54,7 +54,7 @@ from nova_reservation.db import ledger as db_ledger
 LOG = logging.getLogger(__name__)
 STORE = db_api.Context()
 
-# {reservation id: its slots} of the boots in this process that make
+# {reservation id: its Boot} of the boots in this process that make
 # reserved servers; only the hook adds to it, so a hint alone makes none.
 _BOOTS: dict = {}
 _LOCK = threading.Lock()
@@ -224,9 +224,8 @@ def _destroy_mapping(context, uuid: str) -> None:
     objects.InstanceMapping.get_by_instance_uuid(context, uuid).destroy()
 
 
-def _quietly(fn, *args) -> Optional[object]:
+def _quietly(fn, *args) -> None:
     try:
-        return fn(*args)
+        fn(*args)
     except Exception as e:   # Already gone, or left for the reconciler.
         LOG.debug('Undoing a reserved boot: %s', e)
-        return None
