@@ -68,6 +68,7 @@ class ReservationRequest:
     resource_properties: str = ''
     before_end: Optional[str] = None
     server_group_id: Optional[str] = None
+    private_flavor_id: Optional[str] = None
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
@@ -567,6 +568,7 @@ class Planner:
             hypervisor_properties=req.hypervisor_properties or None,
             resource_properties=req.resource_properties or None,
             before_end=req.before_end, server_group_id=req.server_group_id,
+            private_flavor_id=req.private_flavor_id,
             created_at=db_api.utcnow())
 
     @staticmethod

@@ -254,13 +254,10 @@ def reservations(ctx, lease_id: str) -> list:
 @api.reader
 def reservation_of_flavor(ctx, flavor_id: str
                           ) -> Optional[models.Reservation]:
-    """The capacity reservation whose private flavor this is (its id is
-    the reservation's).
-    """
+    """The capacity reservation whose private flavor this is."""
     r = models.Reservation
     return api.row(ctx, sa.select(r).where(
-        r.id == flavor_id, r.resource_type.in_(resource_types.WITH_FLAVOR),
-        r.deleted == sa.false()))
+        r.private_flavor_id == flavor_id, r.deleted == sa.false()))
 
 
 @api.reader

@@ -70,8 +70,10 @@ class Reservation(Base):
     resource_properties = sa.Column(sa.Text)
     before_end = sa.Column(sa.String(32))
     aggregate_id = sa.Column(sa.Integer)
-    # The server group of an instance reservation with an affinity.
+    # The server group of an instance reservation with an affinity, and
+    # its private flavor (the project gets it at the start).
     server_group_id = sa.Column(sa.String(36))
+    private_flavor_id = sa.Column(sa.String(255))
     # flavor:instance and virtual:instance
     affinity = sa.Column(sa.Boolean)
     created_at = sa.Column(Timestamp)

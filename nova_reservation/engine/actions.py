@@ -150,18 +150,13 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
     lease = details.lease
     freepool = hosts = None
     for res in details.reservations:
-        if res.resource_type in resource_types.WITH_FLAVOR:
-            # A reservation made before flavor reservations had one has
-            # none: nothing to give or take.
-            try:
-                if to_lease:
-                    nova.flavor_access(res.id, lease.project_id)
-                else:
-                    nova.delete_flavor(res.id)
-            except nova_client.NotFound:
-                pass
-            if res.server_group_id and not to_lease:
-                nova.delete_server_group(res.server_group_id)
+        if res.private_flavor_id:
+            if to_lease:
+                nova.flavor_access(res.private_flavor_id, lease.project_id)
+            else:
+                nova.delete_flavor(res.private_flavor_id)
+        if res.server_group_id and not to_lease:
+            nova.delete_server_group(res.server_group_id)
         if res.resource_type != resource_types.HOST:
             continue
         freepool = freepool or nova.aggregate(CONF.reservation.freepool_name,

@@ -94,6 +94,7 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
         swap=source.swap if source else 0, is_public=False,
         extra_specs=dict(source.extra_specs) if source else {})
     flavor.create()
+    req.private_flavor_id = flavor.flavorid
     if req.resource_type == resource_types.VIRTUAL:
         req.flavor_id = flavor.flavorid
     return flavor

@@ -98,6 +98,7 @@ class EnginePassTest(testtools.TestCase):
                  on_end='delete', created_at=now),
             [(dict(id=str(uuid.uuid4()), lease_id=lease_id, project_id='p',
                    resource_type='virtual:instance', flavor_id=flavor,
+                   private_flavor_id=flavor,
                    vcpus=1, memory_mb=512, disk_gb=1, amount=1,
                    status='pending'),
               [dict(node='n1', start_at=start, end_at=end, vcpus=1,

@@ -60,14 +60,15 @@ class MariaDBStoreTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0005', migration.head())
+        self.assertEqual('0006', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
         self.assertTrue({'rsv_leases', 'rsv_reservations', 'rsv_allocations',
                          'rsv_events', 'rsv_server_bindings', 'rsv_ledger',
                          'rsv_alembic_version', 'rsv_hosts',
-                         'rsv_notices'} <= tables, tables)
+                         'rsv_notices', 'rsv_host_properties'} <= tables,
+                        tables)
         # Sub-second times survive the round trip.
         cols = {c['name']: c for c in sa.inspect(engine).get_columns(
             'rsv_events')}
@@ -124,7 +125,14 @@ class MariaDBStoreTest(testtools.TestCase):
                 return set(conn.execute(query, {'tables': list(
                     models.Base.metadata.tables)}).scalars())
         self.assertEqual({'utf8mb3'}, charsets())
-        lease_id = self._lease_with_bound_slot('before')
+        # A lease row of then (this code's reservations have columns added
+        # since).
+        lease_id, now = str(uuid.uuid4()), db_api.utcnow()
+        with engine.begin() as conn:
+            conn.execute(sa.insert(models.Lease.__table__).values(
+                id=lease_id, name='before', project_id='p', user_id='u',
+                start_at=now, end_at=now, status='ACTIVE',
+                created_at=now))
         migration.db_sync(engine)
         self.assertEqual({'utf8mb4'}, charsets())
         # Rows made before the conversion are kept.

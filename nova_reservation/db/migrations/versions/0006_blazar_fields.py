@@ -11,7 +11,8 @@
 #    under the License.
 
 """Blazar's fields: which extra capabilities of the hosts are private
-(admins only), and the server group of an instance reservation.
+(admins only), and an instance reservation's server group and private
+flavor (a virtual:instance reservation's is its flavor_id until now).
 
 Revision ID: 0006
 Revises: 0005
@@ -38,3 +39,6 @@ def upgrade():
         mysql_charset='utf8mb4', mysql_collate='utf8mb4_bin')
     with op.batch_alter_table('rsv_reservations') as batch:
         batch.add_column(sa.Column('server_group_id', sa.String(36)))
+        batch.add_column(sa.Column('private_flavor_id', sa.String(255)))
+    op.execute("UPDATE rsv_reservations SET private_flavor_id = flavor_id "
+               "WHERE resource_type = 'virtual:instance'")
