@@ -19,6 +19,7 @@ leased server's reservation in the server views.
 """
 
 import contextlib
+import functools
 import json
 import re
 from typing import Optional
@@ -98,9 +99,38 @@ def fault(status: int, message: str, **extra) -> webob.Response:
     print.
     """
     name = FAULT_NAMES.get(status, 'computeFault')
-    body = {name: dict(code=status, message=message, **extra)}
+    return _json(status, {name: dict(code=status, message=message, **extra)})
+
+
+def _json(status: int, body: dict) -> webob.Response:
     return webob.Response(status=status, json_body=body,
                           content_type='application/json', charset='UTF-8')
+
+
+def _nova_errors(field: str):
+    """A change of an unbuilt server (`ReservationHook._metadata`,
+    `_tags`) answers Nova's errors as Nova's API does, with `field` named.
+    """
+    def wrap(change):
+        @functools.wraps(change)
+        def answer(req: webob.Request, ctx, uuid: str) -> webob.Response:
+            try:
+                return change(req, ctx, uuid)
+            except (nova_exception.InstanceNotFound,
+                    nova_exception.InstanceMappingNotFound):
+                return fault(404, 'server %s not found' % uuid)
+            except nova_exception.InstanceTagNotFound as e:
+                return fault(404, '%s: %s' % (field, e))
+            except nova_exception.OverQuota:
+                return fault(403, '%s: quota exceeded' % field)
+            except nova_exception.Forbidden as e:
+                return fault(403, str(e))
+            except jsonschema.ValidationError as e:
+                return fault(400, '%s: %s' % (field, e.message[:300]))
+            except params.InvalidParam as e:
+                return fault(400, str(e))
+        return answer
+    return wrap
 
 
 class ReservationHook:
@@ -461,6 +491,7 @@ class ReservationHook:
                          lease.id))
 
     @staticmethod
+    @_nova_errors('metadata')
     def _metadata(req: webob.Request, ctx, uuid: str) -> webob.Response:
         """Nova's server metadata API (its policies, schemas and quota), for
         a server that is not built.
@@ -471,45 +502,31 @@ class ReservationHook:
         if rule is None:
             return fault(405, 'metadata: %s is not allowed here'
                          % req.method)
-        try:
-            instance = compute_api.API().get(ctx, uuid)
-            ctx.can(metadata_policies.POLICY_ROOT % rule,
-                    target={'project_id': instance.project_id})
-            metadata = dict(instance.metadata)
-            if schema is None:   # DELETE of one key
-                if metadata.pop(key, None) is None:
-                    return fault(404, 'metadata: key %s not found'
-                                 % key[:255])
-            else:
-                body = validation.load_json('body', req.body or b'{}')
-                jsonschema.validate(body, schema)
-                if key is not None and list(body['meta']) != [key]:
-                    return fault(400, 'meta: its key must be %s' % key[:255])
-                if rule == 'update_all':
-                    metadata = {}
-                metadata.update(body.get('metadata') or body['meta'])
-            objects.Quotas.limit_check(ctx, metadata_items=len(metadata))
-        except nova_exception.InstanceNotFound:
-            return fault(404, 'server %s not found' % uuid)
-        except nova_exception.OverQuota:
-            return fault(403, 'metadata: quota exceeded for metadata items')
-        except nova_exception.Forbidden as e:
-            return fault(403, str(e))
-        except jsonschema.ValidationError as e:
-            return fault(400, 'metadata: %s' % e.message[:300])
-        except params.InvalidParam as e:
-            return fault(400, str(e))
+        instance = compute_api.API().get(ctx, uuid)
+        ctx.can(metadata_policies.POLICY_ROOT % rule,
+                target={'project_id': instance.project_id})
+        metadata = dict(instance.metadata)
+        if schema is None:   # DELETE of one key
+            if metadata.pop(key, None) is None:
+                return fault(404, 'metadata: key %s not found' % key[:255])
+        else:
+            body = validation.load_json('body', req.body or b'{}')
+            jsonschema.validate(body, schema)
+            if key is not None and list(body['meta']) != [key]:
+                return fault(400, 'meta: its key must be %s' % key[:255])
+            if rule == 'update_all':
+                metadata = {}
+            metadata.update(body.get('metadata') or body['meta'])
+        objects.Quotas.limit_check(ctx, metadata_items=len(metadata))
         instance.metadata = metadata
         instance.save()
         if schema is None:
             return webob.Response(status=204)
-        shown = {'meta': {key: metadata[key]}} if key else {
-            'metadata': metadata}
-        return webob.Response(status=200, json_body=shown,
-                              content_type='application/json',
-                              charset='UTF-8')
+        return _json(200, {'meta': {key: metadata[key]}} if key else {
+            'metadata': metadata})
 
     @staticmethod
+    @_nova_errors('tags')
     def _tags(req: webob.Request, ctx, uuid: str) -> webob.Response:
         """Nova's server tags API (its policies, schemas and limit), for a
         server that is not built.
@@ -520,45 +537,30 @@ class ReservationHook:
                 }.get((req.method, tag is not None))
         if rule is None:
             return fault(405, 'tags: %s is not allowed here' % req.method)
-        try:
-            mapping = objects.InstanceMapping.get_by_instance_uuid(ctx, uuid)
-            ctx.can(tag_policies.POLICY_ROOT % rule,
-                    target={'project_id': mapping.project_id})
-            with nova_context.target_cell(ctx, mapping.cell_mapping) as cctxt:
-                if rule == 'update':
-                    jsonschema.validate(tag, parameter_types.tag)
-                    tags = objects.TagList.get_by_resource_id(cctxt, uuid)
-                    if tag in {t.tag for t in tags}:
-                        return webob.Response(status=204)
-                    if len(tags) >= objects.instance.MAX_TAG_COUNT:
-                        return fault(400, 'tags: a server has at most %d'
-                                     % objects.instance.MAX_TAG_COUNT)
-                    objects.Tag(context=cctxt, resource_id=uuid,
-                                tag=tag).create()
-                    return webob.Response(status=201)
-                if rule == 'update_all':
-                    body = validation.load_json('body', req.body or b'{}')
-                    jsonschema.validate(body, server_tags.update_all)
-                    tags = objects.TagList.create(cctxt, uuid, body['tags'])
-                    return webob.Response(
-                        status=200, json_body={'tags': [t.tag for t in tags]},
-                        content_type='application/json', charset='UTF-8')
-                if rule == 'delete':
-                    objects.Tag.destroy(cctxt, uuid, tag)
-                else:
-                    objects.TagList.destroy(cctxt, uuid)
-                return webob.Response(status=204)
-        except (nova_exception.InstanceMappingNotFound,
-                nova_exception.InstanceNotFound):
-            return fault(404, 'server %s not found' % uuid)
-        except nova_exception.InstanceTagNotFound:
-            return fault(404, 'tags: %s not found' % tag[:60])
-        except nova_exception.Forbidden as e:
-            return fault(403, str(e))
-        except jsonschema.ValidationError as e:
-            return fault(400, 'tags: %s' % e.message[:300])
-        except params.InvalidParam as e:
-            return fault(400, str(e))
+        mapping = objects.InstanceMapping.get_by_instance_uuid(ctx, uuid)
+        ctx.can(tag_policies.POLICY_ROOT % rule,
+                target={'project_id': mapping.project_id})
+        with nova_context.target_cell(ctx, mapping.cell_mapping) as cctxt:
+            if rule == 'update':
+                jsonschema.validate(tag, parameter_types.tag)
+                tags = objects.TagList.get_by_resource_id(cctxt, uuid)
+                if tag in {t.tag for t in tags}:
+                    return webob.Response(status=204)
+                if len(tags) >= objects.instance.MAX_TAG_COUNT:
+                    return fault(400, 'tags: a server has at most %d'
+                                 % objects.instance.MAX_TAG_COUNT)
+                objects.Tag(context=cctxt, resource_id=uuid, tag=tag).create()
+                return webob.Response(status=201)
+            if rule == 'update_all':
+                body = validation.load_json('body', req.body or b'{}')
+                jsonschema.validate(body, server_tags.update_all)
+                tags = objects.TagList.create(cctxt, uuid, body['tags'])
+                return _json(200, {'tags': [t.tag for t in tags]})
+            if rule == 'delete':
+                objects.Tag.destroy(cctxt, uuid, tag)
+            else:
+                objects.TagList.destroy(cctxt, uuid)
+            return webob.Response(status=204)
 
     def _deleted(self, uuid: str) -> None:
         """A server was deleted: its slot is free for another boot (and a

@@ -64,9 +64,9 @@ def _host(host_id: str):
     return host
 
 
-def _check(schema: dict, body):
+def _check(schema: dict, value, field: str = ''):
     try:
-        return validation.check(schema, body)
+        return validation.check(schema, value, field)
     except validation.InvalidParam as e:
         raise wsgi.invalid(e)
 
@@ -179,47 +179,40 @@ def delete_host(ctx, req, id):
     return wsgi.json_response(204)
 
 
-def _allocation(host, wanted: dict) -> dict:
-    """A host's reservations that have not ended, those of the lease or
-    reservation `wanted` names (Blazar's filters) if it names one.
+def _allocations(hosts: list, req) -> list:
+    """Each host's reservations that have not ended; with Blazar's filters
+    (``lease_id``, ``reservation_id``), those they name.
     """
-    found = [r for r in _reservations_on_node(host.hypervisor_hostname)
-             if wanted.get('lease_id', r.lease_id) == r.lease_id and
-             wanted.get('reservation_id', r.id) == r.id]
-    leases = db_leases.get_many(db_api.Context(), {r.lease_id for r in found})
-    return {'resource_id': str(host.id), 'reservations': [
+    wanted = {field: _check(common.UUID, req.GET[field], field)
+              for field in ('lease_id', 'reservation_id')
+              if field in req.GET}
+    found = {h.id: [r for r in _reservations_on_node(h.hypervisor_hostname)
+                    if wanted.get('lease_id', r.lease_id) == r.lease_id and
+                    wanted.get('reservation_id', r.id) == r.id]
+             for h in hosts}
+    # One read of the leases of every host's reservations.
+    leases = db_leases.get_many(db_api.Context(), {
+        r.lease_id for held in found.values() for r in held})
+    return [{'resource_id': str(h.id), 'reservations': [
         {'id': r.id, 'lease_id': r.lease_id,
          'start_date': views.date(leases[r.lease_id].start_at),
          'end_date': views.date(leases[r.lease_id].end_at)}
-        for r in found]}
-
-
-def _filters(req) -> dict:
-    """Blazar's filters of allocations: lease_id, reservation_id."""
-    wanted = {}
-    try:
-        for field in ('lease_id', 'reservation_id'):
-            if field in req.GET:
-                wanted[field] = validation.check(common.UUID,
-                                                 req.GET[field], field)
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
-    return wanted
+        for r in found[h.id]]}
+        for h in hosts if found[h.id] or not wanted]
 
 
 def list_allocations(ctx, req):
     _authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
-    wanted = _filters(req)
-    found = [_allocation(h, wanted)
-             for h in db_hosts.get_all(db_api.Context())]
-    return wsgi.json_response(200, {'allocations': [
-        a for a in found if a['reservations'] or not wanted]})
+    return wsgi.json_response(200, {'allocations': _allocations(
+        db_hosts.get_all(db_api.Context()), req)})
 
 
 def show_allocation(ctx, req, id):
     _authorize(ctx, policies.HOSTS_GET_ALLOCATION)
-    return wsgi.json_response(200, {'allocation': _allocation(
-        _host(id), _filters(req))})
+    host = _host(id)
+    shown = _allocations([host], req)
+    return wsgi.json_response(200, {'allocation': shown[0] if shown else {
+        'resource_id': str(host.id), 'reservations': []}})
 
 
 def _properties() -> dict:
@@ -257,16 +250,12 @@ def list_properties(ctx, req):
 
 def update_property(ctx, req, name):
     _authorize(ctx, policies.HOSTS_UPDATE_PROPERTY)
-    try:
-        validation.check(schemas.PROPERTY_NAME, name, 'name')
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
+    _check(schemas.PROPERTY_NAME, name, 'name')
     private = _check(schemas.PROPERTY_CHANGE, wsgi.body_of(req))['private']
-    store = db_api.Context()
     values = _properties().get(name)
     if values is None:
         raise wsgi.Fault(404, 'NotFound', 'no reservable host has the '
                          'extra capability %s' % name)
-    db_hosts.set_property(store, name, private)
+    db_hosts.set_property(db_api.Context(), name, private)
     return wsgi.json_response(200, {'resource_property': {
         'property': name, 'private': private, 'values': values}})
