@@ -26,6 +26,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import signal
@@ -123,6 +124,20 @@ def _run(*cmd: str, env: Optional[dict] = None, log=None) -> None:
     subprocess.run(cmd, check=True, env=env, stdin=subprocess.DEVNULL,
                    stdout=log or subprocess.DEVNULL,
                    stderr=subprocess.STDOUT if log else subprocess.DEVNULL)
+
+
+def _serve_devstack_paths(api_paste: str) -> None:
+    """Serve the compute API under /compute/v2.1 too, where devstack puts
+    it: Blazar's own API tests address it there, beside /reservation/v1.
+    """
+    with open(api_paste) as f:
+        text = f.read()
+    text = re.sub(r'(\[composite:osapi_compute\]\nuse = [^\n]*\n)',
+                  r'\1/compute: oscomputeversions\n'
+                  r'/compute/v2.1: oscomputeversion_v2\n'
+                  r'/compute/v2.1/+: openstack_compute_api_v21\n', text)
+    with open(api_paste, 'w') as f:
+        f.write(text)
 
 
 class LocalCloud:
@@ -375,6 +390,7 @@ class LocalCloud:
             {k: r[k] for k in ('auth_url', 'username', 'password',
                                'project_name', 'user_domain_name',
                                'project_domain_name', 'region_name')})
+        _serve_devstack_paths(os.path.join(self.etc, 'api-paste.ini'))
 
     def _write_ini(self, name: str, sections: dict) -> None:
         lines = []

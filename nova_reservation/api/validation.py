@@ -77,7 +77,7 @@ def reservation(index: int, value: dict, flavor_need: Callable
     kind = value['resource_type']
     if kind == resource_types.HOST:
         low = whole(prefix + 'min', value.get('min'))
-        high = whole(prefix + 'max', value.get('max', low))
+        high = whole(prefix + 'max', value['max'])
         if low > high:
             raise Invalid(prefix + 'min', 'must not be above max')
         before_end = value.get('before_end') or None

@@ -47,8 +47,8 @@ RESERVATION_FIELDS = {
     },
 }
 RESOURCE_TYPE = {'type': 'string', 'enum': sorted(RESERVATION_FIELDS)}
-REQUIRED = {'physical:host': ['min'], 'flavor:instance': ['flavor_id',
-                                                          'amount'],
+REQUIRED = {'physical:host': ['min', 'max'],
+            'flavor:instance': ['flavor_id', 'amount'],
             'virtual:instance': ['vcpus', 'memory_mb', 'amount']}
 
 RESERVATION = {

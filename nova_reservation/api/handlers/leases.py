@@ -123,6 +123,10 @@ def list_leases(ctx, req):
     else:
         _authorize(ctx, policies.LEASES_LIST, ctx.project_id)
         leases = db_leases.get_all(store, ctx.project_id)
+    # A lease being deleted is gone for its owner, as a deleted lease is
+    # in Blazar; its own URL shows DELETING until the engine has removed
+    # what it made.
+    leases = [x for x in leases if x.status != status.DELETING]
     # One read of the details of every lease, not one per lease.
     details = db_leases.details(store, (x.id for x in leases))
     return wsgi.json_response(200, {'leases': [

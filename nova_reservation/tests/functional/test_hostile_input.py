@@ -217,7 +217,8 @@ class LeaseAPITest(HostileTestCase):
         ands = '["and", ' * 1200 + '["=", "$a", 1]' + ']' * 1200
         lease = base.flavor_lease()
         lease['reservations'] = [{'resource_type': 'physical:host',
-                                  'min': 1, 'hypervisor_properties': ands}]
+                                  'min': 1, 'max': 1,
+                                  'hypervisor_properties': ands}]
         self.assertRefused(400, 'reservations[0].hypervisor_properties',
                            self.post(lease))
 
@@ -228,7 +229,7 @@ class LeaseAPITest(HostileTestCase):
         self.assertRefused(400, 'reservations[0].resource_type',
                            self.post(lease))
         lease['reservations'] = [{
-            'resource_type': 'physical:host', 'min': 1,
+            'resource_type': 'physical:host', 'min': 1, 'max': 1,
             'hypervisor_properties': '[["x"], "$vcpus", "4"]'}]
         self.assertRefused(400, 'reservations[0].hypervisor_properties',
                            self.post(lease))

@@ -96,7 +96,9 @@ class CloudTestCase(testtools.TestCase):
 
     def run_cli(self, user: str, *args: str, check: bool = True
                 ) -> subprocess.CompletedProcess:
-        env = dict(os.environ, PYTHONWARNINGS='ignore',
+        # Only the user's own OS_* variables: none this process was given.
+        env = dict({k: v for k, v in os.environ.items()
+                    if not k.startswith('OS_')}, PYTHONWARNINGS='ignore',
                    **CLOUD.variables(user))
         done = subprocess.run(args, env=env, capture_output=True, text=True,
                               timeout=120)
@@ -159,3 +161,77 @@ class CloudTestCase(testtools.TestCase):
     def delete_lease(self, lease_id: str) -> None:
         self.run_cli('admin', 'openstack', 'reservation', 'lease', 'delete',
                      lease_id, check=False)
+
+
+class BlazarCLI(CloudTestCase):
+    """What a Blazar user does with the CLIs."""
+
+    def lease(self, user: str, name: str, reservation: str,
+              end: int = 30) -> dict:
+        """A lease from now to `end` minutes from now (Blazar's dates are
+        to the minute), once ACTIVE, with its first reservation.
+        """
+        lease = self.openstack(
+            user, 'reservation', 'lease', 'create', '--end-date',
+            minutes(end), '--reservation', reservation, name)
+        self.addCleanup(self.delete_lease, lease['id'])
+        lease = self.wait_for('lease %s active' % name, lambda: (
+            lambda x: x['status'] == 'ACTIVE' and x)(self.openstack(
+                user, 'reservation', 'lease', 'show', lease['id'])),
+            timeout=60, interval=2)
+        # The CLI shows each reservation as a JSON document, one after
+        # the other.
+        first, _ = json.JSONDecoder().raw_decode(lease['reservations'])
+        return dict(lease, reservation_id=first['id'], reservation=first)
+
+    def boot(self, user: str, name: str, flavor: str, *hints: str,
+             count: int = 1) -> list:
+        args = ['server', 'create', '--flavor', flavor, '--image', 'cirros',
+                '--nic', 'none', name]
+        for hint in hints:
+            args += ['--hint', hint]
+        if count > 1:
+            args += ['--min', str(count), '--max', str(count)]
+        self.run_cli(user, 'openstack', *args, '-f', 'json')
+        servers = [s['ID'] for s in self.openstack(
+            user, 'server', 'list', '--name', '^%s' % name)]
+        for server_id in servers:
+            self.addCleanup(self.delete_server, server_id)
+        return servers
+
+    def refused(self, user: str, name: str, flavor: str, *hints: str
+                ) -> str:
+        """A boot that Nova's API refuses: the error it gives."""
+        args = ['server', 'create', '--flavor', flavor, '--image', 'cirros',
+                '--nic', 'none', name]
+        for hint in hints:
+            args += ['--hint', hint]
+        done = self.run_cli(user, 'openstack', *args, check=False)
+        self.assertNotEqual(0, done.returncode, done.stdout)
+        self.assertEqual([], self.openstack(user, 'server', 'list',
+                                            '--name', '^%s' % name))
+        for hint in hints:
+            key, rid = hint.split('=', 1)
+            if key == 'reservation' and '404' in done.stderr:
+                self.assertIn('reservation: %s not found' % rid, done.stderr)
+        return done.stderr
+
+    def settled(self, server_id: str) -> dict:
+        return self.wait_for('%s built' % server_id, lambda: (
+            lambda s: s['status'] in ('ACTIVE', 'ERROR') and s)(
+                self.server(server_id)), timeout=90, interval=2)
+
+    def enroll(self) -> tuple:
+        """(name, host view) of a node enrolled as a reservable host: one
+        that holds no server and no promised capacity.
+        """
+        for name in ('compute3', 'compute2', 'compute1'):
+            done = self.run_cli('admin', 'openstack', 'reservation', 'host',
+                                'create', name, '-f', 'json', check=False)
+            if not done.returncode:
+                break
+        self.assertEqual(0, done.returncode, done.stderr)
+        host = parse_json(done.stdout)
+        self.addCleanup(self.run_cli, 'admin', 'openstack', 'reservation',
+                        'host', 'delete', str(host['id']), check=False)
+        return name, host

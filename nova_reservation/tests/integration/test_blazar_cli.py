@@ -14,71 +14,13 @@
 reservation and a capacity reservation, and boots into them.
 """
 
-import json
-
 from nova_reservation.tests.integration import base
 
 
-class BlazarCLITest(base.CloudTestCase):
-
-    def lease(self, user: str, name: str, reservation: str) -> dict:
-        lease = self.openstack(
-            user, 'reservation', 'lease', 'create', '--end-date',
-            base.minutes(30), '--reservation', reservation, name)
-        self.addCleanup(self.delete_lease, lease['id'])
-        lease = self.wait_for('lease %s active' % name, lambda: (
-            lambda x: x['status'] == 'ACTIVE' and x)(self.openstack(
-                user, 'reservation', 'lease', 'show', lease['id'])),
-            timeout=60, interval=2)
-        # The CLI shows each reservation as a JSON document, one after
-        # the other.
-        first, _ = json.JSONDecoder().raw_decode(lease['reservations'])
-        return dict(lease, reservation_id=first['id'])
-
-    def boot(self, user: str, name: str, flavor: str, *hints: str,
-             count: int = 1) -> list:
-        args = ['server', 'create', '--flavor', flavor, '--image', 'cirros',
-                '--nic', 'none', name]
-        for hint in hints:
-            args += ['--hint', hint]
-        if count > 1:
-            args += ['--min', str(count), '--max', str(count)]
-        self.run_cli(user, 'openstack', *args, '-f', 'json')
-        servers = [s['ID'] for s in self.openstack(
-            user, 'server', 'list', '--name', '^%s' % name)]
-        for server_id in servers:
-            self.addCleanup(self.delete_server, server_id)
-        return servers
-
-    def refused(self, user: str, name: str, flavor: str, hint: str) -> str:
-        """A boot that Nova's API refuses: the error it gives."""
-        done = self.run_cli(user, 'openstack', 'server', 'create',
-                            '--flavor', flavor, '--image', 'cirros', '--nic',
-                            'none', '--hint', hint, name, check=False)
-        self.assertNotEqual(0, done.returncode, done.stdout)
-        self.assertEqual([], self.openstack(user, 'server', 'list',
-                                            '--name', '^%s' % name))
-        rid = hint.split('=', 1)[1]
-        if '404' in done.stderr:
-            self.assertIn('reservation: %s not found' % rid, done.stderr)
-        return done.stderr
-
-    def settled(self, server_id: str) -> dict:
-        return self.wait_for('%s built' % server_id, lambda: (
-            lambda s: s['status'] in ('ACTIVE', 'ERROR') and s)(
-                self.server(server_id)), timeout=90, interval=2)
+class BlazarCLITest(base.BlazarCLI):
 
     def test_host_reservation(self):
-        # A node that holds no server and no promised capacity.
-        for name in ('compute3', 'compute2', 'compute1'):
-            done = self.run_cli('admin', 'openstack', 'reservation', 'host',
-                                'create', name, '-f', 'json', check=False)
-            if not done.returncode:
-                break
-        self.assertEqual(0, done.returncode, done.stderr)
-        host = base.parse_json(done.stdout)
-        self.addCleanup(self.run_cli, 'admin', 'openstack', 'reservation',
-                        'host', 'delete', str(host['id']), check=False)
+        name, host = self.enroll()
         self.assertIn(name, [h['hypervisor_hostname'] for h in
                              self.openstack('admin', 'reservation', 'host',
                                             'list')])

@@ -128,6 +128,7 @@ class DepthTest(RefusedTest):
         self.assertRefused('reservations[0].hypervisor_properties', create,
                            flavor_lease(reservations=[{
                                'resource_type': 'physical:host', 'min': 1,
+                               'max': 1,
                                'hypervisor_properties': text[:4096]}]))
 
 
@@ -160,7 +161,7 @@ class LeaseBodyTest(RefusedTest):
              'reservations[0].resource_type'),
             (flavor_lease(name={'a': 1}), 'name'),
             (flavor_lease(reservations=[{
-                'resource_type': 'physical:host', 'min': 1,
+                'resource_type': 'physical:host', 'min': 1, 'max': 1,
                 'hypervisor_properties': '[["x"], "$vcpus", "4"]'}]),
              'reservations[0].hypervisor_properties'),
             (flavor_lease(reservations=[{
