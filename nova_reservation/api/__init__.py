@@ -81,10 +81,13 @@ class ReservationAPI:
         if path in ('/', '/v1'):
             if asked != 'GET':
                 return _not_allowed(req.method, path, ['GET'])
-            return wsgi.json_response(200, {'versions': [{
-                'id': 'v1.0', 'status': 'CURRENT',
-                'links': [{'rel': 'self', 'href': req.application_url +
-                           '/v1/'}]}]})
+            # As Blazar: the root is a 300 (Multiple Choices).
+            return wsgi.json_response(300 if path == '/' else 200, {
+                'versions': [{
+                    'id': 'v1.0', 'status': 'CURRENT',
+                    'min_version': wsgi.VERSION, 'max_version': wsgi.VERSION,
+                    'links': [{'rel': 'self', 'href': req.application_url +
+                               '/v1/'}]}]})
         allowed = []
         for method, pattern, handler in COMPILED:
             match = pattern.match(path)

@@ -13,12 +13,14 @@
 """Requests and responses of the lease API, in Blazar's shapes."""
 
 import json
+import re
 
 import webob
 
 from nova_reservation import validation
 
 VERSION = '1.0'
+VERSION_FORMAT = re.compile(r'^[1-9][0-9]*\.(0|[1-9][0-9]*)$')
 # As nova-api's own limit (osapi_max_request_body_size), well above any
 # lease body.
 MAX_BODY_LENGTH = 114688
@@ -76,11 +78,21 @@ def body_of(req: webob.Request):
 
 
 def check_version(req: webob.Request) -> None:
-    """Only 1.0 exists; asking for another is a 406, as in Blazar."""
+    """Only 1.0 exists.  As in Blazar: asking for another is a 406, and a
+    version that is not MAJOR.MINOR (or ``latest``) is a 400.
+    """
     header = req.headers.get('OpenStack-API-Version', '')
     parts = header.split()
-    if len(parts) == 2 and parts[0] == 'reservation' and \
-            parts[1] not in (VERSION, 'latest'):
+    if len(parts) < 1 or parts[0] != 'reservation':
+        return   # another service's
+    asked = ' '.join(parts[1:])
+    if asked == 'latest':
+        return
+    if not VERSION_FORMAT.match(asked):
+        raise Fault(400, 'BadRequest', 'OpenStack-API-Version: %r is not '
+                    'a version; use MAJOR.MINOR, such as %s'
+                    % (asked[:40], VERSION))
+    if asked != VERSION:
         raise Fault(406, 'NotAcceptable', 'version %s of the reservation '
                     'API is not supported; the only one is %s'
-                    % (parts[1], VERSION))
+                    % (asked, VERSION))
