@@ -71,10 +71,11 @@ def lease(details) -> dict:
         'reservations': [reservation(r, [
             b.instance_uuid for b in bindings if b.reservation_id == r.id],
             lease.status) for r in reservations],
-        'events': [{'id': e.id, 'lease_id': lease.id,
+        'events': [{'id': e.uuid, 'lease_id': lease.id,
                     'event_type': EVENT_NAMES.get(e.event_type,
                                                   e.event_type),
                     'time': date(e.due_at), 'status': e.status,
+                    'created_at': date(e.created_at),
                     'updated_at': date(e.updated_at)}
                    for e in events],
     }

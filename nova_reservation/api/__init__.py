@@ -27,7 +27,7 @@ from nova_reservation.api import wsgi
 LOG = logging.getLogger(__name__)
 
 ID = r'(?P<id>[^/]+)'
-EVENT = r'/events/(?P<event_id>[0-9]{1,10})'
+EVENT = r'/events/(?P<event_id>[^/]+)'
 ROUTES = [
     ('GET', r'/v1/leases', leases.list_leases),
     ('POST', r'/v1/leases', leases.create_lease),

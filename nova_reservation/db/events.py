@@ -37,8 +37,9 @@ def add(ctx, lease_id: str, events: Iterable[dict]) -> None:
     """New events of a lease (`events`: event_type and due_at of each)."""
     for e in events:
         ctx.session.add(models.Event(
-            lease_id=lease_id, status=UNDONE, attempts=0, runs=0,
-            scheduled_at=e['due_at'], **e))
+            uuid=uuidutils.generate_uuid(), lease_id=lease_id, status=UNDONE,
+            attempts=0, runs=0, scheduled_at=e['due_at'],
+            created_at=api.utcnow(), **e))
 
 
 @api.writer

@@ -119,6 +119,8 @@ class Event(Base):
     __table_args__ = (sa.Index('rsv_events_status_due_idx',
                                'status', 'due_at'),)
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    # The id the API shows, as Blazar's events have.
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
     lease_id = sa.Column(sa.String(36), sa.ForeignKey('rsv_leases.id'),
                          nullable=False, index=True)
     event_type = sa.Column(sa.String(32), nullable=False)
@@ -128,6 +130,7 @@ class Event(Base):
     claim_expires = sa.Column(Timestamp)
     attempts = sa.Column(sa.Integer, nullable=False, default=0)
     last_error = sa.Column(sa.Text)
+    created_at = sa.Column(Timestamp)
     updated_at = sa.Column(Timestamp)
     # When the event was meant to run (due_at moves while an action waits
     # on Nova), first ran and finished; `runs`: completions (exactly 1).

@@ -266,11 +266,12 @@ def retry_event(ctx, req, id, event_id):
     lease = _lease(ctx, id, policies.LEASES_RETRY_EVENT)
     store = db_api.Context()
     # An event that is not the lease's is unknown here, not in a state.
-    events = db_events.of_lease(store, lease.id)
-    if int(event_id) not in {e.id for e in events}:
+    event = {e.uuid: e for e in db_events.of_lease(store, lease.id)}.get(
+        event_id)
+    if event is None:
         raise wsgi.Fault(404, 'NotFound', 'event %s of lease %s not found'
-                         % (event_id, lease.id))
-    if not db_leases.retry_event(store, lease.id, int(event_id)):
+                         % (event_id[:64], lease.id))
+    if not db_leases.retry_event(store, lease.id, event.id):
         raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
                          'in ERROR' % (event_id, lease.id))
     LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,

@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 
+from oslo_utils import uuidutils
 import sqlalchemy as sa
 import testtools
 
@@ -60,7 +61,7 @@ class MariaDBStoreTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0006', migration.head())
+        self.assertEqual('0007', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
@@ -146,6 +147,35 @@ class MariaDBStoreTest(testtools.TestCase):
         self.assertIsNone(db_leases.get(STORE, '\U0001F600'))
         self.assertIsNone(db_leases.reservation(STORE, '\U0001F600'))
         self.assertIsNone(db_leases.reservation_of_flavor(STORE, '\U0001F600'))
+
+    def test_events_of_before_0007_get_a_uuid_and_a_creation_time(self):
+        store = self.useFixture(machine.MariaDBStore(migrate='0006'))
+        engine = sa.create_engine(store.url)
+        self.addCleanup(engine.dispose)
+        lease_id = str(uuid.uuid4())
+        created = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901)
+        with engine.begin() as conn:
+            conn.execute(sa.insert(models.Lease.__table__).values(
+                id=lease_id, name='before', project_id='p', user_id='u',
+                start_at=created, end_at=created, status='PENDING',
+                created_at=created))
+            # Rows of then: the columns 0006 has.
+            for kind in ('start', 'end'):
+                conn.execute(sa.text(
+                    "INSERT INTO rsv_events (lease_id, event_type, due_at, "
+                    "status, attempts, runs) VALUES (:l, :k, :d, 'UNDONE', "
+                    "0, 0)"), dict(l=lease_id, k=kind, d=created))
+        migration.db_sync(engine)
+        events = db_events.of_lease(STORE, lease_id)
+        self.assertEqual(2, len({e.uuid for e in events}))
+        for e in events:
+            self.assertTrue(uuidutils.is_uuid_like(e.uuid), e.uuid)
+            self.assertEqual(created, e.created_at)
+        # A new event gets its own.
+        db_events.add(STORE, lease_id, [dict(event_type='before_end',
+                                             due_at=created)])
+        self.assertEqual(3, len({e.uuid for e in db_events.of_lease(
+            STORE, lease_id)}))
 
     def _lease_with_bound_slot(self, name: str) -> str:
         now = db_api.utcnow()

@@ -56,7 +56,7 @@ class FailedStartTest(base.ReservationTestCase):
         shown = self.lease_api()('GET', '/leases/%s' % lease.id).json()
         self.assertEqual('ERROR', shown['lease']['status'])
 
-        path = '/leases/%s/events/%d/retry' % (lease.id, start.id)
+        path = '/leases/%s/events/%s/retry' % (lease.id, start.uuid)
         self.assertEqual(403, self.lease_api()('POST', path, {}).status_code)
         self.admin_api.put_service(service['id'], {'status': 'enabled'})
         admin = self.lease_api('admin', roles=('reader', 'member', 'admin'))
