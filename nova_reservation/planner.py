@@ -187,23 +187,25 @@ class Planner:
         return nodes and [(n, req.need) for n in nodes]
 
     def plan(self, requests: Iterable[ReservationRequest], start: float,
-             end: float, moved: Iterable = ()) -> Plan:
+             end: float, moved: Iterable = (), dropped: Iterable = ()
+             ) -> Plan:
         """A Plan, or NoCapacity.
 
         `moved`: slots (capacity.Slot) of a lease being changed; they
-        are checked at [start, end) instead of where they are now.  A plan
+        are checked at [start, end) instead of where they are now.
+        `dropped`: slots that the plan replaces, as if free.  A plan
         that fails on the cached view of the nodes is made again on a
         fresh one before it is refused: servers deleted since free room.
         """
-        requests, moved = list(requests), list(moved)
+        requests, moved, dropped = list(requests), list(moved), list(dropped)
         try:
-            return self._plan(requests, start, end, moved, False)
+            return self._plan(requests, start, end, moved, False, dropped)
         except NoCapacity:
-            return self._plan(requests, start, end, moved, True)
+            return self._plan(requests, start, end, moved, True, dropped)
 
-    def _plan(self, requests, start, end, moved, fresh) -> Plan:
+    def _plan(self, requests, start, end, moved, fresh, dropped=()) -> Plan:
         moved = list(moved)
-        excluded = {s.id for s in moved}
+        excluded = {s.id for s in moved} | {s.id for s in dropped}
         timelines = {n: tl.copy(excluded) if excluded else tl
                      for n, tl in self.ledger.timelines.items()}
         pools = self._pools(fresh=fresh)
@@ -415,16 +417,21 @@ class Planner:
         return added
 
     def change(self, lease, version: int, values: dict,
-               growth: Iterable[tuple] = ()) -> None:
-        """Rename, move, extend, shorten or grow a lease, all or nothing.
+               growth: Iterable[tuple] = (), replaced: Iterable[str] = ()
+               ) -> None:
+        """Rename, move, extend, shorten, grow or reshape a lease, all or
+        nothing.
 
         The lease keeps its nodes; `growth` holds ``(request, sizes)``
         pairs: extra slots (the request's count, maybe none) for some of
-        its reservations (same ids), and their new sizes as columns.
+        its reservations (same ids), and their new sizes as columns.  A
+        reservation in `replaced` is placed again whole: its request is
+        its new shape and count, and its slots go.
         Refused with NoCapacity, or db_leases.LeaseChanged if the lease
         changed since `version`.  What it adds on the shared pool is
         guarded against the boots in flight (`_guarded`).
         """
+        replaced = set(replaced)
         sizes = {req.id: columns for req, columns in growth}
         growth = [req for req, _ in growth if req.count]
         start_at = values.get('start_at', lease.start_at)
@@ -439,9 +446,12 @@ class Planner:
                    'try again' % (lease.id, _text(start), _text(end)))
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            own = [s for r in db_leases.reservations(self.ctx, lease.id)
-                   for s in self.ledger.slots(r.id)]
-            placed, timelines = self.plan(growth, start, end, moved=own)
+            own, dropped = [], []
+            for r in db_leases.reservations(self.ctx, lease.id):
+                (dropped if r.id in replaced else own).extend(
+                    self.ledger.slots(r.id))
+            placed, timelines = self.plan(growth, start, end, moved=own,
+                                          dropped=dropped)
             slots = {rid: (columns, self._slot_rows(
                 lease, placed.get(rid, []), start_at, end_at))
                 for rid, columns in sizes.items()}
@@ -449,11 +459,12 @@ class Planner:
             try:
                 if not added:
                     db_leases.change(self.ctx, gen, lease.id, version,
-                                     values, slots, due)
+                                     values, slots, due, replaced=replaced)
                 else:
                     def write(hold):
                         db_leases.change(self.ctx, None, lease.id, version,
-                                         values, slots, due, hold=hold)
+                                         values, slots, due, hold=hold,
+                                         replaced=replaced)
                     self._guarded(gen, added, timelines, write, message)
                 return
             except db_ledger.LedgerConflict:

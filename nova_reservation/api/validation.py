@@ -33,6 +33,11 @@ Invalid = validation.InvalidParam
 MAX_AMOUNT = 1000
 
 
+# The range of each size of a virtual:instance slot.
+SLOT_LIMITS = {'vcpus': (1, 4096), 'memory_mb': (1, 2 ** 24),
+               'disk_gb': (0, 2 ** 20)}
+
+
 def whole(field: str, value, minimum: int = 1,
           maximum: int = MAX_AMOUNT) -> int:
     """An integer (or a string of one, as the CLI sends) in range."""
@@ -49,7 +54,7 @@ def whole(field: str, value, minimum: int = 1,
     return number
 
 
-def _affinity(field: str, value) -> Optional[bool]:
+def parse_affinity(field: str, value) -> Optional[bool]:
     text = str(value).lower()
     if value is None or text in ('none', ''):
         return None
@@ -58,7 +63,7 @@ def _affinity(field: str, value) -> Optional[bool]:
     raise Invalid(field, 'must be true, false or none')
 
 
-def _requirements(field: str, value) -> str:
+def parse_requirements(field: str, value) -> str:
     if value is None:
         return ''
     if not isinstance(value, str):
@@ -83,15 +88,15 @@ def reservation(index: int, value: dict, flavor_need: Callable
         before_end = value.get('before_end') or None
         return planner.ReservationRequest(
             resource_type=kind, count=high, min_count=low,
-            hypervisor_properties=_requirements(
+            hypervisor_properties=parse_requirements(
                 prefix + 'hypervisor_properties',
                 value.get('hypervisor_properties')),
-            resource_properties=_requirements(
+            resource_properties=parse_requirements(
                 prefix + 'resource_properties',
                 value.get('resource_properties')),
             before_end=before_end)
     amount = whole(prefix + 'amount', value.get('amount'))
-    affinity = _affinity(prefix + 'affinity', value.get('affinity'))
+    affinity = parse_affinity(prefix + 'affinity', value.get('affinity'))
     if kind == resource_types.FLAVOR:
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         need = flavor_need(flavor_id)
@@ -104,10 +109,9 @@ def reservation(index: int, value: dict, flavor_need: Callable
     if value.get('resource_properties') not in (None, '', '[]'):
         raise Invalid(prefix + 'resource_properties', 'is not supported '
                       'for virtual:instance; leave it empty')
-    need = capacity.Resources(
-        whole(prefix + 'vcpus', value.get('vcpus'), 1, 4096),
-        whole(prefix + 'memory_mb', value.get('memory_mb'), 1, 2 ** 24),
-        whole(prefix + 'disk_gb', value.get('disk_gb', 0), 0, 2 ** 20))
+    need = capacity.Resources(*(
+        whole(prefix + field, value.get(field, 0), *SLOT_LIMITS[field])
+        for field in ('vcpus', 'memory_mb', 'disk_gb')))
     return planner.ReservationRequest(resource_type=kind, count=amount,
                                       need=need, affinity=affinity)
 

@@ -157,7 +157,8 @@ def create(ctx, planned: int, lease: dict, reservations: Iterable[tuple],
 @api.writer
 def change(ctx, planned: Optional[int], lease_id: str, version: int,
            values: dict, growth: dict, due: dict,
-           hold: Optional[tuple] = None) -> None:
+           hold: Optional[tuple] = None, replaced: Iterable[str] = ()
+           ) -> None:
     """Apply a change to a lease, its slots and its events, all or nothing.
 
     Conditional twice: on the ledger generation the change was planned on
@@ -169,6 +170,7 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
     `hold`: (hold, slot count) of the slots held for this change
     (`ledger.hold`), which cover whatever it adds: they go
     (`ledger.spend_hold`), and the change needs no plan (`planned` None).
+    `replaced`: reservations whose slots in `growth` replace all they had.
     """
     ledger.spend_hold(ctx, hold)
     own = [r.id for r in reservations(ctx, lease_id)]
@@ -183,6 +185,8 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
         raise LeaseChanged()
     lease = get(ctx, lease_id)
     ledger.set_times(ctx, gen, own, lease.start_at, lease.end_at)
+    for rid in replaced:
+        ledger.drop_slots(ctx, gen, rid)
     for rid, (sizes, slots) in growth.items():
         ctx.session.execute(sa.update(models.Reservation).where(
             models.Reservation.id == rid).values(

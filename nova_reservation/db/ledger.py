@@ -267,6 +267,15 @@ def release(ctx, lease_id: str) -> None:
 
 
 @api.writer
+def drop_slots(ctx, generation: int, reservation_id: str) -> None:
+    """A reservation's slots go: it is placed again, in a new shape."""
+    ctx.session.execute(sa.update(models.Slot).where(
+        models.Slot.reservation_id == reservation_id,
+        models.Slot.deleted == sa.false()).values(
+        deleted=True, generation=generation))
+
+
+@api.writer
 def unbind(ctx, lease_ids: Iterable[str]) -> None:
     """The leases are over: servers they leave running are ordinary ones,
     and their slots hold no server.

@@ -83,11 +83,16 @@ CREATE = common.strict(dict(
     events={'type': 'array', 'maxItems': 0},
 ), required=('name', 'start_date', 'end_date'))
 
-# A change of a reservation: which one, and its new size.
+# A change of a reservation: which one, its new size and, before the
+# start, its new shape.
 RESERVATION_CHANGE = common.strict({
     'id': common.UUID,
     'resource_type': RESOURCE_TYPE,
     'amount': common.WHOLE, 'min': common.WHOLE, 'max': common.WHOLE,
+    'vcpus': common.WHOLE, 'memory_mb': common.WHOLE,
+    'disk_gb': common.WHOLE, 'affinity': common.AFFINITY,
+    'hypervisor_properties': common.REQUIREMENTS,
+    'resource_properties': common.REQUIREMENTS,
 }, required=('id',))
 
 UPDATE = common.strict(dict(

@@ -12,6 +12,9 @@
 
 """/v1/leases: list, create, show, update, delete."""
 
+from typing import Optional
+
+from nova import exception as nova_exception
 from nova import objects
 from oslo_log import log as logging
 from oslo_utils import uuidutils
@@ -100,13 +103,16 @@ def _private_flavor(ctx, req: planner.ReservationRequest):
     return flavor
 
 
-def _server_group(ctx, req: planner.ReservationRequest):
+def _server_group(ctx, req: planner.ReservationRequest,
+                  project_id: Optional[str] = None,
+                  user_id: Optional[str] = None):
     """The server group of an instance reservation with an affinity, in
-    the project, as Blazar makes it: its servers boot with ``--hint
-    group=<its id>``.
+    the project (the lease's, or else the caller's), as Blazar makes it:
+    its servers boot with ``--hint group=<its id>``.
     """
     group = objects.InstanceGroup(
-        context=ctx, project_id=ctx.project_id, user_id=ctx.user_id,
+        context=ctx, project_id=project_id or ctx.project_id,
+        user_id=user_id or ctx.user_id,
         name='reservation:%s' % req.id,
         policy='affinity' if req.affinity else 'anti-affinity')
     group.create()
@@ -173,13 +179,48 @@ def create_lease(ctx, req):
     return wsgi.json_response(201, {'lease': _told('create', lease_id)})
 
 
-def _growth(lease, entries: list) -> list:
-    """(request for the extra slots, new sizes as columns) per changed
-    reservation.
+# What a change may give each type of reservation: its size, any time;
+# its shape, before the start (as in Blazar).
+SIZES = {resource_types.HOST: ('max', 'min'),
+         resource_types.FLAVOR: ('amount',),
+         resource_types.VIRTUAL: ('amount',),
+         resource_types.SERVER: ('amount',)}
+SHAPES = {resource_types.HOST: ('hypervisor_properties',
+                                'resource_properties'),
+          resource_types.FLAVOR: (),
+          resource_types.VIRTUAL: ('vcpus', 'memory_mb', 'disk_gb',
+                                   'affinity'),
+          resource_types.SERVER: ()}
+
+
+def _shape(prefix: str, res, entry: dict) -> dict:
+    """The reservation's shape columns that `entry` changes."""
+    shape = {}
+    for field in SHAPES[res.resource_type]:
+        if field not in entry:
+            continue
+        value = entry[field]
+        if field == 'affinity':
+            value = validation.parse_affinity(prefix + field, value)
+        elif field.endswith('_properties'):
+            value = validation.parse_requirements(
+                prefix + field, value) or None
+        else:
+            value = validation.whole(prefix + field, value,
+                                     *validation.SLOT_LIMITS[field])
+        if value != getattr(res, field):
+            shape[field] = value
+    return shape
+
+
+def _growth(lease, entries: list) -> tuple:
+    """([(request, new sizes and shape as columns)], ids of the
+    reservations placed again): per changed reservation, the request for
+    its extra slots or, when its shape changes, for all of them.
     """
     current = {r.id: r for r in db_leases.reservations(db_api.Context(),
                                                        lease.id)}
-    growth = []
+    growth, replaced = [], []
     seen = set()
     for i, entry in enumerate(entries):
         prefix = 'reservations[%d].' % i
@@ -195,12 +236,20 @@ def _growth(lease, entries: list) -> list:
             raise validation.Invalid(prefix + 'resource_type', 'is %s and '
                                      'can not change' % res.resource_type)
         host = res.resource_type == resource_types.HOST
-        sizes = {'max', 'min'} if host else {'amount'}
-        unknown = sorted(set(entry) - sizes - {'id', 'resource_type'})
+        sizes = set(SIZES[res.resource_type])
+        changeable = sizes | set(SHAPES[res.resource_type])
+        unknown = sorted(set(entry) - changeable - {'id', 'resource_type'})
         if unknown:
             raise validation.Invalid(prefix + unknown[0], 'can not change '
-                                     '(only %s can)' % ' and '.join(
-                                         sorted(sizes)))
+                                     '(only %s can)' % ', '.join(
+                                         sorted(changeable)))
+        shape = _shape(prefix, res, entry)
+        if shape and lease.status != status.PENDING:
+            raise wsgi.Fault(409, 'InvalidState', '%s%s: lease %s is %s; '
+                             'only a lease that has not started changes '
+                             'the shape of its reservations' % (
+                                 prefix, sorted(shape)[0], lease.id,
+                                 lease.status))
         field = 'max' if host else 'amount'
         old = res.max_count if host else res.amount
         new = validation.whole(prefix + field, entry.get(field, old))
@@ -216,15 +265,60 @@ def _growth(lease, entries: list) -> list:
                 raise validation.Invalid(prefix + 'min', 'must not be above '
                                          'max (%d)' % new)
             columns['min_count'] = low
-        if all(getattr(res, c) == v for c, v in columns.items()):
+        if not shape and all(getattr(res, c) == v
+                             for c, v in columns.items()):
             continue
-        need = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
+        columns.update(shape)
+        shaped = {f: shape.get(f, getattr(res, f)) for f in (
+            'vcpus', 'memory_mb', 'disk_gb', 'affinity',
+            'hypervisor_properties', 'resource_properties')}
+        # Reshaped, it is placed again whole; else only its extra slots.
+        count = new if shape else new - old
+        if shape:
+            replaced.append(res.id)
         growth.append((planner.ReservationRequest(
-            id=res.id, resource_type=res.resource_type, count=new - old,
-            min_count=new - old, need=need,
-            hypervisor_properties=res.hypervisor_properties or '',
-            resource_properties=res.resource_properties or ''), columns))
-    return growth
+            id=res.id, resource_type=res.resource_type, count=count,
+            min_count=columns.get('min_count', count) if shape else count,
+            need=capacity.Resources(shaped['vcpus'], shaped['memory_mb'],
+                                    shaped['disk_gb']),
+            # Extra slots are placed as before: anywhere they fit.
+            affinity=shaped['affinity'] if shape else None,
+            hypervisor_properties=shaped['hypervisor_properties'] or '',
+            resource_properties=shaped['resource_properties'] or ''),
+            columns))
+    return growth, replaced
+
+
+def _reshape_in_nova(ctx, lease, replaced: list) -> None:
+    """A reshaped instance reservation's private flavor and server group
+    are made again to its new shape (no server uses them before the
+    start).
+    """
+    for res in db_leases.reservations(db_api.Context(), lease.id):
+        if res.id not in replaced or \
+                res.resource_type != resource_types.VIRTUAL:
+            continue
+        req = planner.ReservationRequest(
+            id=res.id, resource_type=res.resource_type, count=res.amount,
+            need=capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb),
+            affinity=res.affinity)
+        # Private, and the project has no access to it yet.
+        flavor = flavors.find(ctx.elevated(),
+                              res.private_flavor_id or res.id)
+        if flavor is not None:
+            flavor.destroy()
+        _private_flavor(ctx, req)
+        if res.server_group_id:
+            try:
+                objects.InstanceGroup.get_by_uuid(
+                    ctx, res.server_group_id).destroy()
+            except nova_exception.InstanceGroupNotFound:
+                pass
+        if req.affinity is not None:
+            _server_group(ctx, req, lease.project_id, lease.user_id)
+        db_leases.set_reservation(
+            db_api.Context(), res.id, private_flavor_id=req.private_flavor_id,
+            flavor_id=req.flavor_id, server_group_id=req.server_group_id)
 
 
 def update_lease(ctx, req, id):
@@ -238,17 +332,19 @@ def update_lease(ctx, req, id):
             body, lease, db_api.utcnow(),
             CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, _flavor_need(ctx))
-        growth = _growth(lease, entries)
+        growth, replaced = _growth(lease, entries)
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     try:
-        planner.shared().change(lease, lease.version, values, growth)
+        planner.shared().change(lease, lease.version, values, growth,
+                                replaced)
     except planner.NoCapacity as e:
         raise _no_capacity(e)
     except (planner.LedgerBusy, db_leases.LeaseChanged):
         raise wsgi.Fault(409, 'Conflict', 'lease %s changed while this '
                          'change was made; read it again and retry'
                          % lease.id)
+    _reshape_in_nova(ctx, lease, replaced)
     return wsgi.json_response(200, {'lease': _told('update', lease.id)})
 
 

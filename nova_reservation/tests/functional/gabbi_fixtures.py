@@ -36,7 +36,7 @@ from nova_reservation.tests.functional import base
 
 # Dates a file can use, in minutes from the start of its cloud: far enough
 # ahead that a file's requests all run before the first of them.
-MINUTES_AHEAD = (60, 90, 120, 130, 150, 180, 200, 240, 260, 300)
+MINUTES_AHEAD = (60, 90, 120, 130, 150, 180, 200, 240, 260, 300, 400, 460)
 USER_DATE = '%Y-%m-%d %H:%M'
 ISO_DATE = '%Y-%m-%dT%H:%M:%S'
 
