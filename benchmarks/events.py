@@ -107,7 +107,8 @@ def make_leases(count: int) -> None:
                           memory_mb=512, disk_gb=1, generation=1,
                           deleted=False))
         for kind, due in (('start', start), ('end', end)):
-            events.append(dict(lease_id=lease_id, event_type=kind,
+            events.append(dict(uuid=str(uuid.uuid4()), lease_id=lease_id,
+                               event_type=kind, created_at=now,
                                due_at=due, scheduled_at=due,
                                status=status.UNDONE, attempts=0, runs=0))
     engine = db_api.get_engine()

@@ -11,7 +11,8 @@
 #    under the License.
 
 """Placing a lease: a capacity reservation (10 slots) and a host
-reservation (min 5) written to a store that holds a large ledger.
+reservation (min 5) written to a store that holds a large ledger; and the
+availability search for the capacity reservation over a year.
 
 The planner runs as nova-api runs it: the in-memory ledger refreshed from
 the store (incrementally), the nodes read from Placement through the
@@ -138,6 +139,16 @@ def run(hosts: int = 1000, allocations: int = 100_000,
         result['%s_p50_ms' % kind] = statistics.median(times)
         result['%s_placement_requests' % kind] = (
             answers.requests - before) / repeat
+    # "Then when?": the start windows of the capacity request over a year.
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        found = planner.windows(
+            requests['capacity'](), ledger_mod.from_epoch(start),
+            ledger_mod.from_epoch(start + 365 * data.DAY), end - start, 10)
+        times.append((time.perf_counter() - t0) * 1000)
+    result['availability_p50_ms'] = statistics.median(times)
+    result['availability_windows'] = len(found)
     return result
 
 

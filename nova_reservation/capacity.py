@@ -32,6 +32,9 @@ FOREVER = float(2 ** 40)
 # first such query); shorter ones are scanned, in C, faster than a table
 # is built.
 LONG_SPAN = 128
+# The ledger's resolution (its times are to the microsecond): a start
+# just after another.
+INSTANT = 1e-6
 
 
 class Resources(NamedTuple):
@@ -321,6 +324,24 @@ class Timeline:
                 until = min(until, self._times[last + 1])
         return until
 
+    def next_rise(self, t: float, peak: Resources) -> float:
+        """The first instant from t on at which the usage goes above
+        `peak` in some resource, or FOREVER.
+        """
+        if not self._slots:
+            return FOREVER
+        if not self._built:
+            self._build()
+        times = self._times
+        first = bisect.bisect_left(times, t)
+        found = len(times)
+        for values, top in zip(self._levels, peak):
+            for k in range(first, found):
+                if values[k] > top:
+                    found = k
+                    break
+        return times[found] if found < len(times) else FOREVER
+
     def _steps(self, start: float, end: float) -> tuple:
         """(lo, hi): the indexes of the first and last steps that meet
         [start, end) (hi < lo: none).
@@ -471,6 +492,61 @@ def earliest_start(timelines: dict, start: float, duration: float,
                     for tl in timelines), default=FOREVER)
         t = min((tl.next_drop(skip) for tl in timelines), default=FOREVER)
     return None
+
+
+def latest_start(timelines: dict, start: float, duration: float,
+                 horizon: float,
+                 place: Callable[[float, float], Optional[list]]) -> float:
+    """Given that `place(start, start + duration)` finds room, the latest
+    t in [start, horizon] such that every start in [start, t] does.
+
+    Every start in [t, t'] fits if `place(t, t' + duration)` does (it
+    only gains from lower usage): the whole span to the horizon is tried
+    first, then spans from one duration on, twice as long each time, while
+    they fit.  Else a later start can only fail once
+    its end passes an instant where some node's usage goes above that
+    node's peak so far, so only those are tried (as `earliest_start`
+    tries only the drops).
+    """
+    timelines = list(timelines.values())
+    t = start   # every start in [start, t] fits
+    step = max(horizon - start, duration)
+    while t < horizon:
+        ahead = min(t + step, horizon)
+        if place(t, ahead + duration) is not None:
+            t, step = ahead, step * 2
+            continue
+        step = duration
+        rise = min((tl.next_rise(t + duration, tl.peak(t, t + duration))
+                    for tl in timelines), default=FOREVER)
+        t = max(t, rise - duration)   # covers no more than t did
+        if t >= horizon:
+            break
+        if place(t + INSTANT, t + INSTANT + duration) is None:
+            return t
+        t += INSTANT
+    return horizon
+
+
+def windows(timelines: dict, start: float, end: float, duration: float,
+            place: Callable[[float, float], Optional[list]],
+            limit: int) -> list:
+    """The start windows in [start, end], at most `limit`, in which
+    `place(t, t + duration)` finds room: [(earliest, latest)], in time
+    order; the first earliest is `earliest_start`'s answer.
+    """
+    found: list = []
+    t = start
+    while len(found) < limit:
+        first = earliest_start(timelines, t, duration, end, place)
+        if first is None:
+            break
+        last = latest_start(timelines, first, duration, end, place)
+        found.append((first, last))
+        if last >= end:
+            break
+        t = last + INSTANT
+    return found
 
 
 def earliest_fit(hosts: Sequence[Host], timelines: dict, need: Resources,

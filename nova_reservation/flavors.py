@@ -12,11 +12,13 @@
 
 """Nova's flavors, as the hook and the lease API look them up."""
 
-from typing import Optional
+from typing import Callable, Optional
 
 from nova.compute import flavors
 from nova import exception as nova_exception
 from nova import objects
+
+from nova_reservation import capacity
 
 
 def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
@@ -26,3 +28,13 @@ def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
                                                read_deleted='no')
     except nova_exception.FlavorNotFound:
         return None
+
+
+def need_finder(ctx) -> Callable:
+    """flavor id -> what a server of that flavor takes, or None (no such
+    flavor for this context).
+    """
+    def need(flavor_id: str) -> Optional[capacity.Resources]:
+        flavor = find(ctx, flavor_id)
+        return flavor and capacity.need_of_flavor(flavor)
+    return need

@@ -283,6 +283,24 @@ class Planner:
             message += '; no start up to %s UTC fits' % _text(horizon)
         return NoCapacity(message, when)
 
+    def windows(self, req: ReservationRequest, after: datetime.datetime,
+                before: datetime.datetime, duration: float,
+                limit: int) -> list:
+        """The start windows in [after, before] of a lease of `duration`
+        seconds holding `req`: [(earliest, latest)], at most `limit`, read
+        only.  The first earliest is the start a 409 gives as the
+        earliest that fits.
+        """
+        self.ledger.refresh()
+        pools = self._pools()
+        timelines = self.ledger.timelines
+        found = capacity.windows(
+            timelines, ledger_mod.to_epoch(after),
+            ledger_mod.to_epoch(before), duration,
+            lambda s, e: self._place_one(req, pools, timelines, s, e), limit)
+        return [(ledger_mod.from_epoch(a), ledger_mod.from_epoch(b))
+                for a, b in found]
+
     # ----------------------------------------------------------- writes
 
     def create(self, lease: dict, requests: list,

@@ -19,6 +19,7 @@ from oslo_log import log as logging
 import webob
 import webob.dec
 
+from nova_reservation.api.handlers import availability
 from nova_reservation.api.handlers import hosts
 from nova_reservation.api.handlers import leases
 from nova_reservation.api import openapi
@@ -35,6 +36,7 @@ ROUTES = [
     ('PUT', r'/v1/leases/' + ID, leases.update_lease),
     ('DELETE', r'/v1/leases/' + ID, leases.delete_lease),
     ('POST', r'/v1/leases/' + ID + EVENT + '/retry', leases.retry_event),
+    ('GET', r'/v1/availability', availability.show_availability),
     ('GET', r'/v1/os-hosts', hosts.list_hosts),
     ('POST', r'/v1/os-hosts', hosts.create_host),
     ('GET', r'/v1/os-hosts/allocations', hosts.list_allocations),

@@ -20,6 +20,7 @@ import json
 import re
 import sys
 
+from nova_reservation.schemas import availability
 from nova_reservation.schemas import hosts
 from nova_reservation.schemas import leases
 
@@ -38,6 +39,8 @@ OPERATIONS = {
     ('DELETE', '/v1/leases/{id}'): ('Delete a lease', None, 204),
     ('POST', '/v1/leases/{id}/events/{event_id}/retry'): (
         'Run a failed event again (admin)', None, 202),
+    ('GET', '/v1/availability'): (
+        'When a reservation would fit: its start windows', None, 200),
     ('GET', '/v1/os-hosts'): ('List reservable hosts (admin)', None, 200),
     ('POST', '/v1/os-hosts'): ('Make a compute node reservable (admin)',
                                hosts.CREATE, 201),
@@ -58,6 +61,14 @@ OPERATIONS = {
                                       None, 204),
     ('GET', '/v1/openapi.json'): ('This description', None, 200),
 }
+# The query parameters an operation takes: the search's own, and one
+# reservation's fields, as a lease holds them.
+QUERIES = {('GET', '/v1/availability'): dict(
+    availability.SEARCH['properties'], **{
+        field: {'type': 'string', 'maxLength': 4096}
+        for field in ('resource_type', 'flavor_id', 'amount', 'affinity',
+                      'vcpus', 'memory_mb', 'disk_gb', 'min', 'max',
+                      'hypervisor_properties', 'resource_properties')})}
 REFUSALS = {'400': 'Bad input; the message names the field',
             '401': 'Not authenticated', '403': 'Not allowed by policy',
             '404': 'No such resource', '409': 'Conflict with the state or '
@@ -83,11 +94,15 @@ def _operation(method: str, path: str) -> dict:
         op['responses'][code] = {'description': text, 'content': {
             'application/json': {'schema': {
                 '$ref': '#/components/schemas/Error'}}}}
-    params = re.findall(r'{([a-z_]+)}', path)
+    params = [{'name': p, 'in': 'path', 'required': True,
+               'schema': {'type': 'string', 'maxLength': 255}}
+              for p in re.findall(r'{([a-z_]+)}', path)]
+    query = QUERIES.get((method, path), {})
+    params += [{'name': name, 'in': 'query',
+                'required': name in availability.SEARCH['required'],
+                'schema': schema} for name, schema in sorted(query.items())]
     if params:
-        op['parameters'] = [{
-            'name': p, 'in': 'path', 'required': True,
-            'schema': {'type': 'string', 'maxLength': 255}} for p in params]
+        op['parameters'] = params
     if body is not None:
         op['requestBody'] = {'required': True, 'content': {
             'application/json': {'schema': body}}}

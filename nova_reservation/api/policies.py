@@ -35,6 +35,7 @@ LEASES_CREATE = 'reservation:leases:create'
 LEASES_UPDATE = 'reservation:leases:update'
 LEASES_DELETE = 'reservation:leases:delete'
 LEASES_RETRY_EVENT = 'reservation:leases:retry_event'
+AVAILABILITY_GET = 'reservation:availability:get'
 HOSTS_LIST = 'reservation:os-hosts:list'
 HOSTS_GET = 'reservation:os-hosts:get'
 HOSTS_CREATE = 'reservation:os-hosts:create'
@@ -76,6 +77,8 @@ RULES = [
           'GET', '/v1/leases'),
     _rule(LEASES_LIST_ALL_PROJECTS, ADMIN,
           'List the leases of every project.', 'GET', '/v1/leases'),
+    _rule(AVAILABILITY_GET, ADMIN_OR_READER, 'Search when a reservation '
+          'would fit (read only).', 'GET', '/v1/availability'),
     _rule(LEASES_CREATE, ADMIN_OR_MEMBER, 'Create a lease.',
           'POST', '/v1/leases'),
     _rule(LEASES_UPDATE, ADMIN_OR_MEMBER, 'Change a lease.',

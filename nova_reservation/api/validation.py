@@ -26,6 +26,7 @@ from nova_reservation import capacity
 from nova_reservation import planner
 from nova_reservation import properties
 from nova_reservation import resource_types
+from nova_reservation.schemas import availability as search_schemas
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import validation
 
@@ -75,10 +76,12 @@ def parse_requirements(field: str, value) -> str:
     return value
 
 
-def reservation(index: int, value: dict, flavor_need: Callable
+def reservation(index: Optional[int], value: dict, flavor_need: Callable
                 ) -> planner.ReservationRequest:
-    """One reservation of a lease body, checked against its schema."""
-    prefix = 'reservations[%d].' % index
+    """One reservation of a lease body (the `index`th; None: the query of
+    an availability search), checked against its schema.
+    """
+    prefix = '' if index is None else 'reservations[%d].' % index
     kind = value['resource_type']
     if kind == resource_types.HOST:
         low = whole(prefix + 'min', value.get('min'))
@@ -194,3 +197,60 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
                                                 lease_row.start_at),
             values.get('end_at', lease_row.end_at))
     return values, body.get('reservations', [])
+
+
+# ----------------------------------------------------- availability search
+
+UNITS = {'m': 60, 'h': 3600, 'd': 86400, 'w': 7 * 86400}
+
+
+def availability(query: dict, now: datetime.datetime, max_duration: int,
+                 max_advance: int, horizon: int, flavor_need: Callable
+                 ) -> tuple:
+    """(reservation request, after, before, duration in seconds, limit)
+    of an availability search's query.
+
+    The query is one reservation as a lease holds it (its type guessed
+    from its fields when not given; one of amount, or min as max too),
+    and the search's own fields: after (default now), before (default
+    as far as a lease may start, at most `horizon` after `after`).
+    """
+    validation.check(search_schemas.SEARCH, {
+        k: v for k, v in query.items() if k in search_schemas.FIELDS},
+        whole='query')
+    wanted = {k: v for k, v in query.items()
+              if k not in search_schemas.FIELDS}
+    if 'resource_type' not in wanted:
+        wanted['resource_type'] = (
+            resource_types.HOST if {'min', 'max'} & set(wanted) else
+            resource_types.VIRTUAL if 'vcpus' in wanted else
+            resource_types.FLAVOR)
+    if wanted['resource_type'] == resource_types.HOST:
+        if 'min' in wanted:
+            wanted.setdefault('max', wanted['min'])
+    else:
+        wanted.setdefault('amount', '1')
+    validation.check(schemas.RESERVATION, wanted, whole='query')
+    req = reservation(None, wanted, flavor_need)
+    text = query['duration']
+    duration = int(text.rstrip('mhdw')) * UNITS.get(text[-1], 60)
+    if duration > max_duration:
+        raise Invalid('duration', 'is longer than the longest lease, %.1f '
+                      'hours' % (max_duration / 3600))
+    after = max(now, now if query.get('after', 'now') == 'now' else
+                validation.parse_time('after', query['after']))
+    # (Not past the calendar's last day.)
+    last = after + datetime.timedelta(seconds=min(
+        horizon, (datetime.datetime.max - after).total_seconds() // 1))
+    if max_advance:
+        last = min(last, now + datetime.timedelta(seconds=max_advance))
+    before = (validation.parse_time('before', query['before'])
+              if 'before' in query else last)
+    if before < after:
+        raise Invalid('before', 'must not be before after (%s UTC)'
+                      % after.replace(microsecond=0))
+    if before > last:
+        raise Invalid('before', 'is further ahead than a search goes '
+                      '(%s UTC)' % last.replace(microsecond=0))
+    return req, after, before, duration, whole('limit', query.get(
+        'limit', 10), 1, 100)

@@ -56,13 +56,6 @@ def _lease(ctx, lease_id: str, rule: str):
     return lease
 
 
-def _flavor_need(ctx):
-    def need(flavor_id: str):
-        flavor = flavors.find(ctx, flavor_id)
-        return flavor and capacity.need_of_flavor(flavor)
-    return need
-
-
 def _no_capacity(e: planner.NoCapacity) -> wsgi.Fault:
     return wsgi.Fault(409, 'NotEnoughCapacity', str(e), **e.details())
 
@@ -150,7 +143,7 @@ def create_lease(ctx, req):
     try:
         values, requests = validation.lease(
             body, db_api.utcnow(), CONF.reservation.max_lease_duration,
-            CONF.reservation.max_advance, _flavor_need(ctx))
+            CONF.reservation.max_advance, flavors.need_finder(ctx))
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     lease_id = uuidutils.generate_uuid()
@@ -331,7 +324,7 @@ def update_lease(ctx, req, id):
         values, entries = validation.update(
             body, lease, db_api.utcnow(),
             CONF.reservation.max_lease_duration,
-            CONF.reservation.max_advance, _flavor_need(ctx))
+            CONF.reservation.max_advance, flavors.need_finder(ctx))
         growth, replaced = _growth(lease, entries)
     except validation.Invalid as e:
         raise wsgi.invalid(e)

@@ -43,6 +43,15 @@ def brute_peak(allocs, start, end):
     return best
 
 
+def timelines(rows) -> dict:
+    """{node: Timeline} of (node, (start, end), vcpus, ram) rows."""
+    nodes: dict = {}
+    for i, (node, (a, b), cpus, ram) in enumerate(rows):
+        nodes.setdefault(node, []).append(
+            alloc(i, a, b, cpus, node=node, ram=ram))
+    return {n: capacity.Timeline(a) for n, a in nodes.items()}
+
+
 intervals = st.tuples(st.integers(0, 100), st.integers(1, 30)).map(
     lambda p: (p[0], p[0] + p[1]))
 allocations = st.lists(st.tuples(intervals, st.integers(1, 4),
@@ -177,11 +186,7 @@ class PlanTest(unittest.TestCase):
            st.sampled_from([None, True, False]), st.integers(0, 60))
     def test_earliest_start_skips_only_starts_that_fail(
             self, rows, vcpus, count, duration, affinity, start):
-        nodes = {}
-        for i, (node, (a, b), cpus, ram) in enumerate(rows):
-            nodes.setdefault(node, []).append(
-                alloc(i, a, b, cpus, node=node, ram=ram))
-        tl = {n: capacity.Timeline(a) for n, a in nodes.items()}
+        tl = timelines(rows)
         hosts = [capacity.Host(n, R(6, 4096, 100))
                  for n in ('n0', 'n1', 'n2')]
         need = R(vcpus, 512, 1)
@@ -190,8 +195,8 @@ class PlanTest(unittest.TestCase):
             return capacity.plan(hosts, tl, need, count, a, b,
                                  affinity=affinity)
         # Brute force: every start where usage drops, in order.
-        drops = sorted({start} | {a.end for row in nodes.values()
-                                  for a in row if a.end > start})
+        drops = sorted({start} | {b for _, (_, b), _, _ in rows
+                                  if b > start})
         expected = next((t for t in drops if t <= 200 and
                          place(t, t + duration) is not None), None)
         self.assertEqual(expected, capacity.earliest_start(
@@ -209,11 +214,7 @@ class PlanTest(unittest.TestCase):
         # One slot, or slots that stay together: each node's own search
         # finds what the search over every plan finds.
         count = 1 if affinity is None else count
-        nodes = {}
-        for i, (node, (a, b), cpus, ram) in enumerate(rows):
-            nodes.setdefault(node, []).append(
-                alloc(i, a, b, cpus, node=node, ram=ram))
-        tl = {n: capacity.Timeline(a) for n, a in nodes.items()}
+        tl = timelines(rows)
         hosts = [capacity.Host(n, R(6, 4096, 100), base=R(i, 0, 0))
                  for i, n in enumerate(('n0', 'n1', 'n2'))]
         need = R(vcpus, 512, 1)
@@ -225,6 +226,57 @@ class PlanTest(unittest.TestCase):
             capacity.earliest_start(tl, start, duration, horizon, place),
             capacity.earliest_fit(hosts, tl, need.scaled(count), start,
                                   duration, horizon))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(['n0', 'n1', 'n2']),
+                              intervals, st.integers(1, 4),
+                              st.integers(0, 2048)), max_size=30),
+           st.integers(1, 4), st.integers(1, 3), st.integers(1, 40),
+           st.sampled_from([None, True, False]), st.integers(0, 60),
+           st.integers(0, 150), st.integers(1, 6))
+    def test_windows_are_the_runs_of_starts_that_fit(
+            self, rows, vcpus, count, duration, affinity, start, span,
+            limit):
+        tl = timelines(rows)
+        hosts = [capacity.Host(n, R(6, 4096, 100))
+                 for n in ('n0', 'n1', 'n2')]
+        need = R(vcpus, 512, 1)
+        end = start + span
+
+        def place(a, b):
+            return capacity.plan(hosts, tl, need, count, a, b,
+                                 affinity=affinity)
+        # Brute force: usage changes at whole numbers, so every start on
+        # a half grid, and the runs of those that fit.
+        runs = []
+        for k in range(2 * start, 2 * end + 1):
+            t = k / 2
+            if place(t, t + duration) is None:
+                continue
+            if runs and runs[-1][1] == t - 0.5:
+                runs[-1][1] = t
+            else:
+                runs.append([t, t])
+        expected = [tuple(r) for r in runs[:limit]]
+        found = capacity.windows(tl, start, end, duration, place, limit)
+        self.assertEqual(expected, [(a, round(b, 3)) for a, b in found])
+        if found:
+            self.assertEqual(found[0][0], capacity.earliest_start(
+                tl, start, duration, end, place))
+
+    def test_a_window_ends_where_a_slot_would_overlap_the_next_lease(self):
+        hosts = [capacity.Host('n0', R(2, 4096, 100))]
+        tl = {'n0': capacity.Timeline([alloc(1, 100, 200, 2, node='n0')])}
+
+        def place(a, b):
+            return capacity.plan(hosts, tl, R(1, 0, 0), 1, a, b)
+        # Free before 100 and from 200: a 30-long lease starts by 70, or
+        # from 200 on.
+        self.assertEqual([(0, 70), (200, 500)], capacity.windows(
+            tl, 0, 500, 30, place, 10))
+        self.assertEqual([(0, 70)], capacity.windows(tl, 0, 500, 30,
+                                                     place, 1))
+        self.assertEqual([], capacity.windows(tl, 80, 150, 30, place, 10))
 
     def test_earliest_fit_never_fits_a_node_too_small(self):
         hosts = [capacity.Host('n0', R(2, 4096, 100))]

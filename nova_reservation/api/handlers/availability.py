@@ -1,0 +1,58 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""/v1/availability: when a reservation would fit ("then when?")."""
+
+from nova_reservation.api import policies
+from nova_reservation.api import validation
+from nova_reservation.api import wsgi
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation import flavors
+from nova_reservation import planner
+from nova_reservation import views
+
+CONF = conf.CONF
+
+
+def _query(req) -> dict:
+    """The query's fields, each given once."""
+    query = {}
+    for key, value in req.GET.items():
+        if key in query:
+            raise wsgi.invalid(validation.Invalid(key, 'is given twice'))
+        query[key] = value
+    return query
+
+
+def show_availability(ctx, req):
+    """The start windows in which a reservation fits, read only."""
+    if not policies.authorize(ctx, policies.AVAILABILITY_GET,
+                              {'project_id': ctx.project_id}):
+        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
+                         '%s for this user' % policies.AVAILABILITY_GET)
+    now = db_api.utcnow()
+    try:
+        wanted, after, before, duration, limit = validation.availability(
+            _query(req), now, CONF.reservation.max_lease_duration,
+            CONF.reservation.max_advance, CONF.reservation.search_horizon,
+            flavors.need_finder(ctx))
+    except validation.Invalid as e:
+        raise wsgi.invalid(e)
+    found = planner.shared().windows(wanted, after, before, duration, limit)
+    return wsgi.json_response(200, {'availability': {
+        'request': wanted.describe(),
+        'duration_minutes': duration / 60,
+        'after': views.date(after), 'before': views.date(before),
+        'earliest_start': views.date(found[0][0]) if found else None,
+        'windows': [{'earliest': views.date(a), 'latest': views.date(b)}
+                    for a, b in found]}})
