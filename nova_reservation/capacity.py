@@ -502,11 +502,11 @@ def latest_start(timelines: dict, start: float, duration: float,
 
     Every start in [t, t'] fits if `place(t, t' + duration)` does (it
     only gains from lower usage): the whole span to the horizon is tried
-    first, then spans from one duration on, twice as long each time, while
-    they fit.  Else a later start can only fail once
-    its end passes an instant where some node's usage goes above that
-    node's peak so far, so only those are tried (as `earliest_start`
-    tries only the drops).
+    first, then spans from one duration on, twice as long each time,
+    while they fit.  Else a later start can only fail once its end passes
+    an instant where some node's usage goes above that node's peak so
+    far, so only those are tried (as `earliest_start` tries only the
+    drops).
     """
     timelines = list(timelines.values())
     t = start   # every start in [start, t] fits
