@@ -48,9 +48,17 @@ def add_to_api_paste(text: str) -> str:
         return text
     text = re.sub(r'(\bkeystonecontext)(?= )',
                   r'\1 %s' % PASTE_FILTER_NAME, text)
-    text = re.sub(r'(\[composite:osapi_compute\]\nuse = [^\n]*\n)',
-                  r'\1%s\n' % API_MOUNT, text)
+    text = mount(text, [API_MOUNT])
     return text.rstrip('\n') + '\n' + PASTE_SECTIONS
+
+
+def mount(text: str, entries: list) -> str:
+    """An api-paste.ini with `entries` (``path: app``) first in the
+    osapi_compute urlmap.
+    """
+    return re.sub(r'(\[composite:osapi_compute\]\nuse = [^\n]*\n)',
+                  lambda m: m.group(1) + ''.join(e + '\n' for e in entries),
+                  text)
 
 
 def scheduler_filters(enabled: list) -> list:

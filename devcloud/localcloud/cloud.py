@@ -26,7 +26,6 @@ import grp
 import json
 import os
 import pwd
-import re
 import shlex
 import shutil
 import signal
@@ -132,10 +131,9 @@ def _serve_devstack_paths(api_paste: str) -> None:
     """
     with open(api_paste) as f:
         text = f.read()
-    text = re.sub(r'(\[composite:osapi_compute\]\nuse = [^\n]*\n)',
-                  r'\1/compute: oscomputeversions\n'
-                  r'/compute/v2.1: oscomputeversion_v2\n'
-                  r'/compute/v2.1/+: openstack_compute_api_v21\n', text)
+    text = deploy.mount(text, ['/compute: oscomputeversions',
+                               '/compute/v2.1: oscomputeversion_v2',
+                               '/compute/v2.1/+: openstack_compute_api_v21'])
     with open(api_paste, 'w') as f:
         f.write(text)
 

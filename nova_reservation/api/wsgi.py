@@ -14,9 +14,11 @@
 
 import json
 import re
+from typing import Optional
 
 import webob
 
+from nova_reservation.api import policies
 from nova_reservation import validation
 
 VERSION = '1.0'
@@ -96,3 +98,13 @@ def check_version(req: webob.Request) -> None:
         raise Fault(406, 'NotAcceptable', 'version %s of the reservation '
                     'API is not supported; the only one is %s'
                     % (asked, VERSION))
+
+
+def authorize(ctx, rule: str, project_id: Optional[str] = None) -> None:
+    """A 403 unless the policy `rule` allows the request on the project
+    (the caller's by default).
+    """
+    if not policies.authorize(ctx, rule, {
+            'project_id': project_id or ctx.project_id}):
+        raise Fault(403, 'PolicyNotAuthorized', 'policy does not allow %s '
+                    'for this user' % rule)

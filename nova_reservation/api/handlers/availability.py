@@ -36,10 +36,7 @@ def _query(req) -> dict:
 
 def show_availability(ctx, req):
     """The start windows in which a reservation fits, read only."""
-    if not policies.authorize(ctx, policies.AVAILABILITY_GET,
-                              {'project_id': ctx.project_id}):
-        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
-                         '%s for this user' % policies.AVAILABILITY_GET)
+    wsgi.authorize(ctx, policies.AVAILABILITY_GET)
     now = db_api.utcnow()
     try:
         wanted, after, before, duration, limit = validation.availability(

@@ -39,12 +39,6 @@ HOST_FIELDS = ('id', 'hypervisor_hostname', 'service_name',
 HOST_ID = re.compile(r'^[0-9]{1,10}$')
 
 
-def _authorize(ctx, rule: str) -> None:
-    if not policies.authorize(ctx, rule, {'project_id': ctx.project_id}):
-        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
-                         '%s for this user' % rule)
-
-
 def host_view(host) -> dict:
     view = {f: getattr(host, f) for f in HOST_FIELDS}
     view['id'] = str(host.id)
@@ -81,18 +75,18 @@ def _freepool(ctx):
 
 
 def list_hosts(ctx, req):
-    _authorize(ctx, policies.HOSTS_LIST)
+    wsgi.authorize(ctx, policies.HOSTS_LIST)
     return wsgi.json_response(200, {'hosts': [
         host_view(h) for h in db_hosts.get_all(db_api.Context())]})
 
 
 def show_host(ctx, req, id):
-    _authorize(ctx, policies.HOSTS_GET)
+    wsgi.authorize(ctx, policies.HOSTS_GET)
     return wsgi.json_response(200, {'host': host_view(_host(id))})
 
 
 def create_host(ctx, req):
-    _authorize(ctx, policies.HOSTS_CREATE)
+    wsgi.authorize(ctx, policies.HOSTS_CREATE)
     body = _check(schemas.CREATE, wsgi.body_of(req))
     name = body['name']
     caps = {k: v for k, v in body.items() if k != 'name'}
@@ -133,7 +127,7 @@ def create_host(ctx, req):
 
 
 def update_host(ctx, req, id):
-    _authorize(ctx, policies.HOSTS_UPDATE)
+    wsgi.authorize(ctx, policies.HOSTS_UPDATE)
     host = _host(id)
     body = wsgi.body_of(req)
     if isinstance(body, dict) and 'values' in body:
@@ -163,7 +157,7 @@ def _held_until(res) -> tuple:
 
 
 def delete_host(ctx, req, id):
-    _authorize(ctx, policies.HOSTS_DELETE)
+    wsgi.authorize(ctx, policies.HOSTS_DELETE)
     host = _host(id)
     held = _reservations_on_node(host.hypervisor_hostname)
     if held:
@@ -202,13 +196,13 @@ def _allocations(hosts: list, req) -> list:
 
 
 def list_allocations(ctx, req):
-    _authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
+    wsgi.authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
     return wsgi.json_response(200, {'allocations': _allocations(
         db_hosts.get_all(db_api.Context()), req)})
 
 
 def show_allocation(ctx, req, id):
-    _authorize(ctx, policies.HOSTS_GET_ALLOCATION)
+    wsgi.authorize(ctx, policies.HOSTS_GET_ALLOCATION)
     host = _host(id)
     shown = _allocations([host], req)
     return wsgi.json_response(200, {'allocation': shown[0] if shown else {
@@ -235,7 +229,7 @@ def list_properties(ctx, req):
     """Blazar's resource properties: the hosts' extra capabilities, with
     their values (``detail``), the private ones too (``all``).
     """
-    _authorize(ctx, policies.HOSTS_LIST_PROPERTIES)
+    wsgi.authorize(ctx, policies.HOSTS_LIST_PROPERTIES)
     private = db_hosts.private_properties(db_api.Context())
     shown = []
     for name, values in sorted(_properties().items()):
@@ -249,7 +243,7 @@ def list_properties(ctx, req):
 
 
 def update_property(ctx, req, name):
-    _authorize(ctx, policies.HOSTS_UPDATE_PROPERTY)
+    wsgi.authorize(ctx, policies.HOSTS_UPDATE_PROPERTY)
     _check(schemas.PROPERTY_NAME, name, 'name')
     private = _check(schemas.PROPERTY_CHANGE, wsgi.body_of(req))['private']
     values = _properties().get(name)

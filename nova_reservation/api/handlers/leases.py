@@ -41,18 +41,12 @@ CONF = conf.CONF
 
 # --------------------------------------------------------------- helpers
 
-def _authorize(ctx, rule: str, project_id: str) -> None:
-    if not policies.authorize(ctx, rule, {'project_id': project_id}):
-        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'policy does not allow '
-                         '%s for this user' % rule)
-
-
 def _lease(ctx, lease_id: str, rule: str):
     lease = (db_leases.get(db_api.Context(), lease_id)
              if uuidutils.is_uuid_like(lease_id) else None)
     if lease is None or lease.status == status.DELETED:
         raise wsgi.Fault(404, 'NotFound', 'lease %s not found' % lease_id)
-    _authorize(ctx, rule, lease.project_id)
+    wsgi.authorize(ctx, rule, lease.project_id)
     return lease
 
 
@@ -120,7 +114,7 @@ def list_leases(ctx, req):
     if policies.authorize(ctx, policies.LEASES_LIST_ALL_PROJECTS, {}):
         leases = db_leases.get_all(store)
     else:
-        _authorize(ctx, policies.LEASES_LIST, ctx.project_id)
+        wsgi.authorize(ctx, policies.LEASES_LIST, ctx.project_id)
         leases = db_leases.get_all(store, ctx.project_id)
     # A lease being deleted is gone for its owner, as a deleted lease is
     # in Blazar; its own URL shows DELETING until the engine has removed
@@ -138,7 +132,7 @@ def show_lease(ctx, req, id):
 
 
 def create_lease(ctx, req):
-    _authorize(ctx, policies.LEASES_CREATE, ctx.project_id)
+    wsgi.authorize(ctx, policies.LEASES_CREATE, ctx.project_id)
     body = wsgi.body_of(req)
     try:
         values, requests = validation.lease(
