@@ -342,6 +342,34 @@ class Timeline:
                     break
         return times[found] if found < len(times) else FOREVER
 
+    def meeting(self, start: float, end: float) -> list:
+        """The slots whose interval meets [start, end), by start."""
+        return sorted((a for a in self._slots.values()
+                       if a.start < end and a.end > start and
+                       a.end > a.start), key=lambda a: (a.start, a.id))
+
+    def levels(self, start: float, end: float) -> list:
+        """[(t, usage)]: the usage from `start` on, and at each instant of
+        (start, end) at which it changes.
+        """
+        if not self._slots or end <= start:
+            return [(start, ZERO)]
+        if not self._built:
+            self._build()
+        lo, hi = self._steps(start, end)
+        if hi < lo:
+            return [(start, ZERO)]
+        times = self._times
+        vcpus, memory, disk = self._levels
+        first = (Resources(vcpus[lo], memory[lo], disk[lo])
+                 if times[lo] <= start else ZERO)
+        found = [(start, first)]
+        for i in range(lo, hi + 1):
+            if times[i] > start:
+                found.append((times[i],
+                              Resources(vcpus[i], memory[i], disk[i])))
+        return found
+
     def _steps(self, start: float, end: float) -> tuple:
         """(lo, hi): the indexes of the first and last steps that meet
         [start, end) (hi < lo: none).
@@ -567,6 +595,43 @@ def earliest_fit(hosts: Sequence[Host], timelines: dict, need: Resources,
         if t is not None and (best is None or t < best):
             best = horizon = t
     return best
+
+
+def how_many(room: Resources, need: Resources) -> int:
+    """How many slots of `need` the room holds (0 if none)."""
+    if min(room) < 0:
+        return 0
+    counts = [int(r // n) for r, n in zip(room, need) if n > 0]
+    return min(counts) if counts else 0
+
+
+def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
+                start: float, end: float) -> list:
+    """[(t, count)]: how many slots of `need` the nodes hold from each t
+    on (until the next t, or `end`), each node's room counted on its own
+    (slots are not split across nodes).  Merged where the count does
+    not change.
+    """
+    deltas: dict = {}
+    for h in hosts:
+        timeline = timelines.get(h.node)
+        steps = (timeline.levels(start, end) if timeline is not None
+                 else [(start, ZERO)])
+        before = 0
+        for t, usage in steps:
+            count = how_many(h.capacity - h.base - usage, need)
+            if count != before:
+                deltas[t] = deltas.get(t, 0) + count - before
+                before = count
+    found = [(start, 0)]
+    total = 0
+    for t in sorted(deltas):
+        total += deltas[t]
+        if t == found[-1][0]:
+            found[-1] = (t, total)
+        elif total != found[-1][1]:
+            found.append((t, total))
+    return found
 
 
 def need_of_flavor(flavor) -> Resources:

@@ -301,6 +301,30 @@ class Planner:
         return [(ledger_mod.from_epoch(a), ledger_mod.from_epoch(b))
                 for a, b in found]
 
+    def calendar(self, after: datetime.datetime,
+                 before: datetime.datetime, needs: dict) -> dict:
+        """The ledger over [after, before), read only: {'nodes': [(Host,
+        reservable, [Slot])], 'reservations': {id: ReservationInfo},
+        'free': {name: [(t, count)]}} with `needs` {name: Resources}
+        counted on the shared pool (times in epoch seconds).
+        """
+        self.ledger.refresh()
+        view = self.ledger.view
+        start, end = ledger_mod.to_epoch(after), ledger_mod.to_epoch(before)
+        shared, reservable = self._pools()
+        timelines = view.timelines
+        nodes = [(h, False) for h in shared] + [
+            (h, True) for h, _ in reservable]
+        return {
+            'nodes': [(h, is_host, timelines[h.node].meeting(start, end)
+                       if h.node in timelines else [])
+                      for h, is_host in sorted(nodes,
+                                               key=lambda n: n[0].node)],
+            'reservations': view.reservations,
+            'free': {name: capacity.free_counts(shared, timelines, need,
+                                                start, end)
+                     for name, need in needs.items()}}
+
     # ----------------------------------------------------------- writes
 
     def create(self, lease: dict, requests: list,

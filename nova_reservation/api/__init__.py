@@ -22,6 +22,7 @@ import webob.dec
 from nova_reservation.api.handlers import availability
 from nova_reservation.api.handlers import hosts
 from nova_reservation.api.handlers import leases
+from nova_reservation.api.handlers import ledger
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
 
@@ -37,6 +38,7 @@ ROUTES = [
     ('DELETE', r'/v1/leases/' + ID, leases.delete_lease),
     ('POST', r'/v1/leases/' + ID + EVENT + '/retry', leases.retry_event),
     ('GET', r'/v1/availability', availability.show_availability),
+    ('GET', r'/v1/ledger', ledger.show_ledger),
     ('GET', r'/v1/os-hosts', hosts.list_hosts),
     ('POST', r'/v1/os-hosts', hosts.create_host),
     ('GET', r'/v1/os-hosts/allocations', hosts.list_allocations),

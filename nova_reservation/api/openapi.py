@@ -23,6 +23,7 @@ import sys
 from nova_reservation.schemas import availability
 from nova_reservation.schemas import hosts
 from nova_reservation.schemas import leases
+from nova_reservation.schemas import ledger
 
 ERROR = {'type': 'object', 'required': ['error_code', 'error_name',
                                         'error_message'],
@@ -41,6 +42,9 @@ OPERATIONS = {
         'Run a failed event again (admin)', None, 202),
     ('GET', '/v1/availability'): (
         'When a reservation would fit: its start windows', None, 200),
+    ('GET', '/v1/ledger'): (
+        'The ledger as a calendar: allocations per node, free capacity per '
+        'flavor', None, 200),
     ('GET', '/v1/os-hosts'): ('List reservable hosts (admin)', None, 200),
     ('POST', '/v1/os-hosts'): ('Make a compute node reservable (admin)',
                                hosts.CREATE, 201),
@@ -68,7 +72,9 @@ QUERIES = {('GET', '/v1/availability'): dict(
         field: {'type': 'string', 'maxLength': 4096}
         for field in ('resource_type', 'flavor_id', 'amount', 'affinity',
                       'vcpus', 'memory_mb', 'disk_gb', 'min', 'max',
-                      'hypervisor_properties', 'resource_properties')})}
+                      'hypervisor_properties', 'resource_properties')}),
+           ('GET', '/v1/ledger'): ledger.QUERY['properties']}
+REQUIRED = {('GET', '/v1/availability'): availability.SEARCH['required']}
 REFUSALS = {'400': 'Bad input; the message names the field',
             '401': 'Not authenticated', '403': 'Not allowed by policy',
             '404': 'No such resource', '409': 'Conflict with the state or '
@@ -99,7 +105,7 @@ def _operation(method: str, path: str) -> dict:
               for p in re.findall(r'{([a-z_]+)}', path)]
     query = QUERIES.get((method, path), {})
     params += [{'name': name, 'in': 'query',
-                'required': name in availability.SEARCH['required'],
+                'required': name in REQUIRED.get((method, path), ()),
                 'schema': schema} for name, schema in sorted(query.items())]
     if params:
         op['parameters'] = params

@@ -36,6 +36,8 @@ LEASES_UPDATE = 'reservation:leases:update'
 LEASES_DELETE = 'reservation:leases:delete'
 LEASES_RETRY_EVENT = 'reservation:leases:retry_event'
 AVAILABILITY_GET = 'reservation:availability:get'
+LEDGER_GET = 'reservation:ledger:get'
+LEDGER_GET_ALL_NODES = 'reservation:ledger:get_all_nodes'
 HOSTS_LIST = 'reservation:os-hosts:list'
 HOSTS_GET = 'reservation:os-hosts:get'
 HOSTS_CREATE = 'reservation:os-hosts:create'
@@ -79,6 +81,11 @@ RULES = [
           'List the leases of every project.', 'GET', '/v1/leases'),
     _rule(AVAILABILITY_GET, ADMIN_OR_READER, 'Search when a reservation '
           'would fit (read only).', 'GET', '/v1/availability'),
+    _rule(LEDGER_GET, ADMIN_OR_READER, 'Show the ledger as a calendar: '
+          'the project\'s own allocations and the free capacity per '
+          'flavor (read only).', 'GET', '/v1/ledger'),
+    _rule(LEDGER_GET_ALL_NODES, ADMIN, 'Show every allocation of the '
+          'ledger, on every node by name.', 'GET', '/v1/ledger'),
     _rule(LEASES_CREATE, ADMIN_OR_MEMBER, 'Create a lease.',
           'POST', '/v1/leases'),
     _rule(LEASES_UPDATE, ADMIN_OR_MEMBER, 'Change a lease.',

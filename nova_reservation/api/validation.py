@@ -28,6 +28,7 @@ from nova_reservation import properties
 from nova_reservation import resource_types
 from nova_reservation.schemas import availability as search_schemas
 from nova_reservation.schemas import leases as schemas
+from nova_reservation.schemas import ledger as ledger_schemas
 from nova_reservation import validation
 
 Invalid = validation.InvalidParam
@@ -254,3 +255,23 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
                       '(%s UTC)' % last.replace(microsecond=0))
     return req, after, before, duration, whole('limit', query.get(
         'limit', 10), 1, 100)
+
+
+def calendar(query: dict, now: datetime.datetime, default: int,
+             longest: int) -> tuple:
+    """(after, before) of the ledger calendar's query: from `after`
+    (default now) for `default` seconds, at most `longest`.
+    """
+    validation.check(ledger_schemas.QUERY, query, whole='query')
+    after = max(now, now if query.get('after', 'now') == 'now' else
+                validation.parse_time('after', query['after']))
+    if 'before' not in query:
+        return after, after + datetime.timedelta(seconds=default)
+    before = validation.parse_time('before', query['before'])
+    if before <= after:
+        raise Invalid('before', 'must be after after (%s UTC)'
+                      % after.replace(microsecond=0))
+    if (before - after).total_seconds() > longest:
+        raise Invalid('before', 'is more than %d days after after'
+                      % (longest // 86400))
+    return after, before

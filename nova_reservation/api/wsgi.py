@@ -79,6 +79,16 @@ def body_of(req: webob.Request):
         raise invalid(e)
 
 
+def query(req: webob.Request) -> dict:
+    """The query's fields, each given once."""
+    found: dict = {}
+    for key, value in req.GET.items():
+        if key in found:
+            raise invalid(validation.InvalidParam(key, 'is given twice'))
+        found[key] = value
+    return found
+
+
 def check_version(req: webob.Request) -> None:
     """Only 1.0 exists.  As in Blazar: asking for another is a 406, and a
     version that is not MAJOR.MINOR (or ``latest``) is a 400.

@@ -24,23 +24,13 @@ from nova_reservation import views
 CONF = conf.CONF
 
 
-def _query(req) -> dict:
-    """The query's fields, each given once."""
-    query = {}
-    for key, value in req.GET.items():
-        if key in query:
-            raise wsgi.invalid(validation.Invalid(key, 'is given twice'))
-        query[key] = value
-    return query
-
-
 def show_availability(ctx, req):
     """The start windows in which a reservation fits, read only."""
     wsgi.authorize(ctx, policies.AVAILABILITY_GET)
     now = db_api.utcnow()
     try:
         wanted, after, before, duration, limit = validation.availability(
-            _query(req), now, CONF.reservation.max_lease_duration,
+            wsgi.query(req), now, CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, CONF.reservation.search_horizon,
             flavors.need_finder(ctx))
     except validation.Invalid as e:

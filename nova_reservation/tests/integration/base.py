@@ -46,6 +46,17 @@ def minutes(n: int) -> str:
             datetime.timedelta(minutes=n)).strftime('%Y-%m-%d %H:%M')
 
 
+def when(date: str) -> datetime.datetime:
+    """A date of the lease API (ISO 8601, UTC, Z or not), to the second."""
+    return datetime.datetime.fromisoformat(date.rstrip('Z')).replace(
+        microsecond=0, tzinfo=datetime.timezone.utc)
+
+
+def seconds_from_now(date: str) -> float:
+    return (when(date) - datetime.datetime.now(
+        datetime.timezone.utc)).total_seconds()
+
+
 def parse_json(out: str):
     """The JSON document a CLI printed (after any plugin load warning)."""
     return json.loads(out[min(i for i in (out.find('{'), out.find('['))

@@ -61,3 +61,55 @@ class BlazarCLITest(base.BlazarCLI):
             'alice', 'slot3-' + self.suffix, 'm1.tiny', hint))
         self.assertIn('404', self.refused(
             'bob', 'bob-slot-' + self.suffix, 'm1.tiny', hint))
+
+
+class AvailabilityCLITest(base.BlazarCLI):
+    """`openstack reservation availability list`, this package's plugin
+    command beside python-blazarclient's.
+    """
+
+    def windows(self, user: str, *args: str) -> list:
+        return self.openstack(user, 'reservation', 'availability', 'list',
+                              *args)
+
+    def test_hosts_free_when_a_lease_ends(self):
+        self.enroll()
+        first = self.windows('alice', '--min', '1', '--duration', '1h')[0]
+        self.assertLess(abs(base.seconds_from_now(first['Earliest'])), 60)
+        lease = self.lease('alice', 'hosts-' + self.suffix,
+                           'resource_type=physical:host,min=1,max=1')
+        # The only enrolled host is the lease's until its end: the first
+        # window opens then, for any project.
+        for user in ('alice', 'bob'):
+            first = self.windows(user, '--min', '1', '--duration', '1h')[0]
+            self.assertEqual(base.when(lease['end_date']),
+                             base.when(first['Earliest']))
+        table = self.run_cli('bob', 'openstack', 'reservation',
+                             'availability', 'list', '--min', '1',
+                             '--duration', '1h', '--limit', '1').stdout
+        self.assertRegex(table, r'\| Earliest +\| Latest +\|')
+        self.assertIn(first['Earliest'], table)
+
+    def test_servers_of_a_flavor(self):
+        found = self.windows('alice', '--flavor', 'm1.tiny', '--amount', '2',
+                             '--duration', '90', '--limit', '3')
+        self.assertTrue(1 <= len(found) <= 3, found)
+        self.assertLess(abs(base.seconds_from_now(found[0]['Earliest'])), 60)
+        for window in found:
+            self.assertLessEqual(base.when(window['Earliest']),
+                                 base.when(window['Latest']))
+
+    def test_bad_requests_name_what_is_wrong(self):
+        for args, said in ((('--flavor', 'm1.tiny', '--duration', '0'),
+                            'duration'),
+                           (('--min', '1', '--duration', '1h', '--before',
+                             '2000-01-01T00:00:00Z'), 'before'),
+                           (('--flavor', 'no-such-flavor', '--duration',
+                             '1h'), 'no-such-flavor'),
+                           (('--vcpus', '1', '--duration', '1h'),
+                            '--memory-mb')):
+            done = self.run_cli('alice', 'openstack', 'reservation',
+                                'availability', 'list', *args, check=False)
+            self.assertNotEqual(0, done.returncode, done.stdout)
+            self.assertIn(said, done.stderr)
+            self.assertNotIn('500', done.stderr)

@@ -231,6 +231,41 @@ class PlanTest(unittest.TestCase):
     @given(st.lists(st.tuples(st.sampled_from(['n0', 'n1', 'n2']),
                               intervals, st.integers(1, 4),
                               st.integers(0, 2048)), max_size=30),
+           st.integers(1, 4), st.integers(0, 2048), st.integers(0, 120),
+           st.integers(1, 150))
+    def test_free_counts_are_the_slots_that_fit_at_each_instant(
+            self, rows, vcpus, ram, start, span):
+        tl = timelines(rows)
+        hosts = [capacity.Host('n0', R(6, 4096, 100)),
+                 capacity.Host('n1', R(8, 8192, 100), base=R(2, 1024, 0)),
+                 capacity.Host('n2', R(4, 2048, 100))]
+        need = R(vcpus, ram, 1)
+        end = start + span
+        counts = capacity.free_counts(hosts, tl, need, start, end)
+        self.assertEqual(start, counts[0][0])
+        # Each step says something new, in time order, within the span.
+        for (a, x), (b, y) in zip(counts, counts[1:]):
+            self.assertLess(a, b)
+            self.assertNotEqual(x, y)
+            self.assertLess(b, end)
+        # Brute force: usage changes at whole numbers; at each instant,
+        # what each node's room holds, the slow way.
+        for k in range(2 * start, 2 * end):
+            t = k / 2
+            expected = 0
+            for h in hosts:
+                slots = tl[h.node].meeting(t, t + 0.5) if h.node in tl else []
+                room = h.capacity - h.base - brute_peak(slots, t, t + 0.5)
+                while need.fits_in(room):
+                    expected += 1
+                    room = room - need
+            found = [c for s, c in counts if s <= t][-1]
+            self.assertEqual(expected, found, 'at %s' % t)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(['n0', 'n1', 'n2']),
+                              intervals, st.integers(1, 4),
+                              st.integers(0, 2048)), max_size=30),
            st.integers(1, 4), st.integers(1, 3), st.integers(1, 40),
            st.sampled_from([None, True, False]), st.integers(0, 60),
            st.integers(0, 150), st.integers(1, 6))

@@ -1,0 +1,124 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""/v1/ledger: the ledger as a calendar (every node's allocations over
+time, and the free capacity per flavor), read only.  An admin sees every
+node by name; a project sees its own allocations, on nodes named as
+Nova's hostId names them to it, and the free capacity.
+"""
+
+import hashlib
+
+from nova import objects
+
+from nova_reservation.api import policies
+from nova_reservation.api import validation
+from nova_reservation.api import wsgi
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import planner
+from nova_reservation import views
+
+CONF = conf.CONF
+DAY = 86400
+# What the calendar shows by default, and at most.
+SPAN, LONGEST_SPAN = 7 * DAY, 31 * DAY
+SERVERS = 'server'
+
+
+def _date(t: float):
+    return views.date(ledger_mod.from_epoch(t))
+
+
+def _amounts(res: capacity.Resources) -> dict:
+    return dict(zip(('vcpus', 'memory_mb', 'disk_gb'), res))
+
+
+def _host_id(project_id: str, node: str) -> str:
+    """A node's name as a project sees it: Nova's hostId."""
+    return hashlib.sha224((project_id + node).encode()).hexdigest()
+
+
+def _allocation(slot: capacity.Slot, info, lease) -> dict:
+    held = (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
+    return dict(
+        _amounts(slot.resources),
+        type=info.resource_type if info else None,
+        start=_date(slot.start), end=_date(slot.end),
+        lease_id=info and info.lease_id,
+        lease_name=lease.name if lease else None,
+        reservation_id=slot.reservation_id,
+        project_id=info and info.project_id,
+        server_id=None if held else slot.instance_uuid,
+        held=held)
+
+
+def show_ledger(ctx, req):
+    """Every node's allocations over [after, before) and the free
+    capacity per public flavor.
+    """
+    wsgi.authorize(ctx, policies.LEDGER_GET)
+    everything = policies.authorize(ctx, policies.LEDGER_GET_ALL_NODES, {})
+    try:
+        after, before = validation.calendar(
+            wsgi.query(req), db_api.utcnow(), SPAN, LONGEST_SPAN)
+    except validation.Invalid as e:
+        raise wsgi.invalid(e)
+    flavors = sorted(objects.FlavorList.get_all(
+        ctx, inactive=False, filters={'is_public': True}),
+        key=lambda f: (f.vcpus, f.memory_mb, f.root_gb, f.flavorid))
+    found = planner.shared().calendar(after, before, {
+        f.flavorid: capacity.need_of_flavor(f) for f in flavors})
+    reservations = found['reservations']
+
+    def visible(slot):
+        info = reservations.get(slot.reservation_id)
+        return everything or (info and info.project_id == ctx.project_id)
+    shown = [(h, reservable, [s for s in slots if visible(s)])
+             for h, reservable, slots in found['nodes']]
+    leases = db_leases.get_many(db_api.Context(), {
+        reservations[s.reservation_id].lease_id for _, _, slots in shown
+        for s in slots if s.reservation_id in reservations})
+    nodes = []
+    for host, reservable, slots in shown:
+        allocations = []
+        for s in slots:
+            info = reservations.get(s.reservation_id)
+            allocations.append(_allocation(
+                s, info, info and leases.get(info.lease_id)))
+        if everything:
+            if any(host.base):
+                # Ordinary servers: no end, counted as Placement has them.
+                allocations.insert(0, dict(
+                    _amounts(host.base), type=SERVERS, start=_date(
+                        ledger_mod.to_epoch(after)), end=None,
+                    lease_id=None, lease_name=None, reservation_id=None,
+                    project_id=None, server_id=None, held=False))
+            nodes.append(dict(name=host.node, reservable=reservable,
+                              capacity=_amounts(host.capacity),
+                              allocations=allocations))
+        elif allocations:
+            nodes.append(dict(name=_host_id(ctx.project_id, host.node),
+                              reservable=None, capacity=None,
+                              allocations=allocations))
+    return wsgi.json_response(200, {'ledger': {
+        'after': views.date(after), 'before': views.date(before),
+        'nodes': nodes,
+        'free': [dict(_amounts(capacity.need_of_flavor(f)),
+                      flavor_id=f.flavorid, flavor_name=f.name,
+                      steps=[{'start': _date(t), 'count': n}
+                             for t, n in found['free'][f.flavorid]])
+                 for f in flavors]}})

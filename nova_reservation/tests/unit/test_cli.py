@@ -1,0 +1,60 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The availability command's arguments, as the API's query."""
+
+import datetime
+
+import testtools
+
+from nova_reservation.api import validation
+from nova_reservation import capacity
+from nova_reservation.cli import availability
+from nova_reservation import resource_types
+
+
+def parsed(*argv: str):
+    parser = availability.ListAvailability(None, None).get_parser('list')
+    return parser.parse_args(argv)
+
+
+class QueryTest(testtools.TestCase):
+
+    def test_each_form_is_a_query_the_api_takes(self):
+        now = datetime.datetime(2026, 1, 1)
+        for argv, kind in (
+                (('--flavor', 'm1.small', '--amount', '3', '--duration',
+                  '2h', '--affinity', 'True'), resource_types.FLAVOR),
+                (('--vcpus', '2', '--memory-mb', '512', '--duration', '90',
+                  '--after', '2026-01-02T00:00:00Z', '--before',
+                  '2026-01-03T00:00:00Z', '--limit', '5'),
+                 resource_types.VIRTUAL),
+                (('--min', '2', '--duration', '1d', '--resource-properties',
+                  '["==", "$gpu", "yes"]'), resource_types.HOST)):
+            query = availability.query(parsed(*argv), flavor_id='42')
+            self.assertEqual(kind, query['resource_type'])
+            self.assertTrue(all(isinstance(v, str) for v in query.values()))
+            req, after, before, duration, limit = validation.availability(
+                query, now, 10 ** 8, 0, 10 ** 8,
+                lambda flavor_id: capacity.Resources(1, 512, 1))
+            self.assertEqual(kind, req.resource_type)
+
+    def test_a_host_search_sends_no_server_fields(self):
+        query = availability.query(parsed('--min', '1', '--duration', '1h',
+                                          '--affinity', 'True'))
+        self.assertEqual({'resource_type': 'physical:host', 'min': '1',
+                          'duration': '1h'}, query)
+
+    def test_one_kind_of_reservation_is_required(self):
+        self.assertRaises(SystemExit, parsed, '--duration', '1h')
+        self.assertRaises(SystemExit, parsed, '--flavor', 'x', '--min', '1',
+                          '--duration', '1h')
