@@ -246,8 +246,12 @@ def interval(start_field: str, start_value, end_field: str, end_value,
                                                         start_value)
     end = parse_time(end_field, end_value)
     if start_value != 'now' and start < now:
-        raise InvalidParam(start_field, '%s is in the past (now is %s UTC)'
-                           % (start, now.replace(microsecond=0)))
+        # The current minute is now, as in Blazar: clients that send dates
+        # to the minute (its dashboard's form) mean it so.
+        if start < now.replace(second=0, microsecond=0):
+            raise InvalidParam(start_field, '%s is in the past (now is %s '
+                               'UTC)' % (start, now.replace(microsecond=0)))
+        start = now
     if max_advance and start > now + datetime.timedelta(
             seconds=max_advance):
         raise InvalidParam(start_field, 'is more than %d days ahead'

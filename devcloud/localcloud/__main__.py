@@ -37,7 +37,8 @@ def main(argv=None) -> int:
         'env', help='Print the shell exports of a user for the nova and '
                     'openstack CLIs.')
     env.add_argument('name', choices=('admin', 'alice', 'bob'))
-    commands.add_parser('status', help='List the running processes.')
+    commands.add_parser('status', help='List the running processes and '
+                        'the dashboard URL.')
     args = parser.parse_args(argv)
     local = cloud.LocalCloud()
     if args.command == 'up':
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
     elif args.command == 'env':
         sys.stdout.write(local.env(args.name))
     else:
-        print('\n'.join(local.running()) or 'not running')
+        print(local.status())
     return 0
 
 

@@ -12,7 +12,8 @@
 
 """A local multi-process cloud for tests and demos, on loopback only.
 
-Real Keystone, Glance, Placement and nova-api under gunicorn; nova-conductor,
+Real Keystone, Glance, Placement, nova-api and Horizon (with
+blazar-dashboard) under gunicorn; nova-conductor,
 nova-scheduler and several nova-compute processes (fake driver, small
 hosts, stable node identities); the reservation engine(s); on the machine's
 MariaDB and RabbitMQ with their own databases and vhost.  Networking is a
@@ -23,6 +24,8 @@ plugin runs too.
 
 import contextlib
 import grp
+import hashlib
+from importlib import metadata
 import json
 import os
 import pwd
@@ -44,7 +47,7 @@ from nova_reservation import deploy
 
 HOST = '127.0.0.1'
 PORTS = dict(keystone=15000, nova=18774, placement=18778, image=19292,
-             network=19696)
+             network=19696, dashboard=18080)
 DB_USER = DB_PASSWORD = 'nrsv_localcloud'
 DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
                  nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
@@ -147,6 +150,11 @@ class LocalCloud:
         self.data = os.path.join(self.base, 'data')
         self.logs = os.path.join(self.base, 'log')
         self.run_dir = os.path.join(self.base, 'run')
+        horizon = os.path.join(self.data, 'horizon')
+        self.horizon_secret = os.path.join(horizon, 'secret_key')
+        self.horizon_sessions = os.path.join(horizon, 'sessions')
+        # Outside data/horizon: kept by `up --fresh` (see build_horizon).
+        self.horizon_static = os.path.join(self.data, 'horizon-static')
 
     # ---------------------------------------------------------- processes
     def _pidfile(self, name: str) -> str:
@@ -603,6 +611,49 @@ class LocalCloud:
             admin.post(nova + '/os-aggregates', json={
                 'aggregate': {'name': 'freepool'}})
 
+    # ---------------------------------------------------------- dashboard
+    def _horizon_env(self) -> dict:
+        return dict(DJANGO_SETTINGS_MODULE=PACKAGE + '.horizon_settings',
+                    LOCALCLOUD_DIR=self.base)
+
+    def build_horizon(self) -> None:
+        """Horizon's static files, collected and compressed (offline, as
+        in production): once for the installed packages (Horizon,
+        blazar-dashboard, the XStatic ones) and these settings, not at
+        every `up`.
+        """
+        for d in (os.path.dirname(self.horizon_secret),
+                  self.horizon_sessions):
+            os.makedirs(d, exist_ok=True)
+        stamp = os.path.join(self.horizon_static, '.built')
+        digest = hashlib.sha256()
+        with open(os.path.join(os.path.dirname(__file__),
+                               'horizon_settings.py'), 'rb') as f:
+            digest.update(f.read())
+        digest.update(json.dumps(sorted(
+            '%s %s' % (d.metadata['Name'], d.version)
+            for d in metadata.distributions())).encode())
+        built = digest.hexdigest()
+        if os.path.exists(stamp):
+            with open(stamp) as f:
+                if f.read() == built:
+                    return
+        shutil.rmtree(self.horizon_static, ignore_errors=True)
+        django = [sys.executable, '-m', 'django']
+        self._setup(*django, 'collectstatic', '--noinput',
+                    env=self._horizon_env())
+        self._setup(*django, 'compress', '--force', env=self._horizon_env())
+        with open(stamp, 'w') as f:
+            f.write(built)
+
+    def start_horizon(self) -> None:
+        self._gunicorn('horizon', 'django.core.wsgi:get_wsgi_application()',
+                       PORTS['dashboard'], self._horizon_env())
+        login = url('dashboard') + '/auth/login/'
+        _wait('Horizon', lambda: ks_session.Session().get(
+            login, raise_exc=False).status_code == 200,
+            alive=lambda: 'horizon' in self.running())
+
     # ------------------------------------------------------------ commands
     def up(self, engines: int = 1, computes: int = 3,
            fresh: bool = False) -> None:
@@ -613,8 +664,11 @@ class LocalCloud:
         fresh = fresh or not os.path.exists(os.path.join(self.base,
                                                          'state.json'))
         if fresh:
-            for d in (self.data, self.logs):
-                shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(self.logs, ignore_errors=True)
+            for d in os.listdir(self.data) if os.path.isdir(
+                    self.data) else ():
+                if os.path.join(self.data, d) != self.horizon_static:
+                    shutil.rmtree(os.path.join(self.data, d))
         for d in (self.etc, self.data, self.logs, self.run_dir):
             os.makedirs(d, exist_ok=True)
         steps = [
@@ -629,6 +683,8 @@ class LocalCloud:
             ('Placement', self.start_placement),
             ('Nova databases', lambda: self.sync_nova(fresh)),
             ('Nova', lambda: self.start_nova(computes)),
+            ('dashboard static files', self.build_horizon),
+            ('dashboard', self.start_horizon),
             ('flavors, image, freepool', self.create_resources),
             ('%d engine(s)' % engines, lambda: self.start_engines(engines)),
         ]
@@ -650,8 +706,9 @@ class LocalCloud:
 
     def down(self) -> None:
         names = self.running()
-        # The engines and Nova first, Keystone last.
-        first = [n for n in names if n.startswith(('engine', 'nova'))]
+        # The dashboard, the engines and Nova first, Keystone last.
+        first = [n for n in names
+                 if n.startswith(('horizon', 'engine', 'nova'))]
         last = [n for n in names if n == 'keystone']
         for name in first + [n for n in names
                              if n not in first + last] + last:
@@ -659,6 +716,17 @@ class LocalCloud:
         if os.path.isdir(self.run_dir):
             for f in os.listdir(self.run_dir):
                 os.unlink(os.path.join(self.run_dir, f))
+
+    def status(self) -> str:
+        """The running processes, and where the dashboard is."""
+        names = self.running()
+        if not names:
+            return 'not running'
+        lines = names[:]
+        if 'horizon' in names:
+            lines.append('dashboard: %s/ (admin, alice or bob, password '
+                         '<name>-secret)' % url('dashboard'))
+        return '\n'.join(lines)
 
     def env(self, user: str) -> str:
         """Shell exports for the nova and openstack CLIs as `user`."""

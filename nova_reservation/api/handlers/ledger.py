@@ -77,8 +77,9 @@ def show_ledger(ctx, req):
             wsgi.query(req), db_api.utcnow(), SPAN, LONGEST_SPAN)
     except validation.Invalid as e:
         raise wsgi.invalid(e)
-    flavors = sorted(objects.FlavorList.get_all(
-        ctx, inactive=False, filters={'is_public': True}),
+    # (Nova adds the project's private flavors, such as a lease's own.)
+    flavors = sorted((f for f in objects.FlavorList.get_all(
+        ctx, inactive=False, filters={'is_public': True}) if f.is_public),
         key=lambda f: (f.vcpus, f.memory_mb, f.root_gb, f.flavorid))
     found = planner.shared().calendar(after, before, {
         f.flavorid: capacity.need_of_flavor(f) for f in flavors})

@@ -11,9 +11,12 @@
 #    under the License.
 
 """requirements.txt lists what nova-api, nova-scheduler and the engine run
-with the plugin, and nothing that only the tests need."""
+with the plugin, and nothing that only the tests need; the ``dashboard``
+extra of setup.cfg what the Horizon plugin (nova_reservation/dashboard)
+imports besides."""
 
 import ast
+import configparser
 from importlib import metadata
 import os
 import re
@@ -23,6 +26,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 PACKAGE = 'nova_reservation'
+# Runs inside Horizon, with the dashboard extra.
+DASHBOARD = os.path.join(PACKAGE, 'dashboard')
 # Needed in production without an import statement.
 NOT_IMPORTED = {
     'pbr': 'builds the package and gives its version',
@@ -46,11 +51,23 @@ def requirements(filename: str) -> set:
     return names
 
 
-def production_imports() -> set:
-    """Top-level modules the production code (not its tests) imports."""
+def extra(name: str) -> set:
+    """The canonical distribution names of an extra of setup.cfg."""
+    setup = configparser.ConfigParser()
+    setup.read(os.path.join(ROOT, 'setup.cfg'))
+    return {canonical(re.match(r'[A-Za-z0-9_.-]+', line).group())
+            for line in setup['extras'][name].split('\n') if line.strip()}
+
+
+def production_imports(top: str = PACKAGE, skip: tuple = (DASHBOARD,)
+                       ) -> set:
+    """Top-level modules the production code under `top` (not its tests,
+    nor what is under `skip`) imports.
+    """
     modules = set()
-    for path, dirs, files in os.walk(os.path.join(ROOT, PACKAGE)):
-        dirs[:] = [d for d in dirs if d not in ('tests', '__pycache__')]
+    for path, dirs, files in os.walk(os.path.join(ROOT, top)):
+        dirs[:] = [d for d in dirs if d not in ('tests', '__pycache__') and
+                   os.path.relpath(os.path.join(path, d), ROOT) not in skip]
         for name in files:
             if not name.endswith('.py'):
                 continue
@@ -70,11 +87,17 @@ class RequirementsTest(unittest.TestCase):
     def setUp(self) -> None:
         super().setUp()
         self.runtime = requirements('requirements.txt')
-        self.imported = {}
+        self.imported = self.distributions(production_imports())
+
+    @staticmethod
+    def distributions(modules: set) -> dict:
+        """{canonical distribution name: the module imported from it}."""
+        found = {}
         distributions = metadata.packages_distributions()
-        for module in production_imports():
+        for module in modules:
             for dist in distributions.get(module, [module]):
-                self.imported[canonical(dist)] = module
+                found[canonical(dist)] = module
+        return found
 
     def test_every_import_is_a_requirement(self):
         self.assertIn('nova', self.imported)
@@ -83,6 +106,13 @@ class RequirementsTest(unittest.TestCase):
     def test_every_requirement_is_imported(self):
         self.assertEqual([], sorted(
             self.runtime - set(self.imported) - set(NOT_IMPORTED)))
+
+    def test_the_dashboard_imports_are_its_extra(self):
+        dashboard = set(self.distributions(production_imports(
+            DASHBOARD, skip=())))
+        self.assertIn('horizon', dashboard)
+        self.assertEqual(sorted(dashboard - self.runtime),
+                         sorted(extra('dashboard')))
 
     def test_what_only_the_tests_need_is_a_test_requirement(self):
         tests = requirements('test-requirements.txt')

@@ -77,6 +77,19 @@ class DatesTest(RefusedTest):
                            '0001-01-01 00:00', 'end_date',
                            '0001-01-02 00:00', NOW, DAY, DAY)
 
+    def test_the_current_minute_is_now_and_the_one_before_the_past(self):
+        now = datetime.datetime(2026, 11, 24, 17, 47, 42)
+        start, end = validation.interval(
+            'start_date', '2026-11-24 17:47', 'end_date', '2026-11-24 18:47',
+            now, DAY, DAY)
+        self.assertEqual((now, datetime.datetime(2026, 11, 24, 18, 47)),
+                         (start, end))
+        message = self.assertRefused(
+            'start_date', validation.interval, 'start_date',
+            '2026-11-24 17:46', 'end_date', '2026-11-24 18:47', now, DAY,
+            DAY)
+        self.assertIn('is in the past', message)
+
     def test_characters_that_are_no_part_of_a_date(self):
         for text in ('2026-12-01 10:00\x00', '2026-12-01 10:00\n',
                      '2026-12-01\t10:00', '２０２６-12-01 10:00',
