@@ -599,10 +599,9 @@ def earliest_fit(hosts: Sequence[Host], timelines: dict, need: Resources,
 
 def how_many(room: Resources, need: Resources) -> int:
     """How many slots of `need` the room holds (0 if none)."""
-    if min(room) < 0:
+    if not any(need) or not need.fits_in(room):
         return 0
-    counts = [int(r // n) for r, n in zip(room, need) if n > 0]
-    return min(counts) if counts else 0
+    return int(_score(room, need))
 
 
 def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,

@@ -205,6 +205,13 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
 UNITS = {'m': 60, 'h': 3600, 'd': 86400, 'w': 7 * 86400}
 
 
+def _after(query: dict, now: datetime.datetime) -> datetime.datetime:
+    """A search's `after`: now if not given, "now" or past."""
+    if query.get('after', 'now') == 'now':
+        return now
+    return max(now, validation.parse_time('after', query['after']))
+
+
 def availability(query: dict, now: datetime.datetime, max_duration: int,
                  max_advance: int, horizon: int, flavor_need: Callable
                  ) -> tuple:
@@ -238,8 +245,7 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
     if duration > max_duration:
         raise Invalid('duration', 'is longer than the longest lease, %.1f '
                       'hours' % (max_duration / 3600))
-    after = max(now, now if query.get('after', 'now') == 'now' else
-                validation.parse_time('after', query['after']))
+    after = _after(query, now)
     # (Not past the calendar's last day.)
     last = after + datetime.timedelta(seconds=min(
         horizon, (datetime.datetime.max - after).total_seconds() // 1))
@@ -263,8 +269,7 @@ def calendar(query: dict, now: datetime.datetime, default: int,
     (default now) for `default` seconds, at most `longest`.
     """
     validation.check(ledger_schemas.QUERY, query, whole='query')
-    after = max(now, now if query.get('after', 'now') == 'now' else
-                validation.parse_time('after', query['after']))
+    after = _after(query, now)
     if 'before' not in query:
         return after, after + datetime.timedelta(seconds=default)
     before = validation.parse_time('before', query['before'])

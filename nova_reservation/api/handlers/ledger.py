@@ -104,9 +104,9 @@ def show_ledger(ctx, req):
             if any(host.base):
                 # Ordinary servers: no end, counted as Placement has them.
                 allocations.insert(0, dict(
-                    _amounts(host.base), type=SERVERS, start=_date(
-                        ledger_mod.to_epoch(after)), end=None,
-                    lease_id=None, lease_name=None, reservation_id=None,
+                    _amounts(host.base), type=SERVERS,
+                    start=views.date(after), end=None, lease_id=None,
+                    lease_name=None, reservation_id=None,
                     project_id=None, server_id=None, held=False))
             nodes.append(dict(name=host.node, reservable=reservable,
                               capacity=_amounts(host.capacity),
