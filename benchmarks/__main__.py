@@ -26,6 +26,7 @@ from benchmarks import capacity_math
 from benchmarks import events
 from benchmarks import lease_placement
 from benchmarks import leases_at_once
+from benchmarks import preemption
 from benchmarks import scheduler_overhead
 
 RESULTS = os.path.join(os.path.dirname(__file__), 'results.json')
@@ -141,7 +142,25 @@ def run(quick: bool) -> list:
                    better='higher'),
             figure('engine / bare store claim-and-finish, %d engine(s)'
                    % row['engines'], row['engine_vs_store'], 'x')]
-    return figures
+    return figures + spare_capacity(quick)
+
+
+def spare_capacity(quick: bool) -> list:
+    """A week (a day: --quick) of leases and preemptible work."""
+    row = preemption.run(*((20, 1.0) if quick else (100, 7.0)))
+    at = '%d nodes, %g days' % (row['nodes'], row['days'])
+    return [
+        figure('promised capacity used by preemptible work, of what it '
+               'could use, ' + at, 100 * row['promised_share'], '%', 80.0,
+               better='higher'),
+        figure('lease starts late, %d leases started, ' % row[
+            'leases_started'] + at, row['late_starts'], 'leases', 0),
+        figure('evictions per lease, ' + at, row['evictions_per_lease'],
+               'servers'),
+        figure('evictions that were migrations, ' + at,
+               100 * row['migrations'] / max(row['evictions'], 1), '%'),
+        figure('preemptible jobs lost (on_preempt=shelve), %d done, '
+               % row['jobs_done'] + at, row['jobs_lost'], 'jobs', 0)]
 
 
 def main() -> int:

@@ -41,6 +41,7 @@ from nova_reservation import schedule
 EVENT_ORDER = ('reserve',) + schedule.TIMED
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 LEASE_ID = 'reservation:lease_id'
+PREEMPTIBLE = 'reservation:preemptible'
 
 
 def _rows(engine: sa.engine.Engine, table) -> list:
@@ -69,7 +70,14 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     servers = {s['id']: s for s in servers}
     found += _slots(slots, servers)
     found += _servers(servers, leases)
-    found += _capacity(slots, placement, ledger_mod.to_epoch(now))
+    preemptible = {u for u, s in servers.items()
+                   if (s.get('metadata') or {}).get(PREEMPTIBLE) == 'true'}
+    # Servers of host reservations hold no slot of their own: the host's
+    # slot holds them.
+    leased = {b['instance_uuid'] for b in _rows(
+        engine, models.ServerBinding.__table__) if b['state'] != 'ENDED'}
+    found += _capacity(slots, placement, ledger_mod.to_epoch(now),
+                       preemptible, leased)
     return found
 
 
@@ -124,9 +132,10 @@ def _servers(servers: dict, leases: dict) -> list:
     return found
 
 
-def _capacity(slots: list, placement: Callable, now: float) -> list:
+def _capacity(slots: list, placement: Callable, now: float,
+              preemptible: set, leased: set) -> list:
     timelines: dict = {}
-    bound = set()
+    bound = set(leased)
     for s in slots:
         timelines.setdefault(s['node'], capacity.Timeline()).add(
             capacity.Slot(s['id'], s['reservation_id'], s['node'],
@@ -149,16 +158,24 @@ def _capacity(slots: list, placement: Callable, now: float) -> list:
             (inventories[rc]['total'] - inventories[rc]['reserved']) *
             inventories[rc]['allocation_ratio'] if rc in inventories else 0
             for rc in RESOURCE_CLASSES))
-        # Ordinary servers (not held by the ledger) run for good.
-        ordinary = capacity.ZERO
+        # Ordinary servers (not held by the ledger) run for good;
+        # preemptible ones yield to the leases that start.
+        ordinary = yielding = capacity.ZERO
         for consumer, alloc in placement(path + '/allocations')[
                 'allocations'].items():
-            if consumer not in bound:
-                ordinary = ordinary + capacity.Resources(*(
-                    alloc['resources'].get(rc, 0)
-                    for rc in RESOURCE_CLASSES))
+            use = capacity.Resources(*(alloc['resources'].get(rc, 0)
+                                       for rc in RESOURCE_CLASSES))
+            if consumer in preemptible:
+                yielding = yielding + use
+            elif consumer not in bound:
+                ordinary = ordinary + use
         peak = timeline.peak(now, float('inf')) + ordinary
         if not peak.fits_in(limit):
             found.append('node %s is promised %s of its %s' % (
                 rp['name'], peak, limit))
+        started = timeline.peak(now, now + capacity.INSTANT)
+        if yielding != capacity.ZERO and not (
+                started + ordinary + yielding).fits_in(limit):
+            found.append('node %s: preemptible servers (%s) take what its '
+                         'running leases hold' % (rp['name'], yielding))
     return found

@@ -428,6 +428,34 @@ def fits(host: Host, timeline: Optional[Timeline], need: Resources,
     return (host.base + peak + need).fits_in(host.capacity)
 
 
+def held_until(host: Host, timeline: Optional[Timeline],
+               uses: Sequence[Resources], now: float) -> list:
+    """For servers outside the ledger that yield to it (preemptible), in
+    their order of precedence on `host` (the first stays longest): the
+    instant from which the node no longer holds each with those before it,
+    the ledger and `host.base` (now: it does not now; FOREVER: never).
+    """
+    found = []
+    total = host.base
+    for use in uses:
+        total = total + use
+        limit = host.capacity - total
+        if min(limit) < 0:
+            found.append(now)
+        elif timeline is None:
+            found.append(FOREVER)
+        elif not timeline.peak(now, now + INSTANT).fits_in(limit):
+            found.append(now)
+        else:
+            found.append(timeline.next_rise(now, limit))
+    return found
+
+
+def used_share(reserved: float, used: float) -> float:
+    """The share of what is reserved that is used (1: nothing reserved)."""
+    return min(used / reserved, 1.0) if reserved > 0 else 1.0
+
+
 def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
          count: int, start: float, end: float,
          affinity: Optional[bool] = None) -> Optional[list]:

@@ -12,7 +12,7 @@
 
 """The compute nodes as the ledger sees them, read from Placement."""
 
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
 
@@ -58,8 +58,11 @@ class HostView:
         self.leased = leased
         self._providers: dict = {}   # {uuid: _Provider}
 
-    def hosts(self, client, fresh: bool = False) -> list:
-        """`client`: Nova's Placement report client.
+    def hosts(self, client, fresh: bool = False,
+              evictable: Optional[Callable] = None) -> list:
+        """`client`: Nova's Placement report client; `evictable(uuids)`:
+        those of the servers that leave for a lease (preemptible), left
+        out of the base usage like the servers of leases.
 
         Placement does not move a provider's generation when a consumer's
         allocations are deleted: the cached view may count a server that is
@@ -73,9 +76,11 @@ class HostView:
             known = None if fresh else self._providers.get(rp['uuid'])
             seen[rp['uuid']] = self._current(client, rp, known)
         self._providers = seen
-        return self._hosts([p for p in seen.values() if p.compute])
+        return self._hosts([p for p in seen.values() if p.compute],
+                           evictable)
 
-    def hosts_of(self, client, nodes: Iterable[str]) -> dict:
+    def hosts_of(self, client, nodes: Iterable[str],
+                 evictable: Optional[Callable] = None) -> dict:
         """{node: capacity.Host} of those of `nodes` that the view knows,
         as Placement has them now: each provider's generation read again
         (one small request a node), its inventories and consumers only
@@ -93,7 +98,18 @@ class HostView:
             self._providers[uuid] = known
             if known.compute:
                 current.append(known)
-        return {h.node: h for h in self._hosts(current)}
+        return {h.node: h for h in self._hosts(current, evictable)}
+
+    def uses(self, uuids: Iterable[str]) -> dict:
+        """{node: {server uuid: capacity.Resources}} of those of the
+        servers that the last read found on a node.
+        """
+        wanted = set(uuids)
+        found: dict = {}
+        for p in self._providers.values():
+            for uuid in wanted.intersection(p.consumers):
+                found.setdefault(p.name, {})[uuid] = _use(p.consumers[uuid])
+        return found
 
     def _current(self, client, rp: dict, known) -> _Provider:
         """The provider `rp` (as Placement lists it), read again if its
@@ -109,9 +125,12 @@ class HostView:
                 for rc in RESOURCE_CLASSES)),
             _sum(_use(c) for c in consumers.values()))
 
-    def _hosts(self, providers: list) -> list:
-        leased = self.leased([uuid for p in providers
-                              for uuid in p.consumers])
+    def _hosts(self, providers: list,
+               evictable: Optional[Callable] = None) -> list:
+        uuids = [uuid for p in providers for uuid in p.consumers]
+        leased = self.leased(uuids)
+        if evictable is not None:
+            leased = leased | evictable(uuids)
         hosts = []
         for p in providers:
             used = p.used

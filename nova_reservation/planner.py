@@ -38,6 +38,7 @@ from nova_reservation.db import builds as db_builds
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import placement
 from nova_reservation import properties
@@ -81,15 +82,20 @@ class ReservationRequest:
 
 class NoCapacity(Exception):
     def __init__(self, message: str,
-                 earliest: Optional[datetime.datetime] = None) -> None:
+                 earliest: Optional[datetime.datetime] = None,
+                 latest_end: Optional[datetime.datetime] = None) -> None:
         super().__init__(message)
         self.earliest = earliest
+        self.latest_end = latest_end
 
     def details(self) -> dict:
         """What a 409 for it carries besides the message."""
-        if self.earliest is None:
-            return {}
-        return {'earliest_start': self.earliest.isoformat() + 'Z'}
+        found = {}
+        if self.earliest is not None:
+            found['earliest_start'] = self.earliest.isoformat() + 'Z'
+        if self.latest_end is not None:
+            found['latest_end'] = self.latest_end.isoformat() + 'Z'
+        return found
 
 
 class LedgerBusy(Exception):
@@ -141,6 +147,15 @@ class Planner:
         bound = self.ledger.view.bound
         return {uuid for uuid in uuids if uuid in bound}
 
+    def _evictable(self, start: float) -> Optional[Callable]:
+        """What leaves the shared pool for a lease starting at `start`:
+        the preemptible servers, if the engine has time to move them
+        (`preempt_margin`); None: nothing does.
+        """
+        if start < self.clock() + CONF.reservation.preempt_margin * 60:
+            return None
+        return lambda uuids: db_preemptibles.uuids(self.ctx, uuids)
+
     def _enrolled(self) -> dict:
         """{node: host row} of the enrolled hosts, read again only when a
         host was enrolled, changed or removed since the last read.
@@ -155,13 +170,15 @@ class Planner:
     # ------------------------------------------------------------ plans
 
     def _pools(self, unusable: Iterable[str] = (),
-               fresh: bool = False) -> tuple:
+               fresh: bool = False, start: Optional[float] = None) -> tuple:
         """(shared pool nodes, reservable nodes with their host rows),
-        without the `unusable` nodes (`fresh`: Placement read anew).
+        without the `unusable` nodes (`fresh`: Placement read anew), for
+        leases that start at `start` or later (None: now).
         """
         enrolled = self._enrolled()
         unusable = set(unusable)
-        nodes = [n for n in self.nodes.hosts(self.client, fresh)
+        evictable = None if start is None else self._evictable(start)
+        nodes = [n for n in self.nodes.hosts(self.client, fresh, evictable)
                  if n.node not in unusable]
         shared = [n for n in nodes if n.node not in enrolled]
         reservable = [(n, enrolled[n.node]) for n in nodes
@@ -208,7 +225,7 @@ class Planner:
         excluded = {s.id for s in moved} | {s.id for s in dropped}
         timelines = {n: tl.copy(excluded) if excluded else tl
                      for n, tl in self.ledger.timelines.items()}
-        pools = self._pools(fresh=fresh)
+        pools = self._pools(fresh=fresh, start=start)
         if moved:
             self._check_moved(moved, pools, timelines, start, end)
         placed = {}
@@ -292,7 +309,7 @@ class Planner:
         earliest that fits.
         """
         self.ledger.refresh()
-        pools = self._pools()
+        pools = self._pools(start=ledger_mod.to_epoch(after))
         timelines = self.ledger.timelines
         found = capacity.windows(
             timelines, ledger_mod.to_epoch(after),
@@ -311,7 +328,7 @@ class Planner:
         self.ledger.refresh()
         view = self.ledger.view
         start, end = ledger_mod.to_epoch(after), ledger_mod.to_epoch(before)
-        shared, reservable = self._pools()
+        shared, reservable = self._pools(start=start)
         timelines = view.timelines
         nodes = [(h, False) for h in shared] + [
             (h, True) for h, _ in reservable]
@@ -324,6 +341,18 @@ class Planner:
             'free': {name: capacity.free_counts(shared, timelines, need,
                                                 start, end)
                      for name, need in needs.items()}}
+
+    def yielding(self, uuids: Iterable[str]) -> tuple:
+        """The shared pool as the preemptible servers `uuids` see it, read
+        anew: ({node: capacity.Host} whose base leaves them out, {node:
+        {uuid: capacity.Resources}} of them, the ledger's timelines).
+        """
+        uuids = set(uuids)
+        self.ledger.refresh()
+        timelines = self.ledger.timelines
+        shared, _ = self._pools(fresh=True, start=capacity.FOREVER)
+        return ({h.node: h for h in shared}, self.nodes.uses(uuids),
+                timelines)
 
     # ----------------------------------------------------------- writes
 
@@ -399,7 +428,9 @@ class Planner:
         while waiting and time.monotonic() < deadline:
             time.sleep(0.05)
             waiting &= self.in_flight(since)
-        hosts = self.nodes.hosts_of(self.client, {n for n, _, _ in pieces})
+        hosts = self.nodes.hosts_of(
+            self.client, {n for n, _, _ in pieces},
+            self._evictable(min(s for _, s, _ in pieces)))
         for node, start, end in pieces:
             if node not in hosts or not capacity.fits(
                     hosts[node], timelines.get(node),
@@ -492,8 +523,14 @@ class Planner:
             for r in db_leases.reservations(self.ctx, lease.id):
                 (dropped if r.id in replaced else own).extend(
                     self.ledger.slots(r.id))
-            placed, timelines = self.plan(growth, start, end, moved=own,
-                                          dropped=dropped)
+            try:
+                placed, timelines = self.plan(growth, start, end, moved=own,
+                                              dropped=dropped)
+            except NoCapacity as e:
+                if growth or replaced or start_at != lease.start_at or \
+                        end_at <= lease.end_at:
+                    raise
+                raise self._refused_extension(e, own, lease.end_at)
             slots = {rid: (columns, self._slot_rows(
                 lease, placed.get(rid, []), start_at, end_at))
                 for rid, columns in sizes.items()}
@@ -512,6 +549,33 @@ class Planner:
             except db_ledger.LedgerConflict:
                 continue
         raise LedgerBusy()
+
+    def _refused_extension(self, refused: NoCapacity, own: list,
+                           end_at: datetime.datetime) -> NoCapacity:
+        """A refused extension, with the latest end to which the lease's
+        slots (`own`, on their nodes until `end_at`) can all run.
+        """
+        end = ledger_mod.to_epoch(end_at)
+        shared, reservable = self._pools(fresh=True, start=end)
+        hosts = {h.node: h for h in shared}
+        hosts.update({h.node: h for h, _ in reservable})
+        need: dict = {}
+        for s in own:
+            need[s.node] = need.get(s.node, capacity.ZERO) + s.resources
+        excluded = {s.id for s in own}
+        latest = capacity.FOREVER
+        for node, resources in need.items():
+            if node not in hosts:
+                return refused
+            timeline = self.ledger.timelines.get(node)
+            latest = min(latest, capacity.held_until(
+                hosts[node], timeline and timeline.copy(excluded),
+                [resources], end)[0])
+        if not end < latest < capacity.FOREVER:
+            return refused
+        when = ledger_mod.from_epoch(latest).replace(microsecond=0)
+        return NoCapacity('%s; the latest end that fits is %s UTC'
+                          % (refused, when), latest_end=when)
 
     def relocate(self, failed_nodes: Iterable[str], now: float) -> tuple:
         """Move the future slots off nodes whose compute service is down or

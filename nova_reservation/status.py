@@ -101,3 +101,15 @@ BINDING = Machine('binding', {
     FAILED: {ENDED},
     ENDED: set(),
 }, initial=(BOOTING,))
+
+# Preemptible servers (rsv_preemptibles): running where the engine last saw
+# them, being moved off promised capacity, or shelved for want of room.
+RUNNING, EVICTING, SHELVED = 'RUNNING', 'EVICTING', 'SHELVED'
+PREEMPTIBLE = Machine('preemptible', {
+    RUNNING: {EVICTING},
+    # Moved (running again), shelved, or taken over by another engine.
+    EVICTING: {RUNNING, SHELVED},
+    # Unshelved once a node holds it again.
+    SHELVED: {UNSHELVING},
+    UNSHELVING: {RUNNING, SHELVED},
+}, initial=(RUNNING,))

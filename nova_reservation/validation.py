@@ -23,7 +23,7 @@ import datetime
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Optional
 
 import jsonschema
 from jsonschema import exceptions as jsonschema_exceptions
@@ -190,6 +190,19 @@ def check(schema: dict, value: Any, field: str = '',
 
 
 # -------------------------------------------------------------- dates
+
+def max_extensions(prefix: str, body: dict) -> Optional[int]:
+    """How many times a soft end may extend the lease (`body` checked by
+    its schema): 1 by default with ``on_end: extend_if_free``, and only
+    with it.
+    """
+    if body.get('on_end') != 'extend_if_free':
+        if 'max_extensions' in body:
+            raise InvalidParam(prefix + 'max_extensions', 'is for on_end '
+                               'extend_if_free only')
+        return None
+    return body.get('max_extensions', 1)
+
 
 def lease_name(value: str) -> str:
     """A lease's name as it is kept (its schema checked it): without the

@@ -377,7 +377,9 @@ class LocalCloud:
             # A test cloud: what a crash leaves is repaired within a
             # minute.
             'reservation': dict(reconcile_interval='15',
-                                creating_timeout='30'),
+                                creating_timeout='30',
+                                preempt_check_interval='5',
+                                preempt_notice='2', preempt_margin='1'),
         }
         self._write_ini('nova.conf', nova)
         # Only for the processes that use the databases: nova-compute must

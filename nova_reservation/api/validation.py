@@ -151,7 +151,9 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                 for i, r in enumerate(body.get('reservations', []))]
     values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
-                      body.get('before_end_date'), start, end))
+                      body.get('before_end_date'), start, end),
+                  on_end=body.get('on_end', 'delete'),
+                  max_extensions=validation.max_extensions('', body))
     return values, requests
 
 

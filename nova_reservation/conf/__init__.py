@@ -36,6 +36,23 @@ lease_opts = [
                     'lease (at most max_advance, where that is set).'),
     cfg.IntOpt('max_servers_per_lease', default=100, min=1,
                help='Most servers one boot with lease_params may create.'),
+    cfg.ListOpt('default_lease_projects', default=[],
+                help='Projects (ids) whose every ordinary boot is a lease '
+                     'from now for default_lease_duration, ended with '
+                     'default_on_end, so that a lab cloud reclaims what its '
+                     'users forget. A boot with lease_params, into a '
+                     'reservation, preemptible or onto a forced host is '
+                     'not changed.'),
+    cfg.IntOpt('default_lease_duration', default=30 * 24 * 3600, min=60,
+               help='Seconds a default lease lasts (at most '
+                    'max_lease_duration).'),
+    cfg.StrOpt('default_on_end', default='delete',
+               choices=['delete', 'shelve', 'snapshot', 'none'],
+               help='What the end of a default lease does to its servers.'),
+    cfg.IntOpt('default_before_end', default=24 * 60, min=0,
+               help='Minutes before the end of a default lease at which '
+                    'its owner is told (lease.event.before_end_lease); 0, '
+                    'or not shorter than the lease: not told.'),
     cfg.StrOpt('freepool_name', default='freepool',
                help='Name of the aggregate that holds the reservable hosts '
                     '(os-hosts). Ordinary boots never land on its hosts.'),
@@ -119,7 +136,48 @@ engine_opts = [
                     'later: unshelve onto the reserved host).'),
 ]
 
-ALL_OPTS = lease_opts + engine_opts
+preempt_opts = [
+    cfg.IntOpt('preempt_notice', default=30, min=0,
+               help='Minutes before a lease starts at which the owners of '
+                    'the preemptible servers that must leave its nodes are '
+                    'told (notification server.preempt.warning and the '
+                    'server\'s metadata reservation:preempt_at).'),
+    cfg.IntOpt('preempt_margin', default=10, min=1,
+               help='Minutes before a lease starts at which the engine '
+                    'moves the preemptible servers off its capacity (live '
+                    'migration, else cold migration, to a node where they '
+                    'take no promise), or shelves or deletes them as each '
+                    'asked (on_preempt) where no node holds them. A '
+                    'preemptible boot never lands on capacity promised '
+                    'from sooner than this.'),
+    cfg.IntOpt('preempt_check_interval', default=30, min=1,
+               help='Seconds between two looks of the engine at the '
+                    'preemptible servers: warnings, evictions, and the '
+                    'unshelving of those shelved for capacity once there '
+                    'is room again.'),
+]
+
+idle_opts = [
+    cfg.IntOpt('idle_threshold', default=0, min=0, max=100,
+               help='Percent of a running lease\'s reserved vCPUs that its '
+                    'servers must use; a lease below it for idle_period is '
+                    'idle: the engine sends lease.idle and shows since when '
+                    '(idle_since). 0: leases are never idle.'),
+    cfg.IntOpt('idle_period', default=60, min=1,
+               help='Minutes a running lease must stay below idle_threshold '
+                    'to be idle.'),
+    cfg.StrOpt('idle_action', default='notify',
+               choices=[('notify', 'tell the owner (lease.idle)'),
+                        ('release', 'tell the owner, and release the '
+                                    'lease\'s unused slots and hosts to '
+                                    'the pool')],
+               help='What the engine does with an idle lease.'),
+    cfg.IntOpt('idle_check_interval', default=60, min=1,
+               help='Seconds between two measures of the running leases\' '
+                    'use of what they reserved.'),
+]
+
+ALL_OPTS = lease_opts + engine_opts + preempt_opts + idle_opts
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

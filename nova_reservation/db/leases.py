@@ -80,6 +80,53 @@ def in_state(ctx, state: str, before: datetime.datetime) -> list:
 
 
 @api.reader
+def of_token(ctx, project_id: str, token: str) -> Optional[models.Lease]:
+    """The project's lease made with that client token, or None."""
+    t = models.Lease
+    return api.row(ctx, sa.select(t).where(t.project_id == project_id,
+                                           t.client_token == token))
+
+
+@api.reader
+def running(ctx, now: datetime.datetime) -> list:
+    """The leases that are ACTIVE and not over at `now`."""
+    t = models.Lease
+    return api.rows(ctx, sa.select(t).where(
+        t.status == status.ACTIVE, t.start_at <= now,
+        t.end_at > now).order_by(t.start_at, t.id))
+
+
+@api.writer
+def set_idle(ctx, lease_id: str, since: Optional[datetime.datetime]
+             ) -> None:
+    """The lease is idle since `since` (kept if it already was), or busy
+    again (None: the next idle stretch is told anew).
+    """
+    t = models.Lease
+    if since is None:
+        ctx.session.execute(sa.update(t).where(
+            t.id == lease_id, t.idle_since.isnot(None)).values(
+            idle_since=None, idle_told=None))
+    else:
+        ctx.session.execute(sa.update(t).where(
+            t.id == lease_id, t.idle_since.is_(None)).values(
+            idle_since=since))
+
+
+@api.writer
+def tell_idle(ctx, lease_id: str, since: datetime.datetime) -> bool:
+    """Take the telling of the idle stretch that began at `since`: once,
+    whichever engine gets there first (the caller's release of unused
+    capacity and its notice join this transaction).
+    """
+    t = models.Lease
+    return ctx.session.execute(sa.update(t).where(
+        t.id == lease_id, t.idle_since == since,
+        sa.or_(t.idle_told.is_(None), t.idle_told != since)).values(
+        idle_told=since)).rowcount == 1
+
+
+@api.reader
 def details(ctx, lease_ids: Iterable[str]) -> dict:
     """{lease id: Details} of the leases that exist, read in one snapshot
     with one query per table whatever their number.

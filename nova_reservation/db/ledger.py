@@ -267,6 +267,26 @@ def release(ctx, lease_id: str) -> None:
 
 
 @api.writer
+def give_back(ctx, reservation_id: str, slot_ids: Iterable[int]) -> list:
+    """Free slots of a running reservation go back to the pool (those
+    that no server took meanwhile): the ids given back.
+    """
+    s, r = models.Slot, models.Reservation
+    gen = bump(ctx)
+    free = list(ctx.session.execute(sa.select(s.id).where(
+        s.id.in_(list(slot_ids)), s.reservation_id == reservation_id,
+        s.instance_uuid.is_(None), s.deleted == sa.false()).with_for_update(
+    )).scalars())
+    if free:
+        ctx.session.execute(sa.update(s).where(s.id.in_(free)).values(
+            deleted=True, generation=gen))
+        ctx.session.execute(sa.update(r).where(r.id == reservation_id).values(
+            amount=r.amount - len(free), generation=gen,
+            updated_at=api.utcnow()))
+    return free
+
+
+@api.writer
 def drop_slots(ctx, generation: int, reservation_id: str) -> None:
     """A reservation's slots go: it is placed again, in a new shape."""
     ctx.session.execute(sa.update(models.Slot).where(

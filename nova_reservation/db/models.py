@@ -31,6 +31,8 @@ class Base(orm.DeclarativeBase):
 
 class Lease(Base):
     __tablename__ = 'rsv_leases'
+    __table_args__ = (sa.UniqueConstraint(
+        'project_id', 'client_token', name='rsv_leases_client_token_uc'),)
     id = sa.Column(sa.String(36), primary_key=True)
     name = sa.Column(sa.String(255), nullable=False)
     project_id = sa.Column(sa.String(255), nullable=False, index=True)
@@ -46,6 +48,18 @@ class Lease(Base):
     # Bumped by every change: updates are conditional on it.
     version = sa.Column(sa.Integer, nullable=False, default=0)
     degraded = sa.Column(sa.Boolean, nullable=False, default=False)
+    # Since when its servers use less than `idle_threshold` of it, and the
+    # start of the idle stretch its owner was told of.
+    idle_since = sa.Column(Timestamp)
+    idle_told = sa.Column(Timestamp)
+    # A create retried with the same token gives this lease, if it asks
+    # for the same (its request's digest).
+    client_token = sa.Column(sa.String(64))
+    request_digest = sa.Column(sa.String(64))
+    # on_end extend_if_free: how many times it may be, and was, extended
+    # (None: never).
+    max_extensions = sa.Column(sa.Integer)
+    extensions = sa.Column(sa.Integer)
 
 
 class Reservation(Base):
@@ -164,6 +178,29 @@ class ServerBinding(Base):
     reservation_id = sa.Column(sa.String(36), nullable=False)
     state = sa.Column(sa.String(32), nullable=False)
     image_id = sa.Column(sa.String(36))
+
+
+class Preemptible(Base):
+    """A server that may use capacity promised to leases that have not
+    started, until the engine moves it off (`status.PREEMPTIBLE`).
+    """
+    __tablename__ = 'rsv_preemptibles'
+    instance_uuid = sa.Column(sa.String(36), primary_key=True)
+    project_id = sa.Column(sa.String(255), nullable=False)
+    on_preempt = sa.Column(sa.String(16), nullable=False)
+    state = sa.Column(sa.String(32), nullable=False)
+    # The node the engine last saw it on, and when that node stops
+    # holding it (None: never, as far as the ledger knows).
+    node = sa.Column(sa.String(255))
+    deadline = sa.Column(Timestamp)
+    # The deadline its owner was told of.
+    warned_for = sa.Column(Timestamp)
+    # The last step of its eviction asked of Nova (live, cold, shelve).
+    action = sa.Column(sa.String(16))
+    claimed_by = sa.Column(sa.String(255))
+    claim_expires = sa.Column(Timestamp)
+    created_at = sa.Column(Timestamp, nullable=False)
+    updated_at = sa.Column(Timestamp)
 
 
 class Host(Base):

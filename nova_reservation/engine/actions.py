@@ -31,6 +31,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
 from nova_reservation import resource_types
+from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
 
 CONF = conf.CONF
@@ -224,20 +225,23 @@ def end(nova, details, now, writes) -> str:
     unbound with the lease's new status (`outcomes.record`).
     """
     lease = details.lease
+    # A soft end that could not extend ends as a plain one.
+    on_end = ('delete' if lease.on_end == schemas.EXTEND_IF_FREE
+              else lease.on_end)
 
     def step(binding, server, state):
         if binding.state == status.ENDED:
             return False
-        if lease.on_end == 'shelve' and not state.startswith('shelved'):
+        if on_end == 'shelve' and not state.startswith('shelved'):
             nova.action(server['id'], 'shelve')
             return True
-        if lease.on_end == 'snapshot' and binding.image_id is None:
+        if on_end == 'snapshot' and binding.image_id is None:
             image = nova.action(server['id'], 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
             writes.add(db_leases.set_binding, binding.instance_uuid,
                        image_id=image['image_id'])
             return True
-        if lease.on_end in ('delete', 'snapshot'):
+        if on_end in ('delete', 'snapshot'):
             nova.delete(server['id'])
         writes.add(db_leases.set_binding, binding.instance_uuid,
                    state=status.ENDED)

@@ -13,6 +13,7 @@
 """The engine's hands: Nova's REST API through keystoneauth1."""
 
 import threading
+from typing import Optional
 
 from keystoneauth1 import loading as ks_loading
 
@@ -84,11 +85,15 @@ class NovaClient:
     def server(self, uuid: str) -> dict:
         return self._call('GET', '/servers/%s' % uuid)['server']
 
-    def servers(self, page: int = 1000) -> list:
-        """Every server of every project (detail), page by page."""
+    def servers(self, page: int = 1000, tag: Optional[str] = None) -> list:
+        """Every server of every project (detail), page by page (`tag`:
+        those with that tag).
+        """
         found, marker = [], None
         while True:
             url = '/servers/detail?all_tenants=1&limit=%d' % page
+            if tag:
+                url += '&tags=%s' % tag
             if marker:
                 url += '&marker=%s' % marker
             batch = self._call('GET', url)['servers']
@@ -102,6 +107,11 @@ class NovaClient:
 
     def delete(self, uuid: str) -> None:
         self._call('DELETE', '/servers/%s' % uuid)
+
+    def set_metadata(self, uuid: str, metadata: dict) -> None:
+        """Set these metadata items of the server (others stay)."""
+        self._call('POST', '/servers/%s/metadata' % uuid,
+                   {'metadata': metadata})
 
     def add_tag(self, uuid: str, tag: str) -> None:
         self._call('PUT', '/servers/%s/tags/%s' % (uuid, tag),

@@ -23,6 +23,7 @@ told (``lease.update``, or ``lease.delete`` for a lease removed).
 import datetime
 from typing import Callable, List
 
+from oslo_db import exception as db_exception
 from oslo_log import log as logging
 
 from nova_reservation import conf
@@ -30,7 +31,9 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
+from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import status
 
@@ -69,6 +72,7 @@ class Reconciler:
             lease_id = (server.get('metadata') or {}).get(METADATA_LEASE_ID)
             if lease_id:
                 by_lease.setdefault(lease_id, []).append(server)
+        self._record_preemptible(servers, repairs)
         self._finish_creating(creating, by_lease, now, repairs)
         self._end_orphans(by_lease, repairs)
         self._free_gone({s['id'] for s in servers}, bound, repairs)
@@ -79,6 +83,26 @@ class Reconciler:
             self._repaired(repairs, event.lease_id, 'update', 'its deletion '
                            'failed; tried again')
         return repairs
+
+    def _record_preemptible(self, servers: list, repairs: list) -> None:
+        """Preemptible servers that nova-api could not record (the store
+        was away after Nova made them), by their metadata.
+        """
+        marked = {s['id']: s for s in servers
+                  if (s.get('metadata') or {}).get(
+                      params.PREEMPTIBLE_KEY) == 'true'}
+        known = db_preemptibles.uuids(self.ctx, marked)
+        for uuid in sorted(set(marked) - known):
+            server = marked[uuid]
+            on_preempt = server['metadata'].get(params.ON_PREEMPT_KEY)
+            try:
+                db_preemptibles.add(self.ctx, [uuid], server['tenant_id'],
+                                    on_preempt if on_preempt in
+                                    params.ON_PREEMPT else 'shelve')
+            except db_exception.DBDuplicateEntry:
+                continue   # nova-api got there meanwhile
+            LOG.warning('Reconciler: preemptible server %s recorded', uuid)
+            repairs.append('%s: recorded as preemptible' % uuid)
 
     def _repaired(self, repairs: list, lease_id: str, action: str,
                   what: str) -> None:

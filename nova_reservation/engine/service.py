@@ -38,12 +38,16 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.engine import actions
+from nova_reservation.engine import idle
 from nova_reservation.engine import outbox
 from nova_reservation.engine import outcomes
+from nova_reservation.engine import preemption
 from nova_reservation.engine import reconciler
 from nova_reservation.engine import relocation
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
+from nova_reservation import planner
+from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -81,6 +85,9 @@ class Engine:
             thread_name_prefix='reservation-engine')
         self.outbox = outbox.Outbox(None, self.engine_id, self._pool,
                                     self.now)
+        self.preemption = preemption.Preemption(nova, clock, self.engine_id,
+                                                self.outbox)
+        self.idle = idle.Idle(nova, clock, self.outbox)
         self.notifier = notifier
 
     @property
@@ -195,6 +202,13 @@ class Engine:
             # Gone: nothing is left to do.
             return Ran(event, details,
                        outcomes.Outcome(event.id, claim, status.DONE))
+        if event.event_type == 'end' and \
+                lease.on_end == schemas.EXTEND_IF_FREE:
+            until = self._extended(lease, now)
+            if until is not None:
+                # Its end falls due again at the new end.
+                return Ran(event, details, outcomes.Outcome(
+                    event.id, claim, status.UNDONE, due_at=until))
         action = actions.ACTIONS[event.event_type]
         poll = now + datetime.timedelta(
             seconds=CONF.reservation.action_poll_interval)
@@ -229,6 +243,37 @@ class Engine:
             event.id, claim, status.DONE, lease_id=lease.id,
             lease_status=lease_status, notice=notice,
             writes=tuple(writes.calls)))
+
+    def _extended(self, lease, now: datetime.datetime
+                  ) -> Optional[datetime.datetime]:
+        """A soft end (``on_end: extend_if_free``): the lease extended by
+        its own length where its capacity is still free, at most
+        `max_extensions` times; its new end, or None: it ends.
+        """
+        if now < lease.end_at:
+            return lease.end_at   # extended already (by an engine that died)
+        done = lease.extensions or 0
+        if done >= (lease.max_extensions or 1):
+            return None
+        length = (lease.end_at - lease.start_at) / (done + 1)
+        try:
+            planner.shared().change(lease, lease.version, {
+                'end_at': lease.end_at + length, 'extensions': done + 1})
+        except (planner.NoCapacity, planner.LedgerBusy,
+                db_leases.LeaseChanged) as e:
+            LOG.info('Lease %s ends: it could not be extended: %s', lease.id,
+                     e)
+            return None
+        LOG.info('Lease %s extended to %s (soft end)', lease.id,
+                 lease.end_at + length)
+        if self.notifier:
+            try:
+                self.notifier.lease('update', lease.id)
+            except Exception as e:
+                # The lease's view says it; the end will be told.
+                LOG.warning('lease.update of %s could not be sent: %s',
+                            lease.id, e)
+        return lease.end_at + length
 
     def _failed(self, event, details, now, error: Exception, claim: str,
                 writes: outcomes.Writes) -> Ran:
@@ -300,6 +345,18 @@ class Engine:
         """Compare the store with Nova and repair (see `reconciler`)."""
         return self.reconciler.run()
 
+    def preempt(self) -> None:
+        """Warn, move off, shelve and bring back the preemptible servers
+        (see `preemption`).
+        """
+        self.preemption.run()
+
+    def watch_idle(self) -> None:
+        """Measure the running leases' use, tell and release idle ones
+        (see `idle`).
+        """
+        self.idle.run()
+
     def sleep_time(self) -> float:
         due = db_events.next_due(self.ctx)
         wait = CONF.reservation.engine_poll_interval
@@ -338,7 +395,9 @@ class Recurring(periodic_task.PeriodicTasks):
 
     # Task name: the interval option.
     INTERVALS = {'check_hosts': 'host_check_interval',
-                 'reconcile': 'reconcile_interval'}
+                 'reconcile': 'reconcile_interval',
+                 'preempt': 'preempt_check_interval',
+                 'watch_idle': 'idle_check_interval'}
 
     def __init__(self, engine: Engine) -> None:
         super().__init__(CONF)
@@ -364,6 +423,14 @@ class Recurring(periodic_task.PeriodicTasks):
     @periodic_task.periodic_task
     def reconcile(self, context) -> None:
         self._run(self.engine.reconcile, 'compare the store with Nova')
+
+    @periodic_task.periodic_task(run_immediately=True)
+    def preempt(self, context) -> None:
+        self._run(self.engine.preempt, 'look at the preemptible servers')
+
+    @periodic_task.periodic_task
+    def watch_idle(self, context) -> None:
+        self._run(self.engine.watch_idle, 'measure the leases\' use')
 
 
 class EngineService(oslo_service.Service):

@@ -57,6 +57,8 @@ class ReservationFilter(filters.BaseHostFilter):
             check = self._reserved_check(self._view(latest=True), rid,
                                          spec_obj)
             return [h for h in host_states if check(h)]
+        if is_preemptible(spec_obj):
+            return self._preemptible(self._view(), spec_obj, host_states)
         return self._ordinary(self._view(), spec_obj, host_states)
 
     def _view(self, latest: bool = False) -> ledger_mod.View:
@@ -151,6 +153,63 @@ class ReservationFilter(filters.BaseHostFilter):
                     continue
             passed.append(host_state)
         return passed
+
+    def _preemptible(self, view: ledger_mod.View, spec_obj,
+                     host_states) -> list:
+        """The hosts where a preemptible boot takes only what the ledger
+        promised to leases that start later than `preempt_margin` from
+        now: never what a running lease, an ordinary server or another
+        preemptible server uses.
+        """
+        need = capacity.need_of_flavor(spec_obj.flavor)
+        now = self.clock()
+        until = now + CONF.reservation.preempt_margin * 60
+        freepool = CONF.reservation.freepool_name
+        passed = []
+        for host_state in host_states:
+            if any(agg.name == freepool or LEASE_KEY in agg.metadata
+                   for agg in host_state.aggregates or ()):
+                continue
+            timeline = view.timelines.get(host_state.nodename)
+            promised = (timeline.peak(now, until) if timeline
+                        else capacity.ZERO)
+            lease = capacity.Resources(*lease_usage(host_state,
+                                                    view.bound))
+            used = capacity.Resources(
+                host_state.vcpus_used,
+                host_state.total_usable_ram_mb - host_state.free_ram_mb,
+                host_state.disk_mb_used / 1024.0)
+            # Lease servers are in both the usage and the ledger.
+            others = capacity.Resources(*(max(u - s, 0) for u, s in
+                                          zip(used, lease)))
+            if (others + promised + need).fits_in(node_capacity(
+                    host_state)):
+                passed.append(host_state)
+            else:
+                LOG.debug('ReservationFilter: %s has no room for a '
+                          'preemptible server', host_state.nodename)
+        return passed
+
+
+def is_preemptible(spec_obj) -> bool:
+    """Whether the boot (or move) is of a preemptible server: the boot
+    hook gives the hint, which the request spec keeps.
+    """
+    hints = spec_obj.scheduler_hints or {}
+    value = hints.get('preemptible')
+    if isinstance(value, list):
+        value = value[0] if len(value) == 1 else None
+    return str(value).lower() == 'true'
+
+
+def node_capacity(host_state) -> capacity.Resources:
+    """What a node holds: its totals times the allocation ratios."""
+    return capacity.Resources(
+        host_state.vcpus_total * (host_state.cpu_allocation_ratio or 1.0),
+        host_state.total_usable_ram_mb * (
+            host_state.ram_allocation_ratio or 1.0),
+        host_state.total_usable_disk_gb * (
+            host_state.disk_allocation_ratio or 1.0))
 
 
 def slot_ids(spec_obj) -> set:

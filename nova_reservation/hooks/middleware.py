@@ -35,6 +35,7 @@ from nova import exception as nova_exception
 from nova import objects
 from nova.policies import server_metadata as metadata_policies
 from nova.policies import server_tags as tag_policies
+from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 import webob
@@ -45,10 +46,12 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import actions
 from nova_reservation import flavors
 from nova_reservation.hooks import params
 from nova_reservation.hooks import reserved
+from nova_reservation import idempotency
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
@@ -145,6 +148,11 @@ class ReservationHook:
         if req.method == 'POST' and SERVERS_PATH.match(req.path_info):
             return self._create(req)
         change = SERVER_CHANGE_PATH.match(req.path_info)
+        if change and req.method in ('POST', 'PUT') and \
+                (change.group(3) or '').startswith('/metadata'):
+            refused = self._own_metadata(req)
+            if refused is not None:
+                return refused
         if change and req.method not in ('GET', 'HEAD'):
             done = self._while_reserved(req, change.group(2),
                                         change.group(3))
@@ -179,24 +187,40 @@ class ReservationHook:
         ctx = req.environ['nova.context']
         try:
             params.check_metadata(server)
+            preempt = params.preemptible_request(
+                hints, self._extra_specs(ctx, server.get('flavorRef')))
             lease = params.lease_request(
                 hints, db_api.utcnow(), CONF.reservation.max_lease_duration,
                 CONF.reservation.max_advance)
             forced = params.forced_host(server)
             if lease is None:
                 res = self._reservation_of_boot(ctx, server, hints)
+                if res is None and preempt is not None:
+                    if forced:
+                        raise params.InvalidParam(
+                            'availability_zone', 'a preemptible boot can '
+                            'not force a host: the scheduler keeps it off '
+                            'what running leases and servers need')
+                    return self._boot_preemptible(req, ctx, server, hints,
+                                                  body, preempt)
                 if res is None:
                     if forced:
                         self._check_forced(ctx, server, forced)
-                    return req.get_response(self.app)
-                if forced:
-                    raise params.InvalidParam(
-                        'availability_zone', 'a boot into a reservation '
-                        'can not force a host: the reservation chooses')
-                hints['reservation'] = res.id
-                hints.pop(SLOTS_HINT, None)
-                req.body = json.dumps(body).encode('utf-8')
-                return self._boot_into(req, ctx, server, res, hints, body)
+                        return req.get_response(self.app)
+                    # A project whose boots are leases: this one too.
+                    lease = self._default_lease(ctx, server)
+                    if lease is None:
+                        return req.get_response(self.app)
+                else:
+                    if forced:
+                        raise params.InvalidParam(
+                            'availability_zone', 'a boot into a reservation '
+                            'can not force a host: the reservation chooses')
+                    hints['reservation'] = res.id
+                    hints.pop(SLOTS_HINT, None)
+                    req.body = json.dumps(body).encode('utf-8')
+                    return self._boot_into(req, ctx, server, res, hints,
+                                           body)
             if 'reservation' in hints:
                 raise params.InvalidParam(
                     'reservation', 'can not be given with lease_params: '
@@ -208,8 +232,20 @@ class ReservationHook:
             count = params.server_count(
                 server, CONF.reservation.max_servers_per_lease)
             flavor = self._flavor(ctx, server.get('flavorRef'))
-            lease_id, reservation_id = self._reserve(
-                ctx, lease, flavor, count, self._group_affinity(ctx, hints))
+            asked = idempotency.digest(body)
+            same = self._same_boot(ctx, body, lease.client_token, asked)
+            if same is not None:
+                return same
+            try:
+                lease_id, reservation_id = self._reserve(
+                    ctx, lease, flavor, count,
+                    self._group_affinity(ctx, hints), asked)
+            except db_exception.DBDuplicateEntry:
+                # Another boot with this token made its lease first.
+                same = self._same_boot(ctx, body, lease.client_token, asked)
+                if same is None:
+                    raise
+                return same
         except params.InvalidParam as e:
             return fault(400, str(e))
         except LeaseRefused as e:
@@ -263,6 +299,58 @@ class ReservationHook:
         except Exception:
             LOG.exception('Lease %s: lease.create could not be sent',
                           lease_id)
+        return resp
+
+    @staticmethod
+    def _default_lease(ctx, server: dict) -> Optional[params.LeaseRequest]:
+        """The lease of an ordinary boot of a project whose boots are
+        leases (``default_lease_projects``), or None.
+        """
+        if ctx.project_id not in CONF.reservation.default_lease_projects:
+            return None
+        return params.default_lease(
+            server.get('name'), db_api.utcnow(),
+            min(CONF.reservation.default_lease_duration,
+                CONF.reservation.max_lease_duration),
+            CONF.reservation.default_on_end,
+            CONF.reservation.default_before_end)
+
+    @staticmethod
+    def _extra_specs(ctx, flavor_ref) -> dict:
+        """The extra specs of the boot's flavor ({} where Nova will say
+        what is wrong with the flavor itself).
+        """
+        if not isinstance(flavor_ref, (str, int)):
+            return {}
+        flavor = flavors.find(
+            ctx, nova_common.get_id_from_href(str(flavor_ref)))
+        return dict(flavor.extra_specs) if flavor is not None else {}
+
+    def _boot_preemptible(self, req: webob.Request, ctx, server: dict,
+                          hints: dict, body: dict,
+                          preempt: params.PreemptibleRequest):
+        """A boot that may use capacity promised to leases not started:
+        marked for the scheduler (the hint, kept in the request spec for
+        any later move) and on the server (metadata), and recorded for the
+        engine, which moves it off in time.
+        """
+        hints['preemptible'] = 'true'
+        hints['on_preempt'] = preempt.on_preempt
+        metadata = server.setdefault('metadata', {})
+        if isinstance(metadata, dict):
+            metadata[params.PREEMPTIBLE_KEY] = 'true'
+            metadata[params.ON_PREEMPT_KEY] = preempt.on_preempt
+        req.body = json.dumps(body).encode('utf-8')
+        resp = req.get_response(self.app)
+        if resp.status_int >= 400:
+            return resp
+        try:
+            db_preemptibles.add(self.ctx, self._created(ctx, resp),
+                                ctx.project_id, preempt.on_preempt)
+        except Exception:
+            # The engine finds it by its metadata.
+            LOG.exception('Preemptible boot: its servers are left for the '
+                          'engine to record')
         return resp
 
     def _reservation_of_boot(self, ctx, server: dict, hints: dict):
@@ -351,8 +439,34 @@ class ReservationHook:
                                       % flavor_id)
         return flavor
 
+    def _same_boot(self, ctx, body: dict, token: Optional[str],
+                   asked: str) -> Optional[webob.Response]:
+        """The answer to a boot retried with its lease's client token: the
+        servers the first made (None: there is no such lease).
+        """
+        try:
+            lease = idempotency.known(self.ctx, ctx.project_id, token, asked)
+        except idempotency.Conflict as e:
+            raise LeaseRefused(409, str(e))
+        if lease is None:
+            return None
+        uuids = [b.instance_uuid
+                 for b in db_leases.bindings(self.ctx, lease.id)]
+        if not uuids:
+            raise LeaseRefused(409, 'client_token: lease %s, made with this '
+                               'token, has no server left' % lease.id)
+        LOG.info('Lease %s: a boot retried with its client token', lease.id)
+        if body.get('return_reservation_id') in (True, 'True', 'true'):
+            return _json(202, {'reservation_id': compute_api.API().get(
+                ctx, uuids[0]).reservation_id})
+        return _json(202, {'server': {'id': uuids[0], 'reservation': {
+            'lease_id': lease.id, 'lease_name': lease.name,
+            'reservation_id': db_leases.reservations(
+                self.ctx, lease.id)[0].id,
+            'status': lease_view_status(lease, db_api.utcnow())}}})
+
     def _reserve(self, ctx, lease: params.LeaseRequest, flavor,
-                 count: int, affinity: Optional[bool]) -> tuple:
+                 count: int, affinity: Optional[bool], asked: str) -> tuple:
         """Hold `count` slots of `flavor` over the lease in the ledger."""
         lease_id = uuidutils.generate_uuid()
         request = planner.ReservationRequest(
@@ -360,7 +474,9 @@ class ReservationHook:
             need=capacity.need_of_flavor(flavor), flavor_id=flavor.flavorid,
             flavor_name=flavor.name, affinity=affinity)
         try:
-            row = self._lease_row(ctx, lease_id, lease)
+            row = dict(self._lease_row(ctx, lease_id, lease),
+                       client_token=lease.client_token,
+                       request_digest=lease.client_token and asked)
             self.planner.create(row, [request], schedule.lease_events(
                 row, db_api.utcnow()))
         except planner.NoCapacity as e:
@@ -377,7 +493,7 @@ class ReservationHook:
         return dict(id=lease_id, name=lease.name, project_id=ctx.project_id,
                     user_id=ctx.user_id, start_at=lease.start,
                     end_at=lease.end, status=status.CREATING,
-                    on_end=lease.on_end,
+                    on_end=lease.on_end, max_extensions=lease.max_extensions,
                     before_end_minutes=lease.before_end,
                     created_at=db_api.utcnow())
 
@@ -458,6 +574,26 @@ class ReservationHook:
             raise LeaseRefused(409, 'availability_zone: %s has no room for '
                                '%s that no lease has been promised'
                                % (where, need.describe()))
+
+    @staticmethod
+    def _own_metadata(req: webob.Request) -> Optional[webob.Response]:
+        """A 400 for a user's change of the ``reservation:`` metadata of a
+        server (the engine, an admin, sets it), None for any other.
+        """
+        ctx = req.environ.get('nova.context')
+        if getattr(ctx, 'is_admin', False):
+            return None
+        try:
+            body = validation.load_json('body', req.body or b'{}')
+        except params.InvalidParam:
+            return None   # Nova says what is wrong with it.
+        items = body.get('metadata', body.get('meta')) \
+            if isinstance(body, dict) else None
+        try:
+            params.check_metadata({'metadata': items})
+        except params.InvalidParam as e:
+            return fault(400, str(e))
+        return None
 
     def _while_reserved(self, req: webob.Request, uuid: str,
                         below: Optional[str]) -> Optional[webob.Response]:

@@ -37,6 +37,8 @@ class LeaseRequest:
     on_end: str = 'delete'
     before_end: Optional[int] = None   # minutes before the end
     immediate: bool = False
+    client_token: Optional[str] = None
+    max_extensions: Optional[int] = None
 
 
 def single_hint(hints: dict, key: str):
@@ -104,7 +106,80 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
     return LeaseRequest(name=validation.lease_name(params['name']),
                         start=start, end=end,
                         on_end=params.get('on_end', 'delete'),
-                        before_end=before_end, immediate=immediate)
+                        before_end=before_end, immediate=immediate,
+                        client_token=params.get('client_token'),
+                        max_extensions=validation.max_extensions(
+                            'lease_params.', params))
+
+
+# The flavor extra spec that makes every boot of a flavor preemptible, and
+# the server's metadata that says it is, with what it asked for and when
+# it must leave its node (told by the engine).
+PREEMPTIBLE_KEY = METADATA_PREFIX + 'preemptible'
+ON_PREEMPT_KEY = METADATA_PREFIX + 'on_preempt'
+UNTIL_KEY = METADATA_PREFIX + 'preemptible_until'
+PREEMPT_AT_KEY = METADATA_PREFIX + 'preempt_at'
+ON_PREEMPT = ('shelve', 'delete')
+
+
+@dataclasses.dataclass(frozen=True)
+class PreemptibleRequest:
+    on_preempt: str = 'shelve'
+
+
+def _true_or_false(field: str, value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ('true', 'false'):
+        return value.lower() == 'true'
+    raise InvalidParam(field, 'must be true or false')
+
+
+def preemptible_request(hints: dict, extra_specs: dict
+                        ) -> Optional[PreemptibleRequest]:
+    """The preemptible boot asked for by the ``preemptible`` hint or the
+    flavor's extra spec (the hint wins), or None for an ordinary boot.
+    """
+    hint = single_hint(hints, 'preemptible')
+    on_preempt = single_hint(hints, 'on_preempt')
+    leased = [k for k in ('lease_params', 'reserved', 'reservation')
+              if k in hints]
+    if hint is not None:
+        wanted = _true_or_false('preemptible', hint)
+    else:
+        # A lease's boot of a preemptible flavor runs under the lease.
+        spec = (extra_specs or {}).get(PREEMPTIBLE_KEY)
+        wanted = spec is not None and not leased and _true_or_false(
+            'flavor extra spec %s' % PREEMPTIBLE_KEY, spec)
+    if on_preempt is not None:
+        if not isinstance(on_preempt, str) or on_preempt not in ON_PREEMPT:
+            raise InvalidParam('on_preempt', 'must be one of %s'
+                               % ', '.join(ON_PREEMPT))
+        if not wanted:
+            raise InvalidParam('on_preempt', 'is for a preemptible boot '
+                               '(preemptible=true)')
+    if not wanted:
+        return None
+    if leased:
+        raise InvalidParam('preemptible', 'can not be given with %s: a '
+                           'preemptible server belongs to no lease'
+                           % leased[0])
+    return PreemptibleRequest(on_preempt=on_preempt or 'shelve')
+
+
+def default_lease(server_name, now: datetime.datetime, duration: int,
+                  on_end: str, before_end: int) -> LeaseRequest:
+    """The lease of an ordinary boot in a project whose boots are leases
+    (``[reservation] default_lease_projects``): from now, for `duration`
+    seconds, told `before_end` minutes before its end (0: not told).
+    """
+    name = server_name if isinstance(server_name, str) else ''
+    end = now + datetime.timedelta(seconds=duration)
+    return LeaseRequest(
+        name=validation.lease_name(('default: %s' % name)[:255].strip()),
+        start=now, end=end, on_end=on_end,
+        before_end=before_end if 0 < before_end * 60 < duration else None,
+        immediate=True)
 
 
 def check_metadata(server: dict) -> None:

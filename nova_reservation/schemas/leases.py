@@ -14,15 +14,30 @@
 
 from nova_reservation.schemas import common
 
-ON_END_ACTIONS = ('delete', 'shelve', 'snapshot', 'none')
+# extend_if_free: at the end, extended by its own length where its
+# capacity is still free (at most max_extensions times), else deleted.
+EXTEND_IF_FREE = 'extend_if_free'
+ON_END_ACTIONS = ('delete', 'shelve', 'snapshot', 'none', EXTEND_IF_FREE)
+ON_END = {'type': 'string', 'enum': list(ON_END_ACTIONS)}
+MAX_EXTENSIONS = {'type': 'integer', 'minimum': 1, 'maximum': 100,
+                  'description': 'how many times extend_if_free extends'}
+
+# A retried create with the same token (per project) gives the same lease.
+CLIENT_TOKEN = {'type': 'string', 'minLength': 1, 'maxLength': 64,
+                'pattern': common.NO_CONTROL,
+                'description': 'a token of the client\'s choosing: a '
+                               'create retried with it returns the same '
+                               'lease'}
 
 LEASE_PARAMS = common.strict({
     'name': common.NAME,
     'start': common.START,
     'end': common.DATE,
-    'on_end': {'type': 'string', 'enum': list(ON_END_ACTIONS)},
+    'on_end': ON_END,
+    'max_extensions': MAX_EXTENSIONS,
     'before_end': {'type': 'integer', 'minimum': 1, 'maximum': 10 ** 7,
                    'description': 'minutes before the end'},
+    'client_token': CLIENT_TOKEN,
 }, required=('name', 'start', 'end'))
 
 RESERVATION_FIELDS = {
@@ -81,6 +96,9 @@ CREATE = common.strict(dict(
     # None at all, as Blazar allows: a lease that holds nothing (yet).
     reservations={'type': 'array', 'maxItems': 10, 'items': RESERVATION},
     events={'type': 'array', 'maxItems': 0},
+    client_token=CLIENT_TOKEN,
+    on_end=ON_END,
+    max_extensions=MAX_EXTENSIONS,
 ), required=('name', 'start_date', 'end_date'))
 
 # A change of a reservation: which one, its new size and, before the

@@ -16,6 +16,7 @@ from typing import Optional
 
 from nova import exception as nova_exception
 from nova import objects
+from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
@@ -28,6 +29,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation import flavors
+from nova_reservation import idempotency
 from nova_reservation import notifications
 from nova_reservation import planner
 from nova_reservation import resource_types
@@ -140,10 +142,16 @@ def create_lease(ctx, req):
             CONF.reservation.max_advance, flavors.need_finder(ctx))
     except validation.Invalid as e:
         raise wsgi.invalid(e)
+    token = body.get('client_token')
+    asked = idempotency.digest(body)
+    same = _same_lease(ctx, token, asked)
+    if same is not None:
+        return same
     lease_id = uuidutils.generate_uuid()
     values.update(id=lease_id, project_id=ctx.project_id,
-                  user_id=ctx.user_id, status=status.PENDING, on_end='delete',
-                  created_at=db_api.utcnow())
+                  user_id=ctx.user_id, status=status.PENDING,
+                  created_at=db_api.utcnow(), client_token=token,
+                  request_digest=token and asked)
     made = [_private_flavor(ctx, r) for r in requests
             if r.resource_type in resource_types.WITH_FLAVOR] + [
         _server_group(ctx, r) for r in requests
@@ -157,6 +165,12 @@ def create_lease(ctx, req):
     except planner.LedgerBusy:
         raise wsgi.Fault(409, 'Conflict', 'the ledger is too busy to place '
                          'the lease now; try again')
+    except db_exception.DBDuplicateEntry:
+        # Another create with this token made its lease first.
+        same = _same_lease(ctx, token, asked)
+        if same is None:
+            raise
+        return same
     finally:
         if not db_leases.get(db_api.Context(), lease_id):
             for thing in made:   # private flavors and server groups
@@ -164,6 +178,22 @@ def create_lease(ctx, req):
     LOG.info('Lease %s (%s) created: %s', lease_id, values['name'],
              '; '.join(r.describe() for r in requests))
     return wsgi.json_response(201, {'lease': _told('create', lease_id)})
+
+
+def _same_lease(ctx, token, asked: str):
+    """The answer to a create retried with its client token: the lease
+    that the first made (None: there is none).
+    """
+    try:
+        lease = idempotency.known(db_api.Context(), ctx.project_id, token,
+                                  asked)
+    except idempotency.Conflict as e:
+        raise wsgi.Fault(409, 'Conflict', str(e))
+    if lease is None:
+        return None
+    LOG.info('Lease %s: a create retried with its client token', lease.id)
+    return wsgi.json_response(201, {'lease': views.lease(db_leases.details(
+        db_api.Context(), [lease.id])[lease.id])})
 
 
 # What a change may give each type of reservation: its size, any time;

@@ -25,6 +25,7 @@ import fixtures
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
 from oslo_log.fixture import logging_error as log_fixture
+from oslo_messaging.notify import _impl_test as sent
 from oslo_versionedobjects import fixture as ovo_fixture
 from oslotest import base as oslotest_base
 from oslotest import mock_fixture
@@ -38,6 +39,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
 from nova_reservation import ledger
+from nova_reservation import notifications
 
 STORE = db_api.Context()
 
@@ -186,6 +188,24 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
             self.clock.now += 1.0
         self.fail('events still due after %d passes: %s'
                   % (passes, [(e.event_type, e.last_error) for e in due]))
+
+    def capture_notifications(self) -> None:
+        """Every notification, the engine's too, is kept in memory by
+        oslo.messaging's test driver (see `notified`).
+        """
+        self.flags(driver=['test'], group='oslo_messaging_notifications')
+        sent.reset()
+        self.addCleanup(sent.reset)
+        self.engine.notifier = notifications.Notifier()
+
+    @staticmethod
+    def notified(prefix: str = '') -> list:
+        """[(event type, payload)] of the notifications sent since
+        `capture_notifications` whose event type starts with `prefix`.
+        """
+        return [(n[1]['event_type'], n[1]['payload'])
+                for n in sent.NOTIFICATIONS
+                if n[1]['event_type'].startswith(prefix)]
 
     def set_compute(self, node: str, status: str) -> None:
         """Enable or disable the nova-compute service of `node`."""

@@ -99,6 +99,29 @@ class LeaseChangesTest(base.ReservationTestCase):
         self.assertEqual(409, resp.status_code, resp.text)
         self.assertEqual(2, len(db_ledger.slots(STORE, self.rid)))
 
+    def test_a_refused_extension_says_the_latest_end_that_fits(self):
+        # Both nodes: this lease (60 to 120 min) on one, and a later lease
+        # (180 to 240 min) on both.
+        later = self.rsv('POST', '/leases', base.flavor_lease(
+            amount=2, start=180, end=240, name='later'))
+        self.assertEqual(201, later.status_code, later.text)
+        resp = self.rsv('PUT', self.path, {'end_date': when(200)[:16]})
+        self.assertEqual(409, resp.status_code, resp.text)
+        latest = later.json()['lease']['start_date'][:19]
+        self.assertIn('the latest end that fits is %s UTC'
+                      % latest.replace('T', ' '),
+                      resp.json()['error_message'])
+        self.assertEqual(latest + 'Z', resp.json()['latest_end'])
+        # That end is taken.
+        resp = self.rsv('PUT', self.path, {'end_date': latest + 'Z'})
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assertEqual(latest, resp.json()['lease']['end_date'][:19])
+        # A move that does not fit says no such thing.
+        resp = self.rsv('PUT', self.path, {'start_date': when(170)[:16],
+                                           'end_date': when(230)[:16]})
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertNotIn('latest_end', resp.json())
+
     def test_concurrent_changes_do_not_lose_each_other(self):
         stale = db_leases.get(STORE, self.lease['id'])
         self.assertEqual(200, self.rsv('PUT', self.path,

@@ -15,7 +15,6 @@ retry, and every lease can be deleted whatever its state."""
 
 import datetime
 
-from oslo_messaging.notify import _impl_test as sent
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
@@ -24,7 +23,6 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger
-from nova_reservation import notifications
 from nova_reservation import status
 from nova_reservation.tests.functional import base
 
@@ -117,10 +115,7 @@ class HostFailureTest(base.ReservationTestCase):
     NODES = ('host1', 'host2', 'host3')
 
     def test_future_slots_leave_a_failed_host(self):
-        self.flags(driver=['test'], group='oslo_messaging_notifications')
-        sent.reset()
-        self.addCleanup(sent.reset)
-        self.engine.notifier = notifications.Notifier()
+        self.capture_notifications()
         rsv = self.lease_api()
         first = rsv('POST', '/leases',
                     base.flavor_lease(amount=2)).json()['lease']
@@ -140,8 +135,6 @@ class HostFailureTest(base.ReservationTestCase):
         self.engine.check_hosts()
         lease = db_leases.get(STORE, first['id'])
         self.assertTrue(lease.degraded)
-        told = [n[1] for n in sent.NOTIFICATIONS
-                if n[1]['event_type'] == 'lease.update']
-        self.assertEqual([first['id']], [n['payload']['lease_id']
-                                         for n in told])
-        self.assertTrue(told[0]['payload']['degraded'])
+        told = [p for _, p in self.notified('lease.update')]
+        self.assertEqual([first['id']], [p['lease_id'] for p in told])
+        self.assertTrue(told[0]['degraded'])

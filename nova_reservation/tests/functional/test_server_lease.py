@@ -243,30 +243,25 @@ class RealClockTest(base.ReservationTestCase):
 class NotificationTest(base.ReservationTestCase):
 
     def test_one_notification_per_event(self):
-        self.flags(driver=['test'], group='oslo_messaging_notifications')
         self.flags(before_start_offset=15, group='reservation')
-        from oslo_messaging.notify import _impl_test as sent
-        sent.reset()
-        self.addCleanup(sent.reset)
-        self.engine.notifier = notifications.Notifier()
+        self.capture_notifications()
         resp = self.boot(params(when(60), when(120), before_end=10))
         self.assertEqual(202, resp.status, resp.content)
         lease = db_leases.get(STORE, resp.body['server']['reservation'][
             'lease_id'])
         self.run_engine()
         # Nothing is told of the reserve event (shelving), only the lease.
-        self.assertEqual(['lease.create'], [
-            n[1]['event_type'] for n in sent.NOTIFICATIONS])
+        self.assertEqual(['lease.create'], [t for t, _ in self.notified()])
         self.run_engine(at=ledger.to_epoch(lease.start_at) - 15 * 60 + 1)
         self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
         self.run_engine(at=ledger.to_epoch(lease.end_at) - 600 + 1)
         self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
-        types = [n[1]['event_type'] for n in sent.NOTIFICATIONS]
+        types = [t for t, _ in self.notified()]
         self.assertEqual(['lease.create', 'lease.event.before_start_lease',
                           'lease.event.start_lease',
                           'lease.event.before_end_lease',
                           'lease.event.end_lease'], types)
-        end = sent.NOTIFICATIONS[-1][1]['payload']
+        end = self.notified()[-1][1]
         self.assertEqual(lease.id, end['lease_id'])
         self.assertEqual('TERMINATED', end['status'])
         # Sent notices are not kept.

@@ -129,12 +129,23 @@ class DashboardTestCase(base.BlazarCLI):
                       shown.text)
         return shown.text
 
+    def logout(self) -> None:
+        """As a user logs out, once the page is left: a table's status
+        polling still in flight could otherwise set the old session's
+        cookie again after it is gone.
+        """
+        self.browser.get('about:blank')
+        self.browser.get(DASHBOARD + '/auth/logout/')
+        self.wait.until(ec.visibility_of_element_located((
+            By.ID, 'id_username')))
+
     def login(self, user: str) -> None:
         self.open('/auth/login/', 'login')
         self.browser.find_element(By.ID, 'id_username').send_keys(user)
         self.browser.find_element(By.ID, 'id_password').send_keys(
             cloud.password(user))
         self.browser.find_element(By.ID, 'loginBtn').click()
+        self.wait.until(lambda b: '/auth/login/' not in b.current_url)
         self.wait.until(ec.visibility_of_element_located((
             By.CSS_SELECTOR, '.user-menu .user-name')))
         self.checked('logged-in-%s' % user)

@@ -370,3 +370,50 @@ class PlanTest(unittest.TestCase):
                 [a for a in allocs if a.node == h.node], *query).vcpus)
                 // vcpus) for h in hosts)
             self.assertLess(total_room, count)
+
+
+class HeldUntilTest(unittest.TestCase):
+    """Until when a node holds the servers that yield to the ledger."""
+
+    def test_newest_yields_first(self):
+        host = capacity.Host('n1', R(4, 0, 0), R(1, 0, 0))
+        tl = capacity.Timeline([alloc(1, 50, 60, 2), alloc(2, 80, 90, 3)])
+        # 1 ordinary + 1 + 1: the 3-vCPU slot at 80 leaves room for none
+        # of them; the 2-vCPU one at 50 for the first only.
+        self.assertEqual([80, 50], capacity.held_until(
+            host, tl, [R(1, 0, 0), R(1, 0, 0)], 0))
+        self.assertEqual([capacity.FOREVER], capacity.held_until(
+            host, None, [R(3, 0, 0)], 0))
+        # A slot under way, or no room at all: now.
+        self.assertEqual([55], capacity.held_until(
+            host, tl, [R(2, 0, 0)], 55))
+        self.assertEqual([7], capacity.held_until(
+            host, None, [R(4, 0, 0)], 7))
+
+    @settings(max_examples=300, deadline=None)
+    @given(allocations, st.lists(st.integers(0, 4), min_size=1,
+                                 max_size=4), st.integers(0, 4),
+           st.integers(-10, 140))
+    def test_matches_brute_force(self, rows, uses, base, now):
+        allocs = [alloc(i, s, e, v, ram=m)
+                  for i, ((s, e), v, m) in enumerate(rows)]
+        tl = capacity.Timeline(allocs)
+        host = capacity.Host('n1', R(8, 4096, 0), R(base, 0, 0))
+        found = capacity.held_until(host, tl, [R(u, 0, 0) for u in uses],
+                                    now)
+        instants = sorted({now} | {a.start for a in allocs
+                                   if a.start > now})
+        for k, until in enumerate(found):
+            held = R(base + sum(uses[:k + 1]), 0, 0)
+
+            def fits(t):
+                return (brute_peak(allocs, t, t + 1e-6) + held).fits_in(
+                    host.capacity)
+            first_over = next((t for t in instants if not fits(t)),
+                              capacity.FOREVER)
+            self.assertEqual(first_over, until)
+
+    def test_used_share(self):
+        self.assertEqual(0.5, capacity.used_share(4, 2))
+        self.assertEqual(1.0, capacity.used_share(4, 6))
+        self.assertEqual(1.0, capacity.used_share(0, 0))

@@ -17,6 +17,7 @@ import json
 import unittest
 
 from nova_reservation.hooks import params
+from nova_reservation import idempotency
 
 NOW = datetime.datetime(2026, 11, 21, 12, 0, 0)
 DAY = 86400
@@ -94,3 +95,84 @@ class ServerCountTest(unittest.TestCase):
             with self.assertRaises(params.InvalidParam) as ctx:
                 params.server_count(body, 10)
             self.assertEqual(field, ctx.exception.field)
+
+
+class PreemptibleRequestTest(unittest.TestCase):
+
+    def test_by_hint_or_flavor(self):
+        ask = params.preemptible_request
+        self.assertIsNone(ask({}, {}))
+        self.assertIsNone(ask({'preemptible': 'false'}, {}))
+        self.assertEqual('shelve', ask({'preemptible': 'True'}, {}).on_preempt)
+        self.assertEqual('delete', ask({'preemptible': ['true'],
+                                        'on_preempt': 'delete'},
+                                       {}).on_preempt)
+        spec = {params.PREEMPTIBLE_KEY: 'true'}
+        self.assertEqual('shelve', ask({}, spec).on_preempt)
+        # The hint wins over the flavor.
+        self.assertIsNone(ask({'preemptible': 'false'}, spec))
+        # A lease's boot of a preemptible flavor runs under the lease.
+        self.assertIsNone(ask({'reservation': 'x'}, spec))
+
+    def test_errors_name_the_field(self):
+        ask = params.preemptible_request
+        for hints, specs, field in [
+                ({'preemptible': 'yes'}, {}, 'preemptible'),
+                ({'preemptible': None}, {}, 'preemptible'),
+                ({'preemptible': 1}, {}, 'preemptible'),
+                ({'preemptible': 'true', 'on_preempt': 'suspend'}, {},
+                 'on_preempt'),
+                ({'preemptible': 'true', 'on_preempt': ['shelve', 'x']}, {},
+                 'on_preempt'),
+                ({'on_preempt': 'shelve'}, {}, 'on_preempt'),
+                ({'preemptible': 'true', 'lease_params': '{}'}, {},
+                 'preemptible'),
+                ({}, {params.PREEMPTIBLE_KEY: 'often'},
+                 params.PREEMPTIBLE_KEY)]:
+            with self.assertRaises(params.InvalidParam) as e:
+                ask(hints, specs)
+            self.assertIn(field, str(e.exception), hints)
+
+
+class ClientTokenTest(unittest.TestCase):
+
+    def test_a_token_is_kept_and_checked(self):
+        now = datetime.datetime(2030, 1, 1)
+        hints = {'lease_params': json.dumps({
+            'name': 'l', 'start': '2030-01-02 10:00',
+            'end': '2030-01-02 12:00', 'client_token': 'retry-7'})}
+        self.assertEqual('retry-7', params.lease_request(
+            hints, now, 86400, 0).client_token)
+        for token in ('', 'x' * 65, 5, 'a\nb'):
+            hints = {'lease_params': json.dumps({
+                'name': 'l', 'start': '2030-01-02 10:00',
+                'end': '2030-01-02 12:00', 'client_token': token})}
+            with self.assertRaises(params.InvalidParam) as e:
+                params.lease_request(hints, now, 86400, 0)
+            self.assertIn('lease_params.client_token', str(e.exception))
+
+    def test_a_request_s_digest_ignores_the_order_of_its_keys(self):
+        a = {'name': 'l', 'reservations': [{'amount': 1, 'flavor_id': 3}]}
+        b = {'reservations': [{'flavor_id': 3, 'amount': 1}], 'name': 'l'}
+        self.assertEqual(idempotency.digest(a), idempotency.digest(b))
+        self.assertNotEqual(idempotency.digest(a), idempotency.digest(
+            dict(a, name='m')))
+
+
+class DefaultLeaseTest(unittest.TestCase):
+
+    def test_from_now_for_the_duration(self):
+        now = datetime.datetime(2030, 1, 1, 12, 0)
+        lease = params.default_lease('vm1', now, 3600, 'shelve', 10)
+        self.assertEqual(('default: vm1', now, 'shelve', 10, True),
+                         (lease.name, lease.start, lease.on_end,
+                          lease.before_end, lease.immediate))
+        self.assertEqual(now + datetime.timedelta(hours=1), lease.end)
+        # No notice when it is not shorter than the lease, or 0; a name
+        # that is not a string.
+        self.assertIsNone(params.default_lease(
+            'vm1', now, 600, 'delete', 10).before_end)
+        self.assertIsNone(params.default_lease(
+            'vm1', now, 3600, 'delete', 0).before_end)
+        self.assertEqual('default:', params.default_lease(
+            None, now, 3600, 'delete', 0).name)

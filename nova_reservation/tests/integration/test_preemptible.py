@@ -1,0 +1,104 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Preemptible servers on the local cloud, through the openstack CLI: the
+boot hook in nova-api, the filter in nova-scheduler, and the engines, each
+in its own process.
+"""
+
+from nova_reservation.tests.integration import base
+
+
+class PreemptibleCLITest(base.BlazarCLI):
+
+    def test_a_preemptible_server_is_marked_by_nova_api_and_the_engine(self):
+        servers = self.boot('alice', 'spot-' + self.suffix, 'm1.tiny',
+                            'preemptible=true', 'on_preempt=delete')
+        self.assertEqual(1, len(servers))
+        server = self.settled(servers[0])
+        self.assertEqual('ACTIVE', server['status'], server.get('fault'))
+        self.assertEqual('true',
+                         server['properties']['reservation:preemptible'])
+        self.assertEqual('delete',
+                         server['properties']['reservation:on_preempt'])
+        # An engine tags it and tells it until when its node holds it.
+        marked = self.wait_for('%s tagged' % servers[0], lambda: (
+            lambda s: 'preemptible' in (s.get('tags') or []) and
+            'reservation:preemptible_until' in s['properties'] and s)(
+                self.server(servers[0])), timeout=60, interval=2)
+        self.assertIn(servers[0], [s['ID'] for s in self.openstack(
+            'alice', 'server', 'list', '--tags', 'preemptible')])
+        until = marked['properties']['reservation:preemptible_until']
+        self.assertTrue(until == 'none' or until.endswith('Z'), until)
+
+    def test_bad_hints_and_own_marks_are_refused_by_name(self):
+        for hints, said in ((('preemptible=perhaps',), 'preemptible'),
+                            (('preemptible=true', 'on_preempt=hibernate'),
+                             'on_preempt'),
+                            (('on_preempt=delete',), 'on_preempt')):
+            stderr = self.refused('alice', 'bad-spot-' + self.suffix,
+                                  'm1.tiny', *hints)
+            self.assertIn(said, stderr)
+            self.assertIn('400', stderr)
+        ordinary = self.boot('alice', 'plain-' + self.suffix, 'm1.tiny')
+        self.settled(ordinary[0])
+        done = self.run_cli('alice', 'openstack', 'server', 'set',
+                            '--property', 'reservation:preemptible=true',
+                            ordinary[0], check=False)
+        self.assertNotEqual(0, done.returncode, done.stdout)
+        self.assertIn('reservation:preemptible', done.stderr)
+
+    def test_preemptible_servers_leave_in_time_and_come_back(self):
+        # The cloud's nodes hold one m1.large each; the cloud gives notice
+        # 2 minutes and moves servers off 1 minute before a start.
+        flavor = self.openstack('admin', 'flavor', 'show', 'm1.large')['id']
+        start = base.minutes(4)
+        lease = self.openstack(
+            'alice', 'reservation', 'lease', 'create', '--start-date', start,
+            '--end-date', base.minutes(30), '--reservation',
+            'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
+            'later-' + self.suffix)
+        self.addCleanup(self.delete_lease, lease['id'])
+        node = self.store('SELECT s.node FROM rsv_allocations s JOIN '
+                          'rsv_reservations r ON s.reservation_id = r.id '
+                          'WHERE r.lease_id = %s AND s.deleted = 0',
+                          lease['id'])[0]['node']
+        # Every node, the promised one too, takes a preemptible server.
+        spots = self.boot('bob', 'spot-' + self.suffix, 'm1.large',
+                          'preemptible=true', count=3)
+        on = {self.settled(s)['OS-EXT-SRV-ATTR:hypervisor_hostname']: s
+              for s in spots}
+        self.assertEqual(3, len(on), on)
+        spot = on[node]
+        # Told, then shelved before the start (no other node is free).
+        told = self.wait_for('%s told' % spot, lambda: self.server(
+            spot, 'bob')['properties'].get('reservation:preempt_at'),
+            timeout=240, interval=5)
+        self.assertEqual(base.when(start + ':00Z'), base.when(told))
+        self.wait_for('%s shelved' % spot, lambda: self.server(
+            spot, 'bob')['status'] == 'SHELVED_OFFLOADED', timeout=180,
+            interval=5)
+        self.assertLess(0, base.seconds_from_now(start + ':00Z'))
+        others = [s for n, s in on.items() if n != node]
+        self.assertEqual({'ACTIVE'}, {self.server(s, 'bob')['status']
+                                      for s in others})
+        # The lease starts on time, on that node.
+        self.wait_for('lease active', lambda: self.openstack(
+            'alice', 'reservation', 'lease', 'show', lease['id'])[
+            'status'] == 'ACTIVE', timeout=150, interval=5)
+        # Once the lease is gone, the server comes back by itself.
+        self.delete_lease(lease['id'])
+        back = self.wait_for('%s back' % spot, lambda: (
+            lambda s: s['status'] == 'ACTIVE' and s)(
+                self.server(spot)), timeout=120, interval=5)
+        self.assertEqual(node, back['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assert_invariants()
