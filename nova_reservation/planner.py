@@ -366,34 +366,153 @@ class Planner:
         """
         start = ledger_mod.to_epoch(lease['start_at'])
         end = ledger_mod.to_epoch(lease['end_at'])
+        placed, timelines = self._written(
+            requests, start, end, lambda gen, placed: db_leases.create(
+                self.ctx, gen, dict(lease, status=status.CREATING), [
+                    (self._reservation_row(lease, req),
+                     self._slot_rows(lease, placed[req.id]))
+                    for req in requests], events))
+        self._settled(lease['id'], requests, placed, timelines, start, end,
+                      db_leases.discard)
+        if lease['status'] != status.CREATING:
+            db_leases.set_status(self.ctx, [lease['id']], lease['status'],
+                                 only_from=(status.CREATING,))
+
+    def _written(self, requests: list, start: float, end: float,
+                 write: Callable) -> Plan:
+        """A plan of `requests` over [start, end) that `write(generation,
+        placed)` wrote, planned again while others wrote the same nodes
+        (LedgerBusy after `LEDGER_RETRIES`); NoCapacity.
+        """
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            placed, timelines = self.plan(requests, start, end)
+            plan = self.plan(requests, start, end)
             try:
-                db_leases.create(
-                    self.ctx, gen, dict(lease, status=status.CREATING), [
-                        (self._reservation_row(lease, req),
-                         self._slot_rows(lease, placed[req.id]))
-                        for req in requests], events)
-                break
+                write(gen, plan.placed)
+                return plan
             except db_ledger.LedgerConflict:
                 continue   # Someone else wrote the ledger: plan again.
-        else:
-            raise LedgerBusy()
+        raise LedgerBusy()
+
+    def _settled(self, lease_id: str, requests: list, placed: dict,
+                 timelines: dict, start: float, end: float,
+                 undo: Callable) -> None:
+        """NoCapacity, once `undo(store, lease_id)` took the lease's new
+        slots back, if an ordinary boot took a node of them meanwhile.
+        """
         taken = self._taken_meanwhile(
             [(node, start, end) for req in requests
              if req.resource_type != resource_types.HOST
              for node, _ in placed[req.id]], timelines)
         if taken:
-            db_leases.discard(self.ctx, lease['id'])
+            undo(self.ctx, lease_id)
             raise NoCapacity(
                 'Not enough capacity for %s from %s to %s UTC: a server '
                 'booted meanwhile took the last of node %s; try again'
                 % ('; '.join(r.describe() for r in requests), _text(start),
                    _text(end), taken))
-        if lease['status'] != status.CREATING:
-            db_leases.set_status(self.ctx, [lease['id']], lease['status'],
-                                 only_from=(status.CREATING,))
+
+    # ---------------------------------------------------- waiting leases
+
+    def create_or_wait(self, lease: dict, requests: list) -> bool:
+        """Create a lease, or, if it waits for room (``if_busy: wait``) and
+        none is found, write it waiting (no slot, no event, WAITING unless
+        CREATING); whether it waits.  A lease with a flexible start is
+        placed at the earliest start that fits up to its `start_before`.
+        """
+        if lease.get('if_busy') != 'wait':
+            self.create(lease, requests, schedule.lease_events(
+                lease, db_api.utcnow()))
+            return False
+        try:
+            lease.update(self._moved(lease, requests, self.clock()))
+            self.create(lease, requests, schedule.lease_events(
+                lease, db_api.utcnow()))
+            return False
+        except NoCapacity as e:
+            waiting = dict(
+                lease, status_reason='waiting for room: %s' % e,
+                next_try_at=ledger_mod.from_epoch(
+                    self.clock() + retry_interval(lease)))
+            if lease['status'] != status.CREATING:
+                waiting['status'] = status.WAITING
+            db_leases.create(self.ctx, None, waiting, [
+                (self._reservation_row(lease, req), []) for req in requests],
+                [])
+            return True
+
+    def place(self, lease, requests: list, now: float,
+              also: Optional[Callable] = None) -> None:
+        """Place a waiting lease (`lease`: its row) where it may start as
+        of `now`: its slots, dates and events written, its servers each
+        holding a slot, and PENDING (with `also(store)` in the same
+        transaction); NoCapacity.
+        """
+        moved = self._moved(lease, requests, now)
+        start = ledger_mod.to_epoch(moved['start_at'])
+        end = ledger_mod.to_epoch(moved['end_at'])
+        placed, timelines = self._written(
+            requests, start, end, lambda gen, placed: db_leases.hold_waiting(
+                self.ctx, gen, lease.id, {
+                    req.id: self._slot_rows(moved, placed[req.id])
+                    for req in requests}))
+        self._settled(lease.id, requests, placed, timelines, start, end,
+                      db_leases.unhold_waiting)
+        due = dict(moved, before_end_minutes=lease.before_end_minutes)
+        if not db_leases.placed(self.ctx, lease.id, moved, [
+                r.id for r in requests
+                if r.resource_type == resource_types.SERVER],
+                schedule.lease_events(due, ledger_mod.from_epoch(now)),
+                also):
+            db_leases.unhold_waiting(self.ctx, lease.id)   # deleted
+
+    def _moved(self, lease, requests: list, now: float) -> dict:
+        """{start_at, end_at} where a waiting lease may start as of `now`
+        (its own start; now for a start of now; with a flexible start, the
+        earliest that fits up to its start_before); NoCapacity.
+        """
+        get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+        start = ledger_mod.to_epoch(get('start_at'))
+        length = ledger_mod.to_epoch(get('end_at')) - start
+        latest = (ledger_mod.to_epoch(get('start_before'))
+                  if get('start_before') else None)
+        if get('start_now') or get('flexible_start'):
+            start = max(start, now)
+        if latest is not None and start > latest:
+            raise NoCapacity('the latest start asked for (start_before %s '
+                             'UTC) has passed' % _text(latest))
+        if start < now:
+            raise NoCapacity('its start (%s UTC) has passed'
+                             % _text(start))
+        if get('flexible_start'):
+            try:
+                self.ledger.refresh()
+                self.plan(requests, start, start + length)
+            except NoCapacity as e:
+                if e.earliest is None or (
+                        latest is not None and
+                        ledger_mod.to_epoch(e.earliest) > latest):
+                    raise
+                start = ledger_mod.to_epoch(e.earliest)
+        return dict(start_at=ledger_mod.from_epoch(start),
+                    end_at=ledger_mod.from_epoch(start + length))
+
+    @staticmethod
+    def request_of(res) -> ReservationRequest:
+        """The request a reservation row was made from."""
+        host = res.resource_type == resource_types.HOST
+        return ReservationRequest(
+            resource_type=res.resource_type,
+            count=res.max_count if host else res.amount,
+            min_count=res.min_count,
+            need=None if host else capacity.Resources(
+                res.vcpus, res.memory_mb, res.disk_gb),
+            affinity=res.affinity, flavor_id=res.flavor_id,
+            hypervisor_properties=res.hypervisor_properties or '',
+            resource_properties=res.resource_properties or '',
+            before_end=res.before_end,
+            server_group_id=res.server_group_id,
+            private_flavor_id=res.private_flavor_id, id=res.id)
 
     def _taken_meanwhile(self, pieces: Iterable[tuple],
                          timelines: dict) -> Optional[str]:
@@ -739,6 +858,13 @@ def _slot_row_of(node: str, res: capacity.Resources, start: float,
     """`_slot_row` over [start, end) in seconds since the epoch."""
     return _slot_row(node, res, ledger_mod.from_epoch(start),
                      ledger_mod.from_epoch(end))
+
+
+def retry_interval(lease) -> float:
+    """Seconds between two tries of a waiting lease."""
+    get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+    minutes = get('retry_interval')
+    return minutes * 60 if minutes else CONF.reservation.wait_interval
 
 
 def _text(t: float) -> str:

@@ -46,6 +46,9 @@ class Machine:
 
 # Leases: Blazar's statuses, so that its clients understand them.
 CREATING, PENDING, ACTIVE = 'CREATING', 'PENDING', 'ACTIVE'
+# A lease that did not fit and waits for room (if_busy wait), and one
+# whose wait ended without room: neither holds anything.
+WAITING, REFUSED = 'WAITING', 'REFUSED'
 TERMINATED, ERROR, DELETING, DELETED = ('TERMINATED', 'ERROR', 'DELETING',
                                         'DELETED')
 # Blazar's other transitional statuses: never written here, but a lease in
@@ -53,7 +56,10 @@ TERMINATED, ERROR, DELETING, DELETED = ('TERMINATED', 'ERROR', 'DELETING',
 STARTING, UPDATING, TERMINATING = 'STARTING', 'UPDATING', 'TERMINATING'
 LEASE = Machine('lease', {
     # nova-api writes a boot's lease, then binds its servers.
-    CREATING: {PENDING, ACTIVE, ERROR, DELETING, DELETED},
+    CREATING: {PENDING, ACTIVE, WAITING, ERROR, DELETING, DELETED},
+    # Placed by the engine (PENDING, its start due), or refused.
+    WAITING: {PENDING, REFUSED, DELETING},
+    REFUSED: {DELETING},
     PENDING: {ACTIVE, ERROR, TERMINATED, DELETING},
     STARTING: {ACTIVE, ERROR, DELETING},
     UPDATING: {PENDING, ACTIVE, ERROR, DELETING},
@@ -65,14 +71,16 @@ LEASE = Machine('lease', {
     # Deleting again makes the engine's end due again.
     DELETING: {DELETED},
     DELETED: set(),
-}, initial=(CREATING, PENDING))
+}, initial=(CREATING, PENDING, WAITING))
 # A lease whose servers the engine may still act on.
-LIVE = (CREATING, PENDING, STARTING, UPDATING, ACTIVE, TERMINATING, ERROR)
-FINISHED = (TERMINATED, DELETING, DELETED)
+LIVE = (CREATING, WAITING, PENDING, STARTING, UPDATING, ACTIVE, TERMINATING,
+        ERROR)
+FINISHED = (REFUSED, TERMINATED, DELETING, DELETED)
 
 # A reservation's status follows its lease's, in Blazar's words (pending,
 # then active, then deleted once the lease is over).
-RESERVATION_OF_LEASE = {CREATING: 'pending', PENDING: 'pending',
+RESERVATION_OF_LEASE = {CREATING: 'pending', WAITING: 'pending',
+                        REFUSED: 'deleted', PENDING: 'pending',
                         STARTING: 'pending', UPDATING: 'pending',
                         ACTIVE: 'active', TERMINATING: 'active',
                         TERMINATED: 'deleted', DELETING: 'deleted',
@@ -101,6 +109,19 @@ BINDING = Machine('binding', {
     FAILED: {ENDED},
     ENDED: set(),
 }, initial=(BOOTING,))
+
+
+def made(started: bool, waits: bool) -> tuple:
+    """(lease status, binding state) of a boot's lease and servers once
+    Nova made them: a waiting lease's servers, and a future lease's, are
+    reserved.
+    """
+    if waits:
+        return WAITING, RESERVED
+    if started:
+        return ACTIVE, BOOTING
+    return PENDING, RESERVED
+
 
 # Preemptible servers (rsv_preemptibles): running where the engine last saw
 # them, being moved off promised capacity, or shelved for want of room.

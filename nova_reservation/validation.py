@@ -19,6 +19,7 @@ problem into an `InvalidParam` that names the field, e.g.
 say (dates against the clock, an interval's length) is checked here too.
 """
 
+import dataclasses
 import datetime
 import json
 import math
@@ -190,6 +191,63 @@ def check(schema: dict, value: Any, field: str = '',
 
 
 # -------------------------------------------------------------- dates
+
+@dataclasses.dataclass(frozen=True)
+class Waiting:
+    """How a lease that does not fit waits for room (``if_busy: wait``)."""
+    flexible_start: bool = False
+    # The latest start taken (None: no limit but retries and max_advance).
+    start_before: Optional[datetime.datetime] = None
+    retries: Optional[int] = None
+    retry_interval: Optional[int] = None   # minutes
+
+    def columns(self, start_now: bool) -> dict:
+        """The lease row's columns of it."""
+        return dict(if_busy='wait', flexible_start=self.flexible_start,
+                    start_now=start_now, start_before=self.start_before,
+                    retries=self.retries, retry_interval=self.retry_interval,
+                    tries=0)
+
+
+WAITING_KEYS = ('flexible_start', 'start_before', 'retries',
+                'retry_interval')
+
+
+def waiting(prefix: str, body: dict, start: datetime.datetime,
+            start_now: bool, now: datetime.datetime,
+            max_advance: int) -> Optional[Waiting]:
+    """The waiting asked for by `body` (checked by its schema), or None
+    for a lease that is refused when it does not fit.
+    """
+    if body.get('if_busy', 'refuse') != 'wait':
+        for key in WAITING_KEYS:
+            if key in body:
+                raise InvalidParam(prefix + key, 'is for a waiting lease '
+                                   '(if_busy: wait)')
+        return None
+    flexible = body.get('flexible_start', False)
+    start_before = None
+    if 'start_before' in body:
+        field = prefix + 'start_before'
+        if not (flexible or start_now):
+            raise InvalidParam(field, 'is for flexible_start or a start of '
+                               'now: a waiting lease with a fixed start is '
+                               'placed at that start or not at all')
+        start_before = parse_time(field, body['start_before'])
+        if start_before <= start:
+            raise InvalidParam(field, 'must be later than the start (%s '
+                               'UTC)' % start.replace(microsecond=0))
+        if max_advance and start_before > now + datetime.timedelta(
+                seconds=max_advance):
+            raise InvalidParam(field, 'is more than %d days ahead'
+                               % (max_advance // 86400))
+    elif flexible:
+        raise InvalidParam(prefix + 'start_before', 'is required with '
+                           'flexible_start: the latest start to take')
+    return Waiting(flexible_start=flexible, start_before=start_before,
+                   retries=body.get('retries'),
+                   retry_interval=body.get('retry_interval'))
+
 
 def max_extensions(prefix: str, body: dict) -> Optional[int]:
     """How many times a soft end may extend the lease (`body` checked by

@@ -154,6 +154,10 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                       body.get('before_end_date'), start, end),
                   on_end=body.get('on_end', 'delete'),
                   max_extensions=validation.max_extensions('', body))
+    start_now = body['start_date'] == 'now'
+    wait = validation.waiting('', body, start, start_now, now, max_advance)
+    if wait is not None:
+        values.update(wait.columns(start_now))
     return values, requests
 
 

@@ -177,7 +177,14 @@ idle_opts = [
                     'use of what they reserved.'),
 ]
 
-ALL_OPTS = lease_opts + engine_opts + preempt_opts + idle_opts
+wait_opts = [
+    cfg.IntOpt('wait_interval', default=60, min=1,
+               help='Seconds between two tries of a waiting lease (if_busy '
+                    'wait) that does not give its own retry_interval; the '
+                    'engine looks for the waiting leases due this often.'),
+]
+
+ALL_OPTS = lease_opts + engine_opts + preempt_opts + idle_opts + wait_opts
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -60,6 +60,16 @@ class Lease(Base):
     # (None: never).
     max_extensions = sa.Column(sa.Integer)
     extensions = sa.Column(sa.Integer)
+    # if_busy wait (None: refused when it does not fit): where it may
+    # start, how many tries it has and had, and when it is tried next.
+    if_busy = sa.Column(sa.String(16))
+    flexible_start = sa.Column(sa.Boolean)
+    start_now = sa.Column(sa.Boolean)
+    start_before = sa.Column(Timestamp)
+    retries = sa.Column(sa.Integer)
+    retry_interval = sa.Column(sa.Integer)
+    tries = sa.Column(sa.Integer)
+    next_try_at = sa.Column(Timestamp)
 
 
 class Reservation(Base):

@@ -22,6 +22,8 @@ None).  It reads the store but does not write it: it asks for its writes
 the lease's status, in one transaction.
 """
 
+from typing import Optional
+
 from oslo_log import log as logging
 
 from nova_reservation import conf
@@ -220,14 +222,15 @@ def start(nova, details, now, writes) -> str:
     return status.ACTIVE
 
 
-def end(nova, details, now, writes) -> str:
+def end(nova, details, now, writes) -> Optional[str]:
     """The lease's on_end action on each of its servers.  Their slots are
     unbound with the lease's new status (`outcomes.record`).
     """
     lease = details.lease
-    # A soft end that could not extend ends as a plain one.
-    on_end = ('delete' if lease.on_end == schemas.EXTEND_IF_FREE
-              else lease.on_end)
+    # A soft end that could not extend ends as a plain one; the servers of
+    # a refused lease, which never ran, go.
+    on_end = ('delete' if lease.on_end == schemas.EXTEND_IF_FREE or
+              lease.status == status.REFUSED else lease.on_end)
 
     def step(binding, server, state):
         if binding.state == status.ENDED:
@@ -249,6 +252,8 @@ def end(nova, details, now, writes) -> str:
     # A server in ERROR still gets the end action (deleted, say).
     _step_each(nova, lease, details.bindings, step, error_fails=False)
     _pool_moves(nova, details, False, writes)
+    if lease.status == status.REFUSED:
+        return None   # it stays refused, with its reason
     return (status.DELETED if lease.status == status.DELETING
             else status.TERMINATED)
 

@@ -124,11 +124,12 @@ class Reconciler:
             # metadata key in a boot, but a project could set it after).
             servers = [s for s in by_lease.get(lease.id, ())
                        if s.get('tenant_id') == lease.project_id]
-            started = lease.start_at <= now
+            waits = lease.next_try_at is not None
+            started = lease.start_at <= now and not waits
             if not started:
-                # A future lease's servers are made reserved (offloaded)
-                # before nova-api answers; one still a build request is
-                # what nova-api left when it died: it goes.
+                # A future or waiting lease's servers are made reserved
+                # (offloaded) before nova-api answers; one still a build
+                # request is what nova-api left when it died: it goes.
                 made = [s for s in servers if s.get(
                     'OS-EXT-STS:vm_state') == 'shelved_offloaded']
                 for server in servers:
@@ -141,8 +142,7 @@ class Reconciler:
             if uuids and reservations:
                 if db_leases.bind_servers(
                         self.ctx, lease.id, reservations[0].id, uuids,
-                        *((status.ACTIVE, status.BOOTING) if started
-                          else (status.PENDING, status.RESERVED))):
+                        *status.made(started, waits), take_slots=not waits):
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
                                    % len(uuids))

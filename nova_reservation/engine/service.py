@@ -44,6 +44,7 @@ from nova_reservation.engine import outcomes
 from nova_reservation.engine import preemption
 from nova_reservation.engine import reconciler
 from nova_reservation.engine import relocation
+from nova_reservation.engine import waiting
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
@@ -88,6 +89,7 @@ class Engine:
         self.preemption = preemption.Preemption(nova, clock, self.engine_id,
                                                 self.outbox)
         self.idle = idle.Idle(nova, clock, self.outbox)
+        self.waiting = waiting.Waiting(clock, self.outbox)
         self.notifier = notifier
 
     @property
@@ -140,8 +142,8 @@ class Engine:
         work = [(e, e.claimed_by) for e in claimed] + [
             (e, self.engine_id) for e in due
             if db_events.claim(self.ctx, e, self.engine_id, now, ttl)]
-        waiting = db_events.waiting(self.ctx, (e for e, _ in work))
-        running = {e.lease_id for e, _ in work if e.id not in waiting}
+        behind = db_events.waiting(self.ctx, (e for e, _ in work))
+        running = {e.lease_id for e, _ in work if e.id not in behind}
         # Due again once the earlier event may be done: at the next pass
         # if it runs in this one, else after a poll interval.
         later = now + datetime.timedelta(
@@ -150,8 +152,8 @@ class Engine:
             outcomes.Outcome(e.id, claim, status.UNDONE, waited=True,
                              due_at=(e.due_at if e.lease_id in running
                                      else max(e.due_at, later)))
-            for e, claim in work if e.id in waiting])
-        work = [(e, claim) for e, claim in work if e.id not in waiting]
+            for e, claim in work if e.id in behind])
+        work = [(e, claim) for e, claim in work if e.id not in behind]
         db_events.start_after_earlier(self.ctx, (e for e, _ in work))
         return work
 
@@ -202,8 +204,8 @@ class Engine:
             # Gone: nothing is left to do.
             return Ran(event, details,
                        outcomes.Outcome(event.id, claim, status.DONE))
-        if event.event_type == 'end' and \
-                lease.on_end == schemas.EXTEND_IF_FREE:
+        if event.event_type == 'end' and lease.status != status.REFUSED \
+                and lease.on_end == schemas.EXTEND_IF_FREE:
             until = self._extended(lease, now)
             if until is not None:
                 # Its end falls due again at the new end.
@@ -357,6 +359,10 @@ class Engine:
         """
         self.idle.run()
 
+    def place_waiting(self) -> None:
+        """Try the waiting leases that are due (see `waiting`)."""
+        self.waiting.run()
+
     def sleep_time(self) -> float:
         due = db_events.next_due(self.ctx)
         wait = CONF.reservation.engine_poll_interval
@@ -397,7 +403,8 @@ class Recurring(periodic_task.PeriodicTasks):
     INTERVALS = {'check_hosts': 'host_check_interval',
                  'reconcile': 'reconcile_interval',
                  'preempt': 'preempt_check_interval',
-                 'watch_idle': 'idle_check_interval'}
+                 'watch_idle': 'idle_check_interval',
+                 'place_waiting': 'wait_interval'}
 
     def __init__(self, engine: Engine) -> None:
         super().__init__(CONF)
@@ -431,6 +438,10 @@ class Recurring(periodic_task.PeriodicTasks):
     @periodic_task.periodic_task
     def watch_idle(self, context) -> None:
         self._run(self.engine.watch_idle, 'measure the leases\' use')
+
+    @periodic_task.periodic_task(run_immediately=True)
+    def place_waiting(self, context) -> None:
+        self._run(self.engine.place_waiting, 'try the waiting leases')
 
 
 class EngineService(oslo_service.Service):

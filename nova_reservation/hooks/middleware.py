@@ -56,7 +56,6 @@ from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
 from nova_reservation import planner
 from nova_reservation import resource_types
-from nova_reservation import schedule
 from nova_reservation import status
 from nova_reservation import validation
 
@@ -237,7 +236,7 @@ class ReservationHook:
             if same is not None:
                 return same
             try:
-                lease_id, reservation_id = self._reserve(
+                lease_id, reservation_id, waits = self._reserve(
                     ctx, lease, flavor, count,
                     self._group_affinity(ctx, hints), asked)
             except db_exception.DBDuplicateEntry:
@@ -262,11 +261,11 @@ class ReservationHook:
             metadata[METADATA_LEASE_NAME] = ''.join(
                 c if c <= '\uffff' else '\ufffd' for c in lease.name)[:255]
         req.body = json.dumps(body).encode('utf-8')
-        # A future lease's servers are made reserved: nothing is scheduled
-        # or built before the start.
-        boot = (contextlib.nullcontext() if lease.immediate
+        # A future or waiting lease's servers are made reserved: nothing is
+        # scheduled or built before the start.
+        boot = (contextlib.nullcontext() if lease.immediate and not waits
                 else reserved.Boot(reservation_id, slots,
-                                   [actions.TAG_PREFIX + lease_id]))
+                                   [actions.TAG_PREFIX + lease_id], waits))
         try:
             with boot:
                 resp = req.get_response(self.app)
@@ -286,14 +285,16 @@ class ReservationHook:
             uuids = self._created(ctx, resp)
             if not db_leases.bind_servers(
                     self.ctx, lease_id, reservation_id, uuids,
-                    *((status.ACTIVE, status.BOOTING) if lease.immediate
-                      else (status.PENDING, status.RESERVED))):
+                    *status.made(lease.immediate, waits),
+                    take_slots=not waits):
                 return self._gone_while_booting(ctx, lease_id, uuids)
         except Exception:
             LOG.exception('Lease %s: its servers are left for the engine to '
                           'bind', lease_id)
             return resp
-        self._show_reservation(resp, lease, lease_id, reservation_id)
+        self._show_reservation(resp, lease, lease_id, reservation_id,
+                               status.WAITING if waits else status.ACTIVE
+                               if lease.immediate else 'RESERVED')
         try:
             notifications.api_notifier().lease('create', lease_id)
         except Exception:
@@ -467,7 +468,10 @@ class ReservationHook:
 
     def _reserve(self, ctx, lease: params.LeaseRequest, flavor,
                  count: int, affinity: Optional[bool], asked: str) -> tuple:
-        """Hold `count` slots of `flavor` over the lease in the ledger."""
+        """Hold `count` slots of `flavor` over the lease in the ledger (or,
+        for a waiting lease that does not fit, write it waiting): (lease
+        id, reservation id, whether it waits).
+        """
         lease_id = uuidutils.generate_uuid()
         request = planner.ReservationRequest(
             resource_type=resource_types.SERVER, count=count,
@@ -477,25 +481,27 @@ class ReservationHook:
             row = dict(self._lease_row(ctx, lease_id, lease),
                        client_token=lease.client_token,
                        request_digest=lease.client_token and asked)
-            self.planner.create(row, [request], schedule.lease_events(
-                row, db_api.utcnow()))
+            waits = self.planner.create_or_wait(row, [request])
         except planner.NoCapacity as e:
             raise LeaseRefused(409, str(e), **e.details())
         except planner.LedgerBusy:
             raise LeaseRefused(409, 'The ledger is too busy to place the '
                                'lease now; try again')
-        LOG.info('Lease %s (%s): %d x %s', lease_id, lease.name, count,
-                 flavor.name)
-        return lease_id, request.id
+        LOG.info('Lease %s (%s): %d x %s%s', lease_id, lease.name, count,
+                 flavor.name, ', waiting for room' if waits else '')
+        return lease_id, request.id, waits
 
     @staticmethod
     def _lease_row(ctx, lease_id: str, lease: params.LeaseRequest) -> dict:
-        return dict(id=lease_id, name=lease.name, project_id=ctx.project_id,
-                    user_id=ctx.user_id, start_at=lease.start,
-                    end_at=lease.end, status=status.CREATING,
-                    on_end=lease.on_end, max_extensions=lease.max_extensions,
-                    before_end_minutes=lease.before_end,
-                    created_at=db_api.utcnow())
+        row = dict(id=lease_id, name=lease.name, project_id=ctx.project_id,
+                   user_id=ctx.user_id, start_at=lease.start,
+                   end_at=lease.end, status=status.CREATING,
+                   on_end=lease.on_end, max_extensions=lease.max_extensions,
+                   before_end_minutes=lease.before_end,
+                   created_at=db_api.utcnow())
+        if lease.waiting:
+            row.update(lease.waiting.columns(lease.immediate))
+        return row
 
     @staticmethod
     def _created(ctx, resp) -> list:
@@ -513,13 +519,13 @@ class ReservationHook:
             ctx, search_opts={'reservation_id': rid}))
 
     @staticmethod
-    def _show_reservation(resp, lease, lease_id, reservation_id) -> None:
+    def _show_reservation(resp, lease, lease_id, reservation_id,
+                          state: str) -> None:
         data = resp.json_body
         if 'server' in data:
             data['server']['reservation'] = dict(
                 lease_id=lease_id, lease_name=lease.name,
-                reservation_id=reservation_id,
-                status=status.ACTIVE if lease.immediate else 'RESERVED')
+                reservation_id=reservation_id, status=state)
             resp.json_body = data
 
     @staticmethod
@@ -616,15 +622,17 @@ class ReservationHook:
             return None
         lease = db_leases.get(self.ctx, binding.lease_id)
         if lease is None or lease_view_status(
-                lease, db_api.utcnow()) != 'RESERVED':
+                lease, db_api.utcnow()) not in ('RESERVED', status.WAITING):
             return None
         if below in changes:
             return changes[below](req, ctx, uuid)
-        return fault(409, 'server %s is reserved until %s UTC (lease %s): '
-                     'it is built then; until then it can be shown, '
-                     'renamed, tagged, given metadata or deleted' % (
-                         uuid, lease.start_at.replace(microsecond=0),
-                         lease.id))
+        until = ('its lease %s is placed (it waits for room) and starts'
+                 % lease.id if lease.status == status.WAITING else
+                 '%s UTC (lease %s)' % (
+                     lease.start_at.replace(microsecond=0), lease.id))
+        return fault(409, 'server %s is reserved until %s: it is built '
+                     'then; until then it can be shown, renamed, tagged, '
+                     'given metadata or deleted' % (uuid, until))
 
     @staticmethod
     @_nova_errors('metadata')

@@ -39,6 +39,7 @@ class LeaseRequest:
     immediate: bool = False
     client_token: Optional[str] = None
     max_extensions: Optional[int] = None
+    waiting: Optional[validation.Waiting] = None   # if_busy wait
 
 
 def single_hint(hints: dict, key: str):
@@ -109,7 +110,10 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
                         before_end=before_end, immediate=immediate,
                         client_token=params.get('client_token'),
                         max_extensions=validation.max_extensions(
-                            'lease_params.', params))
+                            'lease_params.', params),
+                        waiting=validation.waiting(
+                            'lease_params.', params, start, immediate, now,
+                            max_advance))
 
 
 # The flavor extra spec that makes every boot of a flavor preemptible, and

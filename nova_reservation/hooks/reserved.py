@@ -40,6 +40,7 @@ from nova.compute import instance_actions
 from nova.compute import power_state
 from nova.compute import vm_states
 from nova.conductor import api as conductor_api
+import nova.conf
 from nova import context as nova_context
 from nova import exception as nova_exception
 from nova.network import neutron
@@ -52,6 +53,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
 
 LOG = logging.getLogger(__name__)
+CONF = nova.conf.CONF
 STORE = db_api.Context()
 
 # {reservation id: its Boot} of the boots in this process that make
@@ -68,10 +70,13 @@ class Boot:
     """
 
     def __init__(self, reservation_id: str, slots: list,
-                 tags: Iterable[str] = ()) -> None:
+                 tags: Iterable[str] = (), waiting: bool = False) -> None:
         self.reservation_id = reservation_id
         self.slots = [s for s in slots if s.instance_uuid is None]
         self.tags = list(tags)
+        # A waiting lease's servers hold no slot yet: they are made in the
+        # first cell, and take a slot when the lease is placed.
+        self.waiting = waiting
 
     def __enter__(self) -> 'Boot':
         install()
@@ -115,18 +120,20 @@ def make(context, boot: Boot, build_requests: list, specs: list,
     """Create each server of the boot offloaded, in the cell of its slot's
     node; on any failure, nothing of the boot is left.
     """
-    if len(build_requests) > len(boot.slots):
+    if len(build_requests) > len(boot.slots) and not boot.waiting:
         # The hook reserved a slot for each server it let Nova make.
         raise ValueError('%d servers for %d slots' % (len(build_requests),
                                                       len(boot.slots)))
     places: dict = {}
     made = []
+    slots = [None] * len(build_requests) if boot.waiting else boot.slots
     try:
-        for build_request, spec, slot in zip(build_requests, specs,
-                                             boot.slots):
-            if slot.node not in places:
-                places[slot.node] = locate(context, slot.node)
-            host, cell = places[slot.node]
+        for build_request, spec, slot in zip(build_requests, specs, slots):
+            node = slot.node if slot else None
+            if node not in places:
+                places[node] = (locate(context, node) if node
+                                else (None, first_cell(context)))
+            host, cell = places[node]
             instance = build_request.get_new_instance(context)
             instance.vm_state = vm_states.SHELVED_OFFLOADED
             instance.task_state = None
@@ -135,8 +142,9 @@ def make(context, boot: Boot, build_requests: list, specs: list,
             # Nova acts on launched servers only (unshelve included); the
             # start's spawn sets it again.
             instance.launched_at = timeutils.utcnow()
-            instance.availability_zone = \
+            instance.availability_zone = (
                 availability_zones.get_host_availability_zone(context, host)
+                if host else CONF.default_availability_zone)
             with nova_context.target_cell(context, cell) as cctxt:
                 with instance.obj_alternate_context(cctxt):
                     instance.create()
@@ -161,8 +169,9 @@ def make(context, boot: Boot, build_requests: list, specs: list,
             mapping.cell_mapping = cell
             mapping.save()
             build_request.destroy()
-            db_ledger.bind_slot(STORE, boot.reservation_id, instance.uuid,
-                                slot.node, host)
+            if slot:
+                db_ledger.bind_slot(STORE, boot.reservation_id,
+                                    instance.uuid, slot.node, host)
     except Exception as e:
         LOG.exception('Reserved servers of reservation %s could not be '
                       'made; none is left', boot.reservation_id)
@@ -185,6 +194,14 @@ def locate(context, node: str) -> tuple:
             return result.host, objects.HostMapping.get_by_host(
                 context, result.host).cell_mapping
     raise nova_exception.ComputeHostNotFound(host=node)
+
+
+def first_cell(context):
+    """The first cell that holds servers (not cell0)."""
+    for cell in objects.CellMappingList.get_all(context):
+        if not cell.is_cell0():
+            return cell
+    raise nova_exception.CellMappingNotFound(uuid='(any)')
 
 
 def _block_devices(cctxt, instance, block_device_mapping) -> None:

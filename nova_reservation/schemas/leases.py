@@ -29,6 +29,21 @@ CLIENT_TOKEN = {'type': 'string', 'minLength': 1, 'maxLength': 64,
                                'create retried with it returns the same '
                                'lease'}
 
+# A lease that does not fit: refused (409), or waiting for room. A
+# waiting lease is placed at its start, or with flexible_start at the
+# earliest start that fits up to start_before; with retries, it is tried
+# that many times, retry_interval minutes apart, then refused.
+IF_BUSY_ACTIONS = ('refuse', 'wait')
+WAITING_FIELDS = {
+    'if_busy': {'type': 'string', 'enum': list(IF_BUSY_ACTIONS)},
+    'flexible_start': {'type': 'boolean'},
+    'start_before': common.DATE,
+    'retries': {'type': 'integer', 'minimum': 1, 'maximum': 1000,
+                'description': 'how many times a waiting lease is tried'},
+    'retry_interval': {'type': 'integer', 'minimum': 1, 'maximum': 10080,
+                       'description': 'minutes between two tries'},
+}
+
 LEASE_PARAMS = common.strict({
     'name': common.NAME,
     'start': common.START,
@@ -38,6 +53,7 @@ LEASE_PARAMS = common.strict({
     'before_end': {'type': 'integer', 'minimum': 1, 'maximum': 10 ** 7,
                    'description': 'minutes before the end'},
     'client_token': CLIENT_TOKEN,
+    **WAITING_FIELDS,
 }, required=('name', 'start', 'end'))
 
 RESERVATION_FIELDS = {
@@ -99,6 +115,7 @@ CREATE = common.strict(dict(
     client_token=CLIENT_TOKEN,
     on_end=ON_END,
     max_extensions=MAX_EXTENSIONS,
+    **WAITING_FIELDS,
 ), required=('name', 'start_date', 'end_date'))
 
 # A change of a reservation: which one, its new size and, before the

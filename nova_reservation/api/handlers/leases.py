@@ -33,7 +33,6 @@ from nova_reservation import idempotency
 from nova_reservation import notifications
 from nova_reservation import planner
 from nova_reservation import resource_types
-from nova_reservation import schedule
 from nova_reservation import status
 from nova_reservation import views
 
@@ -158,8 +157,7 @@ def create_lease(ctx, req):
         if r.resource_type in resource_types.WITH_FLAVOR and
         r.affinity is not None]
     try:
-        planner.shared().create(values, requests, schedule.lease_events(
-            values, db_api.utcnow()))
+        planner.shared().create_or_wait(values, requests)
     except planner.NoCapacity as e:
         raise _no_capacity(e)
     except planner.LedgerBusy:
@@ -340,9 +338,13 @@ def _reshape_in_nova(ctx, lease, replaced: list) -> None:
 
 def update_lease(ctx, req, id):
     lease = _lease(ctx, id, policies.LEASES_UPDATE)
-    if lease.status in status.FINISHED or lease.status == status.ERROR:
+    if lease.status in status.FINISHED or lease.status in (
+            status.ERROR, status.WAITING):
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
-                         'change' % (lease.id, lease.status))
+                         'change%s' % (lease.id, lease.status, (
+                             ' until it is placed (delete it to stop '
+                             'waiting)' if lease.status == status.WAITING
+                             else '')))
     body = wsgi.body_of(req)
     try:
         values, entries = validation.update(

@@ -18,6 +18,7 @@ import unittest
 
 from nova_reservation.hooks import params
 from nova_reservation import idempotency
+from nova_reservation import validation
 
 NOW = datetime.datetime(2026, 11, 21, 12, 0, 0)
 DAY = 86400
@@ -176,3 +177,51 @@ class DefaultLeaseTest(unittest.TestCase):
             'vm1', now, 3600, 'delete', 0).before_end)
         self.assertEqual('default:', params.default_lease(
             None, now, 3600, 'delete', 0).name)
+
+
+class WaitingTest(unittest.TestCase):
+
+    def test_a_lease_is_refused_unless_it_asks_to_wait(self):
+        lease = parse(name='l', start='2026-12-01 10:00',
+                      end='2026-12-01 18:00')
+        self.assertIsNone(lease.waiting)
+
+    def test_a_flexible_start_until_start_before(self):
+        lease = parse(name='l', start='2026-12-01 10:00',
+                      end='2026-12-01 18:00', if_busy='wait',
+                      flexible_start=True, start_before='2026-12-03 10:00',
+                      retries=5, retry_interval=30)
+        self.assertEqual(validation.Waiting(
+            True, datetime.datetime(2026, 12, 3, 10), 5, 30), lease.waiting)
+        self.assertEqual(
+            dict(if_busy='wait', flexible_start=True, start_now=False,
+                 start_before=datetime.datetime(2026, 12, 3, 10),
+                 retries=5, retry_interval=30, tries=0),
+            lease.waiting.columns(False))
+
+    def test_each_bad_field_is_named(self):
+        base = dict(name='l', start='2026-12-01 10:00',
+                    end='2026-12-01 18:00')
+        for extra, field in (
+                (dict(retries=1), 'retries'),
+                (dict(start_before='2026-12-02 10:00'), 'start_before'),
+                (dict(if_busy='wait', start_before='2026-12-02 10:00'),
+                 'start_before'),
+                (dict(if_busy='wait', flexible_start=True), 'start_before'),
+                (dict(if_busy='wait', flexible_start=True,
+                      start_before='2026-12-01 09:00'), 'start_before'),
+                (dict(if_busy='wait', flexible_start=True,
+                      start_before='2028-12-01 09:00'), 'start_before'),
+                (dict(if_busy='wait', retry_interval=10081),
+                 'retry_interval')):
+            with self.assertRaises(params.InvalidParam) as e:
+                parse(**dict(base, **extra))
+            self.assertEqual('lease_params.' + field, e.exception.field,
+                             extra)
+
+    def test_a_start_of_now_may_wait_until_start_before(self):
+        lease = parse(name='l', start='now', end='2026-12-01 18:00',
+                      if_busy='wait', start_before='2026-11-22 12:00')
+        self.assertEqual((False, datetime.datetime(2026, 11, 22, 12)),
+                         (lease.waiting.flexible_start,
+                          lease.waiting.start_before))

@@ -1,0 +1,135 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Waiting leases (``if_busy: wait``): tried again until they fit.
+
+A lease that did not fit when it was made waits, holding nothing (its
+servers, if it is a boot's, are reserved and offloaded).  At each try
+(every ``retry_interval`` minutes, else ``[reservation] wait_interval``
+seconds) the planner places it at its start, now for a start of now, or
+with ``flexible_start`` at the earliest start that fits up to
+``start_before``.  Placed, it is PENDING with its events; it is REFUSED
+once its start (or ``start_before``) has passed, or after ``retries``
+tries.  Each outcome is told (``lease.update``), stored with it in one
+transaction; each try is taken by one engine (`db.leases.take_try`).
+"""
+
+import datetime
+from typing import Callable, Optional
+
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+from oslo_utils import uuidutils
+
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import notices as db_notices
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import notifications
+from nova_reservation import planner
+from nova_reservation import status
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+
+def deadline(lease) -> Optional[datetime.datetime]:
+    """The latest start a waiting lease may still take (None: it waits as
+    long as its tries last).
+    """
+    if lease.start_before is not None:
+        return lease.start_before
+    if not (lease.start_now or lease.flexible_start):
+        return lease.start_at
+    if CONF.reservation.max_advance:
+        return lease.created_at + datetime.timedelta(
+            seconds=CONF.reservation.max_advance)
+    return None
+
+
+class Waiting:
+
+    def __init__(self, clock: Callable[[], float], outbox,
+                 planner_: Optional[planner.Planner] = None) -> None:
+        self.clock = clock
+        self.outbox = outbox
+        self.ctx = db_api.Context()
+        # The planner that places leases (by default, the process's).
+        self._planner = planner_
+
+    @property
+    def planner(self) -> planner.Planner:
+        return self._planner or planner.shared()
+
+    def run(self) -> None:
+        now = self.clock()
+        for lease in db_leases.waiting_due(self.ctx,
+                                           ledger_mod.from_epoch(now)):
+            self._try(lease, now)
+        if self.outbox.notifier:
+            self.outbox.flush()
+
+    def _try(self, lease, now: float) -> None:
+        if not db_leases.take_try(self.ctx, lease, ledger_mod.from_epoch(
+                now + planner.retry_interval(lease))):
+            return   # another engine tries it
+        tries = (lease.tries or 0) + 1
+        requests = [planner.Planner.request_of(r)
+                    for r in db_leases.reservations(self.ctx, lease.id)]
+        told = []
+        try:
+            self.planner.place(lease, requests, now,
+                               lambda ctx: told.append(self._tell(ctx,
+                                                                  lease)))
+        except (planner.NoCapacity, planner.LedgerBusy) as e:
+            reason = str(e) or 'the ledger was too busy'
+            last = deadline(lease)
+            if (lease.retries and tries >= lease.retries) or (
+                    last is not None and
+                    ledger_mod.to_epoch(last) <= now):
+                self._refuse(lease, tries, reason)
+            else:
+                db_leases.set_status(
+                    self.ctx, [lease.id], status.WAITING,
+                    'waiting for room (try %d%s): %s' % (
+                        tries, ' of %d' % lease.retries
+                        if lease.retries else '', reason),
+                    only_from=(status.WAITING,))
+            return
+        if told:
+            LOG.info('Waiting lease %s placed after %d tries', lease.id,
+                     tries)
+            self._send(told)
+
+    def _refuse(self, lease, tries: int, reason: str) -> None:
+        told = []
+        why = 'refused after %d %s: %s' % (tries, 'try' if tries == 1
+                                           else 'tries', reason)
+        if db_leases.refuse(self.ctx, lease.id, why, lambda ctx: told.append(
+                self._tell(ctx, lease))):
+            LOG.info('Waiting lease %s %s', lease.id, why)
+            self._send(told)
+
+    def _tell(self, ctx, lease) -> dict:
+        """lease.update of the lease as just written, stored with it."""
+        details = db_leases.details(ctx, [lease.id])[lease.id]
+        notice = self.outbox.claim_for(dict(
+            id=uuidutils.generate_uuid(), lease_id=lease.id,
+            event_type='lease.update', payload=jsonutils.dumps(
+                notifications.lease_payload(lease.id, details))))
+        db_notices.add(ctx, [notice], ledger_mod.from_epoch(self.clock()))
+        return notice
+
+    def _send(self, notices: list) -> None:
+        if self.outbox.notifier:
+            self.outbox.send(notices)
