@@ -83,14 +83,18 @@ class ReservationRequest:
 class NoCapacity(Exception):
     def __init__(self, message: str,
                  earliest: Optional[datetime.datetime] = None,
-                 latest_end: Optional[datetime.datetime] = None) -> None:
+                 latest_end: Optional[datetime.datetime] = None,
+                 occurrence: Optional[int] = None) -> None:
         super().__init__(message)
         self.earliest = earliest
         self.latest_end = latest_end
+        self.occurrence = occurrence   # of a recurring lease, from 1
 
     def details(self) -> dict:
         """What a 409 for it carries besides the message."""
         found = {}
+        if self.occurrence is not None:
+            found['occurrence'] = self.occurrence
         if self.earliest is not None:
             found['earliest_start'] = self.earliest.isoformat() + 'Z'
         if self.latest_end is not None:
@@ -364,48 +368,82 @@ class Planner:
         shared-pool nodes are known to hold it after the boots that Nova
         was scheduling meanwhile (`_taken_meanwhile`).
         """
-        start = ledger_mod.to_epoch(lease['start_at'])
-        end = ledger_mod.to_epoch(lease['end_at'])
-        placed, timelines = self._written(
-            requests, start, end, lambda gen, placed: db_leases.create(
-                self.ctx, gen, dict(lease, status=status.CREATING), [
-                    (self._reservation_row(lease, req),
-                     self._slot_rows(lease, placed[req.id]))
-                    for req in requests], events))
-        self._settled(lease['id'], requests, placed, timelines, start, end,
-                      db_leases.discard)
-        if lease['status'] != status.CREATING:
-            db_leases.set_status(self.ctx, [lease['id']], lease['status'],
-                                 only_from=(status.CREATING,))
+        self.create_series([(lease, requests, events)])
 
-    def _written(self, requests: list, start: float, end: float,
-                 write: Callable) -> Plan:
-        """A plan of `requests` over [start, end) that `write(generation,
-        placed)` wrote, planned again while others wrote the same nodes
-        (LedgerBusy after `LEDGER_RETRIES`); NoCapacity.
+    def create_series(self, occurrences: list) -> None:
+        """Plan and write the occurrences of a lease (`occurrences`: [(lease
+        row values, requests, events)], whose intervals do not overlap),
+        all or none: NoCapacity names the first that does not fit.
+        """
+        def plans():
+            found = []
+            for number, (lease, requests, _) in enumerate(occurrences, 1):
+                try:
+                    found.append(self.plan(requests, *_interval(lease)))
+                except NoCapacity as e:
+                    if len(occurrences) == 1:
+                        raise
+                    raise NoCapacity('occurrence %d (from %s UTC) does not '
+                                     'fit: %s' % (number, lease['start_at'],
+                                                  e), e.earliest,
+                                     occurrence=number) from e
+            return found
+
+        def write(gen, found):
+            db_leases.create_many(self.ctx, gen, [(
+                dict(lease, status=status.CREATING), [
+                    (self._reservation_row(lease, req),
+                     self._slot_rows(lease, plan.placed[req.id]))
+                    for req in requests], events)
+                for (lease, requests, events), plan in zip(occurrences,
+                                                           found)])
+        found = self._written(plans, write)
+        ids = [lease['id'] for lease, _, _ in occurrences]
+        self._settled(
+            [(lease, requests, plan.placed) for (lease, requests, _), plan
+             in zip(occurrences, found)],
+            lambda: [db_leases.discard(self.ctx, i) for i in ids])
+        for lease, _, _ in occurrences:
+            if lease['status'] != status.CREATING:
+                db_leases.set_status(self.ctx, [lease['id']],
+                                     lease['status'],
+                                     only_from=(status.CREATING,))
+
+    def _written(self, plans: Callable, write: Callable):
+        """What `plans()` found, once `write(generation, found)` wrote it,
+        planned again while others wrote the same nodes (LedgerBusy after
+        `LEDGER_RETRIES`); NoCapacity.
         """
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
-            plan = self.plan(requests, start, end)
+            found = plans()
             try:
-                write(gen, plan.placed)
-                return plan
+                write(gen, found)
+                return found
             except db_ledger.LedgerConflict:
                 continue   # Someone else wrote the ledger: plan again.
         raise LedgerBusy()
 
-    def _settled(self, lease_id: str, requests: list, placed: dict,
-                 timelines: dict, start: float, end: float,
-                 undo: Callable) -> None:
-        """NoCapacity, once `undo(store, lease_id)` took the lease's new
-        slots back, if an ordinary boot took a node of them meanwhile.
+    def _settled(self, written: list, undo: Callable) -> None:
+        """NoCapacity, once `undo()` took the new slots back, if an ordinary
+        boot took a node of them meanwhile (`written`: [(lease, requests,
+        placed)] of what was written, over the leases' intervals).
         """
-        taken = self._taken_meanwhile(
-            [(node, start, end) for req in requests
-             if req.resource_type != resource_types.HOST
-             for node, _ in placed[req.id]], timelines)
+        timelines = dict(self.ledger.timelines)
+        pieces, fake_id = [], -1
+        for lease, requests, placed in written:
+            start, end = _interval(lease)
+            for req in requests:
+                if req.resource_type == resource_types.HOST:
+                    continue
+                pieces += [(node, start, end) for node, _ in placed[req.id]]
+                fake_id = self._overlay(timelines, req.id, placed[req.id],
+                                        start, end, fake_id)
+        taken = self._taken_meanwhile(pieces, timelines)
         if taken:
-            undo(self.ctx, lease_id)
+            undo()
+            lease, requests, _ = written[0]
+            start, end = _interval(lease)
             raise NoCapacity(
                 'Not enough capacity for %s from %s to %s UTC: a server '
                 'booted meanwhile took the last of node %s; try again'
@@ -449,15 +487,14 @@ class Planner:
         transaction); NoCapacity.
         """
         moved = self._moved(lease, requests, now)
-        start = ledger_mod.to_epoch(moved['start_at'])
-        end = ledger_mod.to_epoch(moved['end_at'])
-        placed, timelines = self._written(
-            requests, start, end, lambda gen, placed: db_leases.hold_waiting(
+        plan = self._written(
+            lambda: self.plan(requests, *_interval(moved)),
+            lambda gen, plan: db_leases.hold_waiting(
                 self.ctx, gen, lease.id, {
-                    req.id: self._slot_rows(moved, placed[req.id])
+                    req.id: self._slot_rows(moved, plan.placed[req.id])
                     for req in requests}))
-        self._settled(lease.id, requests, placed, timelines, start, end,
-                      db_leases.unhold_waiting)
+        self._settled([(moved, requests, plan.placed)],
+                      lambda: db_leases.unhold_waiting(self.ctx, lease.id))
         due = dict(moved, before_end_minutes=lease.before_end_minutes)
         if not db_leases.placed(self.ctx, lease.id, moved, [
                 r.id for r in requests
@@ -858,6 +895,33 @@ def _slot_row_of(node: str, res: capacity.Resources, start: float,
     """`_slot_row` over [start, end) in seconds since the epoch."""
     return _slot_row(node, res, ledger_mod.from_epoch(start),
                      ledger_mod.from_epoch(end))
+
+
+def series(lease: dict, requests: list, intervals: list) -> list:
+    """The occurrences of a recurring lease (`intervals`: [(start, end)]
+    of each) for `Planner.create_series`: [(row values, requests,
+    events)].  The first keeps the lease's id, which names the series,
+    its requests and its client token.
+    """
+    found = []
+    for number, (start, end) in enumerate(intervals):
+        values = dict(lease, start_at=start, end_at=end,
+                      series_id=lease['id'], occurrence=number)
+        own = requests
+        if number:
+            values.update(id=uuidutils.generate_uuid(), client_token=None,
+                          request_digest=None)
+            own = [dataclasses.replace(r, id=uuidutils.generate_uuid())
+                   for r in requests]
+        found.append((values, own, schedule.lease_events(
+            values, db_api.utcnow())))
+    return found
+
+
+def _interval(lease: dict) -> tuple:
+    """(start, end) of a lease's row values, in seconds."""
+    return (ledger_mod.to_epoch(lease['start_at']),
+            ledger_mod.to_epoch(lease['end_at']))
 
 
 def retry_interval(lease) -> float:

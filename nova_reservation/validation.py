@@ -249,6 +249,56 @@ def waiting(prefix: str, body: dict, start: datetime.datetime,
                    retry_interval=body.get('retry_interval'))
 
 
+PERIODS = {'day': datetime.timedelta(days=1),
+           'week': datetime.timedelta(weeks=1)}
+MAX_OCCURRENCES = 100
+
+
+def occurrences(prefix: str, body: dict, start: datetime.datetime,
+                end: datetime.datetime, now: datetime.datetime,
+                max_advance: int) -> list:
+    """[(start, end)] of each occurrence of a lease (`body` checked by its
+    schema): its own interval, or with ``recurrence`` the same interval
+    every day or week, `count` times or until a date.
+    """
+    recurrence = body.get('recurrence')
+    if recurrence is None:
+        return [(start, end)]
+    field = prefix + 'recurrence'
+    if body.get('if_busy') == 'wait':
+        raise InvalidParam(field, 'can not be given with if_busy wait: '
+                           'every occurrence is placed at creation, or none')
+    if body.get('on_end') == 'extend_if_free':
+        raise InvalidParam(field, 'can not be given with on_end '
+                           'extend_if_free: an extension would run into the '
+                           'next occurrence')
+    if ('count' in recurrence) == ('until' in recurrence):
+        raise InvalidParam(field, 'takes either count or until')
+    period = PERIODS[recurrence['every']]
+    if end - start >= period:
+        raise InvalidParam(field + '.every', 'each occurrence lasts %s, '
+                           'not less than a %s: they would overlap'
+                           % (end - start, recurrence['every']))
+    if 'until' in recurrence:
+        last = field + '.until'
+        until = parse_time(last, recurrence['until'])
+        if until < start:
+            raise InvalidParam(last, 'is before the start (%s UTC)'
+                               % start.replace(microsecond=0))
+        count = (until - start) // period + 1
+        if count > MAX_OCCURRENCES:
+            raise InvalidParam(last, 'makes %d occurrences; at most %d'
+                               % (count, MAX_OCCURRENCES))
+    else:
+        last, count = field + '.count', recurrence['count']
+    found = [(start + k * period, end + k * period) for k in range(count)]
+    if max_advance and found[-1][0] > now + datetime.timedelta(
+            seconds=max_advance):
+        raise InvalidParam(last, 'the last occurrence would start more than '
+                           '%d days ahead' % (max_advance // 86400))
+    return found
+
+
 def max_extensions(prefix: str, body: dict) -> Optional[int]:
     """How many times a soft end may extend the lease (`body` checked by
     its schema): 1 by default with ``on_end: extend_if_free``, and only

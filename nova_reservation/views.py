@@ -73,6 +73,7 @@ def lease(details) -> dict:
         'start_before': date(lease.start_before),
         'retries': lease.retries, 'retry_interval': lease.retry_interval,
         'tries': lease.tries or 0, 'next_try_date': date(lease.next_try_at),
+        'series_id': lease.series_id, 'occurrence': lease.occurrence,
         'trust_id': None, 'before_end_date': date(before_end),
         'created_at': date(lease.created_at),
         'updated_at': date(lease.updated_at),
@@ -87,3 +88,12 @@ def lease(details) -> dict:
                     'updated_at': date(e.updated_at)}
                    for e in events],
     }
+
+
+def occurrences(series: list) -> list:
+    """The occurrences of a recurring lease (`series`: their rows, in
+    order), as its view lists them.
+    """
+    return [{'id': x.id, 'occurrence': x.occurrence,
+             'start_date': date(x.start_at), 'end_date': date(x.end_at),
+             'status': x.status} for x in series]

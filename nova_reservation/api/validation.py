@@ -134,7 +134,8 @@ def before_end_minutes(value, start: datetime.datetime,
 
 def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
           flavor_need: Callable) -> tuple:
-    """(values of the lease row, reservation requests) of a POST body.
+    """(values of the lease row, reservation requests, [(start, end)] of
+    each occurrence) of a POST body.
 
     The dates are checked first, as Blazar checks them.
     """
@@ -158,7 +159,8 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
     wait = validation.waiting('', body, start, start_now, now, max_advance)
     if wait is not None:
         values.update(wait.columns(start_now))
-    return values, requests
+    return values, requests, validation.occurrences('', body, start, end, now,
+                                                    max_advance)
 
 
 def update(body, lease_row, now: datetime.datetime, max_duration: int,

@@ -80,6 +80,45 @@ def in_state(ctx, state: str, before: datetime.datetime) -> list:
 
 
 @api.reader
+def series(ctx, series_ids: Iterable[str]) -> dict:
+    """{series id: [its occurrences that are not deleted, in order]}."""
+    t = models.Lease
+    found: dict = {}
+    for row in api.rows(ctx, sa.select(t).where(
+            t.series_id.in_(sorted(set(series_ids))),
+            t.status != status.DELETED).order_by(t.occurrence)):
+        found.setdefault(row.series_id, []).append(row)
+    return found
+
+
+@api.reader
+def occurrence(ctx, lease, offset: int) -> Optional[models.Lease]:
+    """The occurrence `offset` from `lease` in its series (1: the next,
+    -1: the one before), if there is one that is not being deleted.
+    """
+    if lease.series_id is None:
+        return None
+    t = models.Lease
+    return api.row(ctx, sa.select(t).where(
+        t.series_id == lease.series_id,
+        t.occurrence == lease.occurrence + offset,
+        t.status.notin_((status.DELETING, status.DELETED))))
+
+
+@api.writer
+def pass_on(ctx, instance_uuid: str, lease_id: str,
+            reservation_id: str) -> None:
+    """A server of a recurring lease goes on to its next occurrence,
+    reserved until it starts, holding a slot of it.
+    """
+    ctx.session.execute(sa.update(models.ServerBinding).where(
+        models.ServerBinding.instance_uuid == instance_uuid).values(
+        lease_id=lease_id, reservation_id=reservation_id,
+        state=status.RESERVED))
+    ledger.take_slots(ctx, reservation_id, [instance_uuid])
+
+
+@api.reader
 def of_token(ctx, project_id: str, token: str) -> Optional[models.Lease]:
     """The project's lease made with that client token, or None."""
     t = models.Lease
@@ -180,7 +219,8 @@ def mark_degraded(ctx, lease_ids: Iterable[str],
 
 
 @api.writer
-def create(ctx, planned: int, lease: dict, reservations: Iterable[tuple],
+def create(ctx, planned: Optional[int], lease: dict,
+           reservations: Iterable[tuple],
            lease_events: Iterable[dict]) -> None:
     """Write a lease, its reservations and their slots, and its events.
 
@@ -188,17 +228,30 @@ def create(ctx, planned: int, lease: dict, reservations: Iterable[tuple],
     generation `planned` (else ledger.LedgerConflict).  `reservations`:
     ``[(reservation columns, [slot columns, ...])]``.
     """
-    reservations = list(reservations)
+    create_many(ctx, planned, [(lease, reservations, lease_events)])
+
+
+@api.writer
+def create_many(ctx, planned: Optional[int], leases: Iterable[tuple]
+                ) -> None:
+    """Write leases (the occurrences of a recurring one) as `create`
+    does, all or nothing: `leases` is ``[(lease columns, reservations,
+    [event columns])]``.
+    """
+    leases = [(lease, list(reservations), lease_events)
+              for lease, reservations, lease_events in leases]
     gen = ledger.bump(ctx, planned, (
-        s['node'] for _, slots in reservations for s in slots))
-    ctx.session.add(models.Lease(version=0, degraded=False, **lease))
-    ctx.session.flush()
-    for values, slots in reservations:
-        ctx.session.add(models.Reservation(generation=gen, deleted=False,
-                                           **values))
+        s['node'] for _, reservations, _ in leases
+        for _, slots in reservations for s in slots))
+    for lease, reservations, lease_events in leases:
+        ctx.session.add(models.Lease(version=0, degraded=False, **lease))
         ctx.session.flush()
-        ledger.add_slots(ctx, gen, values['id'], slots)
-    events.add(ctx, lease['id'], lease_events)
+        for values, slots in reservations:
+            ctx.session.add(models.Reservation(generation=gen,
+                                               deleted=False, **values))
+            ctx.session.flush()
+            ledger.add_slots(ctx, gen, values['id'], slots)
+        events.add(ctx, lease['id'], lease_events)
 
 
 @api.writer
@@ -350,17 +403,29 @@ def begin_delete(ctx, lease_id: str) -> bool:
 @api.writer
 def discard(ctx, lease_id: str) -> bool:
     """Remove a lease still CREATING whose boot made nothing (Nova refused
-    it, or its nova-api died first): it goes at once, with its capacity.
-    Whether it did (it may have been bound or deleted meanwhile).
+    it, or its nova-api died first): it goes at once, with its capacity,
+    and so do the later occurrences of a recurring one.  Whether it did
+    (it may have been bound or deleted meanwhile).
     """
     if not set_status(ctx, [lease_id], status.DELETED,
                       only_from=(status.CREATING,)):
         return False
-    ledger.release(ctx, lease_id)
-    events.drop(ctx, lease_id)
-    ctx.session.execute(sa.delete(models.ServerBinding).where(
-        models.ServerBinding.lease_id == lease_id))
+    for gone in [lease_id] + _later_occurrences(ctx, lease_id):
+        if gone != lease_id and not set_status(
+                ctx, [gone], status.DELETED, only_from=(status.CREATING,)):
+            continue
+        ledger.release(ctx, gone)
+        events.drop(ctx, gone)
+        ctx.session.execute(sa.delete(models.ServerBinding).where(
+            models.ServerBinding.lease_id == gone))
     return True
+
+
+def _later_occurrences(ctx, lease_id: str) -> list:
+    """The ids of the other occurrences of the series `lease_id` heads."""
+    t = models.Lease
+    return list(ctx.session.execute(sa.select(t.id).where(
+        t.series_id == lease_id, t.id != lease_id)).scalars())
 
 
 @api.writer
@@ -436,6 +501,10 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
     if lease_status and not set_status(ctx, [lease_id], lease_status,
                                        only_from=(status.CREATING,)):
         return False
+    if lease_status:
+        # A recurring lease's later occurrences wait for their turn.
+        set_status(ctx, _later_occurrences(ctx, lease_id), status.PENDING,
+                   only_from=(status.CREATING,))
     if take_slots:
         ledger.take_slots(ctx, reservation_id, instance_uuids, claim)
     for uuid in instance_uuids:

@@ -70,6 +70,10 @@ class Lease(Base):
     retry_interval = sa.Column(sa.Integer)
     tries = sa.Column(sa.Integer)
     next_try_at = sa.Column(Timestamp)
+    # A recurring lease: its series (the first occurrence's id) and its
+    # place in it (0 for the first); None for a lease that does not recur.
+    series_id = sa.Column(sa.String(36), index=True)
+    occurrence = sa.Column(sa.Integer)
 
 
 class Reservation(Base):

@@ -189,6 +189,10 @@ def start(nova, details, now, writes) -> str:
     are handed to the project.
     """
     lease = details.lease
+    before = db_leases.occurrence(STORE, lease, -1)
+    if before is not None and db_leases.bindings(STORE, before.id):
+        # A recurring lease's servers are still the occurrence before's.
+        raise Pending()
     _pool_moves(nova, details, True, writes)
 
     def step(binding, server, state):
@@ -227,6 +231,11 @@ def end(nova, details, now, writes) -> Optional[str]:
     unbound with the lease's new status (`outcomes.record`).
     """
     lease = details.lease
+    following = (db_leases.occurrence(STORE, lease, 1)
+                 if lease.status != status.DELETING else None)
+    if following is not None:
+        _pass_on(nova, details, following, writes)
+        return status.TERMINATED
     # A soft end that could not extend ends as a plain one; the servers of
     # a refused lease, which never ran, go.
     on_end = ('delete' if lease.on_end == schemas.EXTEND_IF_FREE or
@@ -256,6 +265,31 @@ def end(nova, details, now, writes) -> Optional[str]:
         return None   # it stays refused, with its reason
     return (status.DELETED if lease.status == status.DELETING
             else status.TERMINATED)
+
+
+def _pass_on(nova, details, following, writes) -> None:
+    """Between two occurrences of a recurring lease its servers hold
+    nothing: shelved and offloaded, they go on to the next occurrence,
+    whose start unshelves them.
+    """
+    lease = details.lease
+    reservations = db_leases.reservations(STORE, following.id)
+
+    def step(binding, server, state):
+        if binding.state == status.ENDED or not reservations:
+            return False
+        if state in ('active', 'stopped', 'paused', 'suspended'):
+            nova.action(server['id'], 'shelve')
+            return True
+        if state == 'shelved':
+            nova.action(server['id'], 'shelveOffload')
+            return True
+        if state == 'shelved_offloaded':
+            writes.add(db_leases.pass_on, binding.instance_uuid,
+                       following.id, reservations[0].id)
+        return False
+    _step_each(nova, lease, details.bindings, step, error_fails=False)
+    _pool_moves(nova, details, False, writes)
 
 
 def bind(nova, details, now, writes) -> None:

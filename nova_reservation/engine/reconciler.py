@@ -120,6 +120,8 @@ class Reconciler:
         for them, or remove the lease and free its capacity.
         """
         for lease in creating:
+            if lease.occurrence:
+                continue   # its series' first occurrence decides for it
             # Only the lease's own project's servers (the hook refuses the
             # metadata key in a boot, but a project could set it after).
             servers = [s for s in by_lease.get(lease.id, ())

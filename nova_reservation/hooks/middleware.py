@@ -481,7 +481,12 @@ class ReservationHook:
             row = dict(self._lease_row(ctx, lease_id, lease),
                        client_token=lease.client_token,
                        request_digest=lease.client_token and asked)
-            waits = self.planner.create_or_wait(row, [request])
+            if lease.occurrences:
+                waits = False
+                self.planner.create_series(planner.series(
+                    row, [request], lease.occurrences))
+            else:
+                waits = self.planner.create_or_wait(row, [request])
         except planner.NoCapacity as e:
             raise LeaseRefused(409, str(e), **e.details())
         except planner.LedgerBusy:

@@ -40,6 +40,8 @@ class LeaseRequest:
     client_token: Optional[str] = None
     max_extensions: Optional[int] = None
     waiting: Optional[validation.Waiting] = None   # if_busy wait
+    # [(start, end)] of each occurrence of a recurring lease (else None).
+    occurrences: Optional[tuple] = None
 
 
 def single_hint(hints: dict, key: str):
@@ -113,7 +115,11 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
                             'lease_params.', params),
                         waiting=validation.waiting(
                             'lease_params.', params, start, immediate, now,
-                            max_advance))
+                            max_advance),
+                        occurrences=tuple(validation.occurrences(
+                            'lease_params.', params, start, end, now,
+                            max_advance)) if 'recurrence' in params
+                        else None)
 
 
 # The flavor extra spec that makes every boot of a flavor preemptible, and

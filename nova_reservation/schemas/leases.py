@@ -44,6 +44,15 @@ WAITING_FIELDS = {
                        'description': 'minutes between two tries'},
 }
 
+# A recurring lease: the same interval every day or week, `count` times
+# or until a date (the last occurrence starts on or before it).
+RECURRENCE = common.strict({
+    'every': {'type': 'string', 'enum': ['day', 'week']},
+    'count': {'type': 'integer', 'minimum': 1, 'maximum': 100,
+              'description': 'how many occurrences (1 to 100)'},
+    'until': common.DATE,
+}, required=('every',))
+
 LEASE_PARAMS = common.strict({
     'name': common.NAME,
     'start': common.START,
@@ -53,6 +62,7 @@ LEASE_PARAMS = common.strict({
     'before_end': {'type': 'integer', 'minimum': 1, 'maximum': 10 ** 7,
                    'description': 'minutes before the end'},
     'client_token': CLIENT_TOKEN,
+    'recurrence': RECURRENCE,
     **WAITING_FIELDS,
 }, required=('name', 'start', 'end'))
 
@@ -115,6 +125,7 @@ CREATE = common.strict(dict(
     client_token=CLIENT_TOKEN,
     on_end=ON_END,
     max_extensions=MAX_EXTENSIONS,
+    recurrence=RECURRENCE,
     **WAITING_FIELDS,
 ), required=('name', 'start_date', 'end_date'))
 

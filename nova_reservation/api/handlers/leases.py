@@ -60,14 +60,26 @@ def _details(lease_id: str):
 
 
 def _view(lease_id: str) -> dict:
-    return views.lease(_details(lease_id))
+    return _with_series(views.lease(_details(lease_id)))
+
+
+def _with_series(view: dict, known: Optional[dict] = None) -> dict:
+    """A recurring lease's view with its occurrences (`known`: {series id:
+    its occurrences} if read already).
+    """
+    series_id = view['series_id']
+    if series_id is not None:
+        if known is None:
+            known = db_leases.series(db_api.Context(), [series_id])
+        view['occurrences'] = views.occurrences(known.get(series_id, []))
+    return view
 
 
 def _told(action: str, lease_id: str) -> dict:
     """Send lease.<action> and give the lease's view, from one read."""
     details = _details(lease_id)
     notifications.api_notifier().lease(action, lease_id, details)
-    return views.lease(details)
+    return _with_series(views.lease(details))
 
 
 def _private_flavor(ctx, req: planner.ReservationRequest):
@@ -121,10 +133,21 @@ def list_leases(ctx, req):
     # in Blazar; its own URL shows DELETING until the engine has removed
     # what it made.
     leases = [x for x in leases if x.status != status.DELETING]
+    # A recurring lease is listed once, with its occurrences.
+    known = db_leases.series(store, {x.series_id for x in leases
+                                     if x.series_id})
+    leases = [x for x in leases
+              if x.series_id is None or x.id == _head(known, x)]
     # One read of the details of every lease, not one per lease.
     details = db_leases.details(store, (x.id for x in leases))
     return wsgi.json_response(200, {'leases': [
-        views.lease(details[x.id]) for x in leases if x.id in details]})
+        _with_series(views.lease(details[x.id]), known)
+        for x in leases if x.id in details]})
+
+
+def _head(known: dict, lease) -> str:
+    """The id under which a series is listed: its first occurrence left."""
+    return known[lease.series_id][0].id
 
 
 def show_lease(ctx, req, id):
@@ -136,7 +159,7 @@ def create_lease(ctx, req):
     wsgi.authorize(ctx, policies.LEASES_CREATE, ctx.project_id)
     body = wsgi.body_of(req)
     try:
-        values, requests = validation.lease(
+        values, requests, intervals = validation.lease(
             body, db_api.utcnow(), CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, flavors.need_finder(ctx))
     except validation.Invalid as e:
@@ -151,13 +174,19 @@ def create_lease(ctx, req):
                   user_id=ctx.user_id, status=status.PENDING,
                   created_at=db_api.utcnow(), client_token=token,
                   request_digest=token and asked)
-    made = [_private_flavor(ctx, r) for r in requests
+    occurrences = (planner.series(values, requests, intervals)
+                   if 'recurrence' in body else [(values, requests, None)])
+    every = [r for _, own, _ in occurrences for r in own]
+    made = [_private_flavor(ctx, r) for r in every
             if r.resource_type in resource_types.WITH_FLAVOR] + [
-        _server_group(ctx, r) for r in requests
+        _server_group(ctx, r) for r in every
         if r.resource_type in resource_types.WITH_FLAVOR and
         r.affinity is not None]
     try:
-        planner.shared().create_or_wait(values, requests)
+        if 'recurrence' in body:
+            planner.shared().create_series(occurrences)
+        else:
+            planner.shared().create_or_wait(values, requests)
     except planner.NoCapacity as e:
         raise _no_capacity(e)
     except planner.LedgerBusy:
@@ -369,8 +398,16 @@ def update_lease(ctx, req, id):
 
 def delete_lease(ctx, req, id):
     lease = _lease(ctx, id, policies.LEASES_DELETE)
-    db_leases.begin_delete(db_api.Context(), lease.id)
-    notifications.api_notifier().lease('delete', lease.id)
+    # The series' id (its first occurrence's) deletes the whole series;
+    # another occurrence's, that occurrence only.
+    gone = [lease.id]
+    if lease.series_id == lease.id:
+        gone = [x.id for x in db_leases.series(
+            db_api.Context(), [lease.id]).get(lease.id, [])] or gone
+    for lease_id in gone:
+        if db_leases.begin_delete(db_api.Context(), lease_id) or \
+                lease_id == lease.id:
+            notifications.api_notifier().lease('delete', lease_id)
     LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
              lease.name, lease.status)
     return wsgi.json_response(204)

@@ -225,3 +225,34 @@ class WaitingTest(unittest.TestCase):
         self.assertEqual((False, datetime.datetime(2026, 11, 22, 12)),
                          (lease.waiting.flexible_start,
                           lease.waiting.start_before))
+
+
+class RecurrenceTest(unittest.TestCase):
+
+    def test_no_recurrence_is_one_occurrence(self):
+        self.assertIsNone(parse(name='l', start='2026-12-01 10:00',
+                                end='2026-12-01 18:00').occurrences)
+
+    def test_every_week_count_times(self):
+        lease = parse(name='l', start='2026-12-01 10:00',
+                      end='2026-12-01 18:00',
+                      recurrence=dict(every='week', count=3))
+        week = datetime.timedelta(weeks=1)
+        first = (datetime.datetime(2026, 12, 1, 10),
+                 datetime.datetime(2026, 12, 1, 18))
+        self.assertEqual(tuple((first[0] + k * week, first[1] + k * week)
+                               for k in range(3)), lease.occurrences)
+
+    def test_every_day_until_a_date_it_includes(self):
+        lease = parse(name='l', start='2026-12-01 10:00',
+                      end='2026-12-01 18:00',
+                      recurrence=dict(every='day', until='2026-12-04 10:00'))
+        self.assertEqual([datetime.datetime(2026, 12, d, 10)
+                          for d in (1, 2, 3, 4)],
+                         [s for s, _ in lease.occurrences])
+
+    def test_the_last_occurrence_within_max_advance(self):
+        with self.assertRaises(params.InvalidParam) as e:
+            parse(name='l', start='2026-12-01 10:00', end='2026-12-01 18:00',
+                  recurrence=dict(every='week', count=60))
+        self.assertEqual('lease_params.recurrence.count', e.exception.field)

@@ -11,7 +11,9 @@
 #    under the License.
 
 """Waiting leases (if_busy wait): how a lease that did not fit waits for
-room, how many times it was tried and when it is tried next.
+room, how many times it was tried and when it is tried next; and
+recurring leases: the series an occurrence belongs to (its first
+occurrence's id) and its place in it.
 
 Revision ID: 0009
 Revises: 0008
@@ -38,5 +40,8 @@ def upgrade():
                    sa.Column('retries', sa.Integer),
                    sa.Column('retry_interval', sa.Integer),
                    sa.Column('tries', sa.Integer),
-                   sa.Column('next_try_at', TS)):
+                   sa.Column('next_try_at', TS),
+                   sa.Column('series_id', sa.String(36)),
+                   sa.Column('occurrence', sa.Integer)):
         op.add_column('rsv_leases', column)
+    op.create_index('ix_rsv_leases_series_id', 'rsv_leases', ['series_id'])
