@@ -160,7 +160,7 @@ class UnstorableTest(RefusedTest):
                            b'{"name": "\xff\xfe"}')
 
     def test_four_byte_characters_are_fine(self):
-        values, _ = create(flavor_lease(name='l\U0001F600 夜'))
+        values, _, _ = create(flavor_lease(name='l\U0001F600 夜'))
         self.assertEqual('l\U0001F600 夜', values['name'])
 
 
@@ -211,7 +211,7 @@ class LeaseBodyTest(RefusedTest):
             reservations=flavor_lease()['reservations'] * 11))
 
     def test_numbers_as_the_cli_sends_them(self):
-        values, requests = bodies.lease(
+        values, requests, _ = bodies.lease(
             flavor_lease(reservations=[{'resource_type': 'physical:host',
                                         'min': '1', 'max': 2}]),
             NOW, 30 * DAY, 365 * DAY, lambda f: None)
