@@ -379,7 +379,9 @@ class LocalCloud:
             'reservation': dict(reconcile_interval='15',
                                 creating_timeout='30',
                                 preempt_check_interval='5',
-                                preempt_notice='2', preempt_margin='1'),
+                                preempt_notice='2', preempt_margin='1',
+                                default_lease_tag='reservation:default_lease',
+                                wait_interval='10'),
         }
         self._write_ini('nova.conf', nova)
         # Only for the processes that use the databases: nova-compute must

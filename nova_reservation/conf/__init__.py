@@ -43,6 +43,15 @@ lease_opts = [
                      'users forget. A boot with lease_params, into a '
                      'reservation, preemptible or onto a forced host is '
                      'not changed.'),
+    cfg.StrOpt('default_lease_tag', default='',
+               help='A Keystone project tag that makes every ordinary boot '
+                    'of a project that carries it a default lease, as '
+                    'default_lease_projects does; "<tag>=<N>d" (or h, m) '
+                    'gives that project\'s leases their own length. '
+                    'Project tags are set by admins only, so a project can '
+                    'not drop its own. Each project\'s tags are read with '
+                    'the user\'s token at its first boot, and again a '
+                    'minute later at most. Empty: tags are not read.'),
     cfg.IntOpt('default_lease_duration', default=30 * 24 * 3600, min=60,
                help='Seconds a default lease lasts (at most '
                     'max_lease_duration).'),

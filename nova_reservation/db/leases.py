@@ -188,18 +188,21 @@ def details(ctx, lease_ids: Iterable[str]) -> dict:
 @api.writer
 def set_status(ctx, lease_ids: Iterable[str], new: str,
                reason: Optional[str] = None,
-               only_from: Optional[Iterable[str]] = None, **values) -> int:
+               only_from: Optional[Iterable[str]] = None,
+               keep_reason: bool = False, **values) -> int:
     """Move leases to `new` where the move is allowed (and, with
-    `only_from`, from those states only); how many moved.
+    `only_from`, from those states only), with `reason` (or the one they
+    have, with `keep_reason`); how many moved.
     """
     t = models.Lease
     sources = set(status.LEASE.sources(new))
     if only_from is not None:
         sources &= set(only_from)
+    if not keep_reason:
+        values['status_reason'] = reason
     return ctx.session.execute(sa.update(t).where(
         t.id.in_(list(lease_ids)), t.status.in_(sorted(sources))).values(
-        status=new, updated_at=api.utcnow(), status_reason=reason,
-        **values)).rowcount
+        status=new, updated_at=api.utcnow(), **values)).rowcount
 
 
 @api.writer
@@ -498,8 +501,10 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
     answer is False.
     """
     instance_uuids = list(instance_uuids)
+    # A waiting lease keeps the reason it waits.
     if lease_status and not set_status(ctx, [lease_id], lease_status,
-                                       only_from=(status.CREATING,)):
+                                       only_from=(status.CREATING,),
+                                       keep_reason=True):
         return False
     if lease_status:
         # A recurring lease's later occurrences wait for their turn.

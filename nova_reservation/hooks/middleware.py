@@ -50,6 +50,7 @@ from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import actions
 from nova_reservation import flavors
 from nova_reservation.hooks import params
+from nova_reservation.hooks import projects
 from nova_reservation.hooks import reserved
 from nova_reservation import idempotency
 from nova_reservation import ledger as ledger_mod
@@ -305,14 +306,21 @@ class ReservationHook:
     @staticmethod
     def _default_lease(ctx, server: dict) -> Optional[params.LeaseRequest]:
         """The lease of an ordinary boot of a project whose boots are
-        leases (``default_lease_projects``), or None.
+        leases (``default_lease_projects``, or a project tag in Keystone:
+        ``default_lease_tag``), or None.
         """
-        if ctx.project_id not in CONF.reservation.default_lease_projects:
+        length = None
+        if ctx.project_id in CONF.reservation.default_lease_projects:
+            length = CONF.reservation.default_lease_duration
+        elif CONF.reservation.default_lease_tag:
+            length = projects.default_lease_length(
+                projects.tags(ctx), CONF.reservation.default_lease_tag,
+                CONF.reservation.default_lease_duration)
+        if length is None:
             return None
         return params.default_lease(
             server.get('name'), db_api.utcnow(),
-            min(CONF.reservation.default_lease_duration,
-                CONF.reservation.max_lease_duration),
+            min(length, CONF.reservation.max_lease_duration),
             CONF.reservation.default_on_end,
             CONF.reservation.default_before_end)
 
@@ -743,15 +751,17 @@ class ReservationHook:
                 continue
             binding = bindings[s['id']]
             lease = leases[binding.lease_id]
-            status = lease_view_status(lease, now)
+            shown = lease_view_status(lease, now)
             s['reservation'] = dict(
                 lease_id=lease.id, lease_name=lease.name,
-                reservation_id=binding.reservation_id, status=status,
+                reservation_id=binding.reservation_id, status=shown,
                 start=lease.start_at.isoformat() + 'Z',
                 end=lease.end_at.isoformat() + 'Z',
                 on_end=lease.on_end)
-            if status == 'RESERVED' and s.get('status', '').startswith(
-                    'SHELVED'):
+            # A server that waits for its lease's start (or its placement)
+            # is reserved, not shelved.
+            if shown in ('RESERVED', status.WAITING) and s.get(
+                    'status', '').startswith('SHELVED'):
                 s['status'] = 'RESERVED'
         resp.json_body = data
 

@@ -163,6 +163,28 @@ class RecurringServerLeaseTest(base.ReservationsTestCase):
     are shelved and offloaded (holding nothing) between them.
     """
 
+    def test_a_boot_whose_second_week_is_full_is_a_409_naming_it(self):
+        start = db_api.utcnow() + WEEK
+        full = self.rsv('POST', '/leases', dict(
+            base.flavor_lease(amount=2, name='full'),
+            start_date=(start + datetime.timedelta(minutes=30)).strftime(
+                '%Y-%m-%d %H:%M'),
+            end_date=(start + datetime.timedelta(minutes=150)).strftime(
+                '%Y-%m-%d %H:%M')))
+        self.assertEqual(201, full.status_code, full.text)
+        resp = self.boot(base.params(base.when(60), base.when(120),
+                                     recurrence=dict(every='week',
+                                                     count=3)))
+        self.assertEqual(409, resp.status, resp.content)
+        fault = resp.body['conflictingRequest']
+        self.assertTrue(fault['message'].startswith('occurrence 2 (from '),
+                        fault)
+        self.assertEqual(2, fault['occurrence'])
+        self.assertEqual([full.json()['lease']['id']],
+                         [x.id for x in self.leases()])
+        self.assertEqual([], self.admin_api.get_servers(
+            search_opts={'all_tenants': 1}))
+
     def test_servers_run_in_each_occurrence_only(self):
         resp = self.boot(base.params('now', base.when(30), recurrence=dict(
             every='day', count=2)))

@@ -236,13 +236,15 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
         self.assertEqual('WAITING', shown['status'])
         uuid = resp.body['server']['id']
         server = self.admin_api.get_server(uuid)
-        self.assertEqual(('SHELVED_OFFLOADED', None),
-                         (server['status'],
-                          server['OS-EXT-SRV-ATTR:hypervisor_hostname']))
+        self.assertEqual(('RESERVED', 'shelved_offloaded', None, 'WAITING'),
+                         (server['status'], server['OS-EXT-STS:vm_state'],
+                          server['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+                          server['reservation']['status']))
         self.assertEqual({}, self.placement.get(
             '/allocations/%s' % uuid).body['allocations'])
         lease = db_leases.get(STORE, shown['lease_id'])
         self.assertEqual('WAITING', lease.status)
+        self.assertIn('Not enough capacity', lease.status_reason)
         self.assertEqual(['RESERVED'], [
             b.state for b in db_leases.bindings(STORE, lease.id)])
         # The user can not run it meanwhile.
@@ -290,3 +292,22 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
         told = [p['status'] for t, p in self.notified('lease.update')
                 if p['lease_id'] == lease_id]
         self.assertEqual(['REFUSED'], told)
+
+    def test_a_best_effort_boot_takes_its_earliest_fitting_start(self):
+        full = self.rsv('POST', '/leases', base.flavor_lease(
+            amount=2, start=0, end=60, name='full'))
+        self.assertEqual(201, full.status_code, full.text)
+        self.run_engine()
+        resp = self.boot(base.params(base.when(5), base.when(35),
+                                     if_busy='wait', flexible_start=True,
+                                     start_before=base.when(240)))
+        self.assertEqual(202, resp.status, resp.content)
+        shown = resp.body['server']['reservation']
+        # Placed at once, when the full lease ends; reserved till then.
+        self.assertEqual('RESERVED', shown['status'])
+        lease = db_leases.get(STORE, shown['lease_id'])
+        self.assertEqual((db_leases.get(STORE, full.json()['lease'][
+            'id']).end_at, 'PENDING'), (lease.start_at, lease.status))
+        self.assertEqual([resp.body['server']['id']], [
+            s.instance_uuid for s in db_ledger.slots(
+                STORE, shown['reservation_id'])])

@@ -77,6 +77,8 @@ class CloudTestCase(testtools.TestCase):
             int(time.time()))
         # Registered first, so run last: after the test's own clean-up.
         self.addCleanup(self.assert_invariants)
+        # {name: OS_* variables} of users a test made (`new_user`).
+        self.users: dict = {}
 
     def assert_invariants(self, timeout: float = 180) -> None:
         """What must hold on the cloud after any scenario
@@ -110,7 +112,7 @@ class CloudTestCase(testtools.TestCase):
         # Only the user's own OS_* variables: none this process was given.
         env = dict({k: v for k, v in os.environ.items()
                     if not k.startswith('OS_')}, PYTHONWARNINGS='ignore',
-                   **CLOUD.variables(user))
+                   **(self.users.get(user) or CLOUD.variables(user)))
         done = subprocess.run(args, env=env, capture_output=True, text=True,
                               timeout=120)
         if check:
@@ -122,6 +124,25 @@ class CloudTestCase(testtools.TestCase):
         """`openstack ... -f json` as `user`, parsed."""
         return parse_json(self.run_cli(user, 'openstack', *args, '-f',
                                        'json').stdout)
+
+    def new_user(self, name: str, project: str, *tags: str) -> None:
+        """A member of a new project with `tags`, both removed after the
+        test; `name` is then a user of `run_cli`.
+        """
+        made = self.openstack('admin', 'project', 'create', *[
+            a for t in tags for a in ('--tag', t)], project)
+        self.addCleanup(self.run_cli, 'admin', 'openstack', 'project',
+                        'delete', made['id'])
+        password = name + '-secret'
+        user = self.openstack('admin', 'user', 'create', '--password',
+                              password, '--project', project, name)
+        self.addCleanup(self.run_cli, 'admin', 'openstack', 'user',
+                        'delete', user['id'])
+        self.run_cli('admin', 'openstack', 'role', 'add', '--user', name,
+                     '--project', project, 'member')
+        self.users[name] = dict(CLOUD.variables('alice'), OS_USERNAME=name,
+                                OS_PASSWORD=password,
+                                OS_PROJECT_NAME=project)
 
     def nova(self, user: str, *args: str) -> dict:
         """`nova ...` as `user`: the Property/Value table as a dict."""

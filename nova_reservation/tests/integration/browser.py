@@ -129,15 +129,13 @@ class DashboardTestCase(base.BlazarCLI):
                       shown.text)
         return shown.text
 
-    def logout(self) -> None:
-        """As a user logs out, once the page is left: a table's status
-        polling still in flight could otherwise set the old session's
-        cookie again after it is gone.
+    def another_browser(self) -> None:
+        """A browser of its own for the next user: one that shares nothing
+        with the last (a table's status poll still in flight could set
+        the last user's session cookie again after a logout).
         """
-        self.browser.get('about:blank')
-        self.browser.get(DASHBOARD + '/auth/logout/')
-        self.wait.until(ec.visibility_of_element_located((
-            By.ID, 'id_username')))
+        self.browser = self.chromium()
+        self.wait = WebDriverWait(self.browser, 30)
 
     def login(self, user: str) -> None:
         self.open('/auth/login/', 'login')

@@ -38,7 +38,7 @@ class DashboardTest(browser.DashboardTestCase):
         self.navigate('Reservations', 'Leases')
         self.wait.until(ec.url_contains('/project/leases/'))
         self.checked('alice-leases')
-        self.logout()
+        self.another_browser()
         self.login('admin')
         self.navigate('Admin', 'Reservation', 'Hosts')
         self.wait.until(ec.url_contains('/admin/hosts/'))

@@ -17,6 +17,7 @@ import json
 import unittest
 
 from nova_reservation.hooks import params
+from nova_reservation.hooks import projects
 from nova_reservation import idempotency
 from nova_reservation import validation
 
@@ -256,3 +257,27 @@ class RecurrenceTest(unittest.TestCase):
             parse(name='l', start='2026-12-01 10:00', end='2026-12-01 18:00',
                   recurrence=dict(every='week', count=60))
         self.assertEqual('lease_params.recurrence.count', e.exception.field)
+
+
+class ProjectTagTest(unittest.TestCase):
+    TAG = 'reservation:default_lease'
+
+    def test_the_bare_tag_takes_the_default_length(self):
+        self.assertEqual(600, projects.default_lease_length(
+            ['lab', self.TAG], self.TAG, 600))
+
+    def test_a_length_of_its_own(self):
+        for value, seconds in (('2h', 7200), ('7d', 7 * 86400),
+                               ('90m', 5400)):
+            self.assertEqual(seconds, projects.default_lease_length(
+                [self.TAG + '=' + value], self.TAG, 600), value)
+
+    def test_a_bad_length_takes_the_default(self):
+        for value in ('', '0d', '2w', '-1h', '1.5h', 'h', '9999999d'):
+            self.assertEqual(600, projects.default_lease_length(
+                [self.TAG + '=' + value], self.TAG, 600), value)
+
+    def test_no_tag_no_default_lease(self):
+        for tags in ([], ['lab'], [self.TAG + 'x'], ['x' + self.TAG]):
+            self.assertIsNone(projects.default_lease_length(
+                tags, self.TAG, 600), tags)
