@@ -508,7 +508,7 @@ class Planner:
         (its own start; now for a start of now; with a flexible start, the
         earliest that fits up to its start_before); NoCapacity.
         """
-        get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+        get = schedule.getter(lease)
         start = ledger_mod.to_epoch(get('start_at'))
         length = ledger_mod.to_epoch(get('end_at')) - start
         latest = (ledger_mod.to_epoch(get('start_before'))
@@ -827,7 +827,7 @@ class Planner:
 
     @staticmethod
     def _reservation_row(lease, req: ReservationRequest) -> dict:
-        get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+        get = schedule.getter(lease)
         need = req.need or capacity.ZERO
         return dict(
             id=req.id, lease_id=get('id'), project_id=get('project_id'),
@@ -926,7 +926,7 @@ def _interval(lease: dict) -> tuple:
 
 def retry_interval(lease) -> float:
     """Seconds between two tries of a waiting lease."""
-    get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+    get = schedule.getter(lease)
     minutes = get('retry_interval')
     return minutes * 60 if minutes else CONF.reservation.wait_interval
 

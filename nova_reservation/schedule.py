@@ -13,7 +13,7 @@
 """A lease's schedule: which events it has and when each falls due."""
 
 import datetime
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from nova_reservation import conf
 
@@ -42,9 +42,14 @@ def event_time(event_type: str, start_at: datetime.datetime,
     return None
 
 
+def getter(lease) -> Callable[[str], Any]:
+    """A lease's column by name, from its row or its values as a dict."""
+    return lease.get if isinstance(lease, dict) else lease.__getattribute__
+
+
 def due_times(lease) -> dict:
     """{event type: when} of a lease (a row, or its values as a dict)."""
-    get = lease.get if isinstance(lease, dict) else lease.__getattribute__
+    get = getter(lease)
     return {t: event_time(t, get('start_at'), get('end_at'),
                           get('before_end_minutes')) for t in TIMED}
 

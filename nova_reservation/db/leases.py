@@ -92,17 +92,19 @@ def series(ctx, series_ids: Iterable[str]) -> dict:
 
 
 @api.reader
-def occurrence(ctx, lease, offset: int) -> Optional[models.Lease]:
-    """The occurrence `offset` from `lease` in its series (1: the next,
-    -1: the one before), if there is one that is not being deleted.
+def occurrence(ctx, lease, later: bool) -> Optional[models.Lease]:
+    """The next occurrence of `lease` in its series (`later`), or the one
+    before, leaving out those being deleted; None if there is none.
     """
     if lease.series_id is None:
         return None
     t = models.Lease
     return api.row(ctx, sa.select(t).where(
         t.series_id == lease.series_id,
-        t.occurrence == lease.occurrence + offset,
-        t.status.notin_((status.DELETING, status.DELETED))))
+        t.occurrence > lease.occurrence if later
+        else t.occurrence < lease.occurrence,
+        t.status.notin_((status.DELETING, status.DELETED))).order_by(
+        t.occurrence if later else t.occurrence.desc()).limit(1))
 
 
 @api.writer

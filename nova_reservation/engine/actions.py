@@ -189,10 +189,13 @@ def start(nova, details, now, writes) -> str:
     are handed to the project.
     """
     lease = details.lease
-    before = db_leases.occurrence(STORE, lease, -1)
-    if before is not None and db_leases.bindings(STORE, before.id):
-        # A recurring lease's servers are still the occurrence before's.
-        raise Pending()
+    if _recurring_servers(details):
+        before = db_leases.occurrence(STORE, lease, later=False)
+        if before is not None and any(
+                b.state not in (status.ENDED, status.FAILED)
+                for b in db_leases.bindings(STORE, before.id)):
+            # Its servers are still the occurrence before's.
+            raise Pending()
     _pool_moves(nova, details, True, writes)
 
     def step(binding, server, state):
@@ -231,8 +234,10 @@ def end(nova, details, now, writes) -> Optional[str]:
     unbound with the lease's new status (`outcomes.record`).
     """
     lease = details.lease
-    following = (db_leases.occurrence(STORE, lease, 1)
-                 if lease.status != status.DELETING else None)
+    # A recurring server lease's servers go on to its next occurrence.
+    following = (db_leases.occurrence(STORE, lease, later=True)
+                 if lease.status != status.DELETING and
+                 _recurring_servers(details) else None)
     if following is not None:
         _pass_on(nova, details, following, writes)
         return status.TERMINATED
@@ -267,6 +272,15 @@ def end(nova, details, now, writes) -> Optional[str]:
             else status.TERMINATED)
 
 
+def _recurring_servers(details) -> bool:
+    """Whether the lease is an occurrence of a recurring server lease,
+    whose servers go from one occurrence to the next.
+    """
+    return details.lease.series_id is not None and any(
+        r.resource_type == resource_types.SERVER
+        for r in details.reservations)
+
+
 def _pass_on(nova, details, following, writes) -> None:
     """Between two occurrences of a recurring lease its servers hold
     nothing: shelved and offloaded, they go on to the next occurrence,
@@ -277,6 +291,12 @@ def _pass_on(nova, details, following, writes) -> None:
 
     def step(binding, server, state):
         if binding.state == status.ENDED or not reservations:
+            return False
+        if state == 'error':
+            # Not shelved: it stays as it is, and holds no later slot.
+            if binding.state != status.FAILED:
+                writes.add(db_leases.set_binding, binding.instance_uuid,
+                           state=status.FAILED)
             return False
         if state in ('active', 'stopped', 'paused', 'suspended'):
             nova.action(server['id'], 'shelve')

@@ -67,6 +67,29 @@ class RecurringLeaseTest(base.ReservationsTestCase):
         self.assertEqual([(lease['id'], 3)],
                          [(x['id'], len(x['occurrences'])) for x in listed])
 
+    def test_each_occurrence_of_a_capacity_lease_starts_and_ends(self):
+        lease = self.create(dict(
+            base.flavor_lease(start=0, end=30, name='daily'),
+            recurrence=dict(every='day', count=2)))['lease']
+        first, second = [db_leases.get(STORE, o['id'])
+                         for o in lease['occurrences']]
+        self.run_engine()
+        self.assertEqual('ACTIVE', db_leases.get(STORE, first.id).status)
+        # A server booted into the first occurrence ends with it.
+        rid = lease['reservations'][0]['id']
+        resp = self.boot_into(rid)
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        self.node_of(uuid)
+        self.run_engine(at=ledger.to_epoch(first.end_at) + 1)
+        self.wait_gone(uuid)
+        self.assertEqual(('TERMINATED', 'PENDING'), (
+            db_leases.get(STORE, first.id).status,
+            db_leases.get(STORE, second.id).status))
+        # The next one starts on its own, whatever the first held.
+        self.run_engine(at=ledger.to_epoch(second.start_at) + 1)
+        self.assertEqual('ACTIVE', db_leases.get(STORE, second.id).status)
+
     def test_one_occurrence_that_does_not_fit_refuses_the_series(self):
         # Both nodes are taken in the second week.
         start = db_api.utcnow() + WEEK
@@ -192,7 +215,7 @@ class RecurringServerLeaseTest(base.ReservationsTestCase):
         uuid = resp.body['server']['id']
         first = db_leases.get(STORE, resp.body['server']['reservation'][
             'lease_id'])
-        second = db_leases.occurrence(STORE, first, 1)
+        second = db_leases.occurrence(STORE, first, later=True)
         self.assertEqual((first.id, 1, first.start_at + DAY, 'PENDING'),
                          (second.series_id, second.occurrence,
                           second.start_at, second.status))
