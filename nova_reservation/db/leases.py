@@ -336,6 +336,8 @@ def hold_waiting(ctx, planned: int, lease_id: str, slots: dict) -> None:
     gen = ledger.bump(ctx, planned, (s['node'] for rows in slots.values()
                                      for s in rows))
     for rid, rows in slots.items():
+        # What a try cut off before its end held goes first.
+        ledger.drop_slots(ctx, gen, rid)
         ledger.add_slots(ctx, gen, rid, rows)
 
 

@@ -311,3 +311,59 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
         self.assertEqual([resp.body['server']['id']], [
             s.instance_uuid for s in db_ledger.slots(
                 STORE, shown['reservation_id'])])
+
+
+class WaitingRaceTest(base.ReservationsTestCase):
+    """Waiting leases against each other and against a try cut off."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.flags(ledger_max_age=0, group='reservation')
+
+    def test_two_waiting_leases_for_one_freed_slot(self):
+        held = []
+        for name in ('one', 'two'):
+            resp = self.rsv('POST', '/leases', base.flavor_lease(
+                amount=1, start=0, end=60, name=name))
+            self.assertEqual(201, resp.status_code, resp.text)
+            held.append(resp.json()['lease']['id'])
+        self.run_engine()
+        first = self.rsv('POST', '/leases', waiting_lease(name='a')).json()
+        second = self.rsv('POST', '/leases', waiting_lease(name='b')).json()
+        # One slot frees; both are tried at once, by two engines.
+        self.assertEqual(204, self.rsv('DELETE', '/leases/%s' % held[0])
+                         .status_code)
+        self.run_engine()
+        self.clock.now = max(self.clock.now,
+                             ledger.to_epoch(db_api.utcnow())) + 61
+        engines = [self.engine, self.cloud.engine(clock=self.clock)]
+        threads = [threading.Thread(target=e.place_waiting)
+                   for e in engines]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        statuses = sorted(db_leases.get(STORE, x['lease']['id']).status
+                          for x in (first, second))
+        self.assertEqual(['PENDING', 'WAITING'], statuses)
+
+    def test_a_try_cut_off_after_its_slots_leaves_no_extra(self):
+        full = self.rsv('POST', '/leases', base.flavor_lease(
+            amount=2, start=0, end=60, name='full'))
+        self.run_engine()
+        lease = self.rsv('POST', '/leases', waiting_lease()).json()['lease']
+        self.assertEqual(204, self.rsv(
+            'DELETE', '/leases/%s' % full.json()['lease']['id']).status_code)
+        self.run_engine()
+        # An engine wrote the slots of a try, then died.
+        row = db_leases.get(STORE, lease['id'])
+        rid = lease['reservations'][0]['id']
+        db_leases.hold_waiting(STORE, None, lease['id'], {rid: [dict(
+            node='host1', start_at=row.start_at, end_at=row.end_at, vcpus=2,
+            memory_mb=4096, disk_gb=40)]})
+        self.clock.now = max(self.clock.now,
+                             ledger.to_epoch(db_api.utcnow())) + 61
+        self.engine.place_waiting()
+        self.run_engine()
+        self.assertEqual('ACTIVE', db_leases.get(STORE, lease['id']).status)
+        self.assertEqual(1, len(db_ledger.slots(STORE, rid)))
