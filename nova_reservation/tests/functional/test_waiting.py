@@ -35,6 +35,15 @@ def waiting_lease(start='now', end=30, name='waiting', **extra) -> dict:
     return dict(body, if_busy='wait', **extra)
 
 
+def at_once(engines: list) -> None:
+    """Each engine's try of the waiting leases, all at the same time."""
+    threads = [threading.Thread(target=e.place_waiting) for e in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 class WaitingLeaseTest(base.ReservationsTestCase):
 
     def setUp(self) -> None:
@@ -170,12 +179,7 @@ class WaitingLeaseTest(base.ReservationsTestCase):
         for engine in engines[1:]:
             engine.notifier = self.engine.notifier
         self.clock.now += 61
-        threads = [threading.Thread(target=e.place_waiting)
-                   for e in engines]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        at_once(engines)
         self.run_engine()
         row = db_leases.get(STORE, lease['id'])
         self.assertEqual(('ACTIVE', 1), (row.status, row.tries))
@@ -336,13 +340,7 @@ class WaitingRaceTest(base.ReservationsTestCase):
         self.run_engine()
         self.clock.now = max(self.clock.now,
                              ledger.to_epoch(db_api.utcnow())) + 61
-        engines = [self.engine, self.cloud.engine(clock=self.clock)]
-        threads = [threading.Thread(target=e.place_waiting)
-                   for e in engines]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        at_once([self.engine, self.cloud.engine(clock=self.clock)])
         statuses = sorted(db_leases.get(STORE, x['lease']['id']).status
                           for x in (first, second))
         self.assertEqual(['PENDING', 'WAITING'], statuses)
