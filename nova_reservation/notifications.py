@@ -48,8 +48,7 @@ def lease_payload(lease_id: str, details=None) -> dict:
     payload = {k: view[k] for k in (
         'user_id', 'project_id', 'trust_id', 'start_date', 'end_date',
         'status', 'status_reason', 'reservations', 'events', 'name',
-        'created_at',
-        'updated_at', 'degraded', 'idle_since')}
+        'created_at', 'updated_at', 'degraded', 'idle_since')}
     payload['lease_id'] = lease.id
     return payload
 

@@ -208,28 +208,32 @@ class Planner:
         return nodes and [(n, req.need) for n in nodes]
 
     def plan(self, requests: Iterable[ReservationRequest], start: float,
-             end: float, moved: Iterable = (), dropped: Iterable = ()
-             ) -> Plan:
+             end: float, moved: Iterable = (), dropped: Iterable = (),
+             pools: Optional[tuple] = None) -> Plan:
         """A Plan, or NoCapacity.
 
         `moved`: slots (capacity.Slot) of a lease being changed; they
         are checked at [start, end) instead of where they are now.
-        `dropped`: slots that the plan replaces, as if free.  A plan
-        that fails on the cached view of the nodes is made again on a
-        fresh one before it is refused: servers deleted since free room.
+        `dropped`: slots that the plan replaces, as if free.  `pools`:
+        `_pools` for `start`, if read already.  A plan that fails on the
+        cached view of the nodes is made again on a fresh one before it is
+        refused: servers deleted since free room.
         """
         requests, moved, dropped = list(requests), list(moved), list(dropped)
         try:
-            return self._plan(requests, start, end, moved, False, dropped)
+            return self._plan(requests, start, end, moved, False, dropped,
+                              pools)
         except NoCapacity:
             return self._plan(requests, start, end, moved, True, dropped)
 
-    def _plan(self, requests, start, end, moved, fresh, dropped=()) -> Plan:
+    def _plan(self, requests, start, end, moved, fresh, dropped=(),
+              pools=None) -> Plan:
         moved = list(moved)
         excluded = {s.id for s in moved} | {s.id for s in dropped}
         timelines = {n: tl.copy(excluded) if excluded else tl
                      for n, tl in self.ledger.timelines.items()}
-        pools = self._pools(fresh=fresh, start=start)
+        if pools is None:
+            pools = self._pools(fresh=fresh, start=start)
         if moved:
             self._check_moved(moved, pools, timelines, start, end)
         placed = {}
@@ -376,10 +380,17 @@ class Planner:
         all or none: NoCapacity names the first that does not fit.
         """
         def plans():
-            found = []
+            # The nodes read once for the series (twice if some occurrences
+            # start too soon for the preemptible servers to leave).
+            found, pools = [], {}
             for number, (lease, requests, _) in enumerate(occurrences, 1):
+                start, end = _interval(lease)
+                soon = self._evictable(start) is None
+                if soon not in pools:
+                    pools[soon] = self._pools(start=start)
                 try:
-                    found.append(self.plan(requests, *_interval(lease)))
+                    found.append(self.plan(requests, start, end,
+                                           pools=pools[soon]))
                 except NoCapacity as e:
                     if len(occurrences) == 1:
                         raise

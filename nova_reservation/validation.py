@@ -29,6 +29,8 @@ from typing import Any, Optional
 import jsonschema
 from jsonschema import exceptions as jsonschema_exceptions
 
+from nova_reservation.schemas import leases as schemas
+
 # Deeper input is refused before anything walks it recursively: no body
 # of this API nests more than a few levels.
 MAX_DEPTH = 32
@@ -209,8 +211,8 @@ class Waiting:
                     tries=0)
 
 
-WAITING_KEYS = ('flexible_start', 'start_before', 'retries',
-                'retry_interval')
+# How a waiting lease waits: its schema's fields but if_busy itself.
+WAITING_KEYS = tuple(k for k in schemas.WAITING_FIELDS if k != 'if_busy')
 
 
 def waiting(prefix: str, body: dict, start: datetime.datetime,

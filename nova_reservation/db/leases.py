@@ -417,22 +417,21 @@ def discard(ctx, lease_id: str) -> bool:
     if not set_status(ctx, [lease_id], status.DELETED,
                       only_from=(status.CREATING,)):
         return False
-    for gone in [lease_id] + _later_occurrences(ctx, lease_id):
-        if gone != lease_id and not set_status(
-                ctx, [gone], status.DELETED, only_from=(status.CREATING,)):
-            continue
-        ledger.release(ctx, gone)
-        events.drop(ctx, gone)
-        ctx.session.execute(sa.delete(models.ServerBinding).where(
-            models.ServerBinding.lease_id == gone))
+    gone = [lease_id] + [i for i in _later_occurrences(ctx, lease_id)
+                         if set_status(ctx, [i], status.DELETED,
+                                       only_from=(status.CREATING,))]
+    for i in gone:
+        ledger.release(ctx, i)
+        events.drop(ctx, i)
+    ctx.session.execute(sa.delete(models.ServerBinding).where(
+        models.ServerBinding.lease_id.in_(gone)))
     return True
 
 
 def _later_occurrences(ctx, lease_id: str) -> list:
     """The ids of the other occurrences of the series `lease_id` heads."""
-    t = models.Lease
-    return list(ctx.session.execute(sa.select(t.id).where(
-        t.series_id == lease_id, t.id != lease_id)).scalars())
+    return [x.id for x in series(ctx, [lease_id]).get(lease_id, [])
+            if x.id != lease_id]
 
 
 @api.writer

@@ -187,8 +187,10 @@ class ReservationHook:
         ctx = req.environ['nova.context']
         try:
             params.check_metadata(server)
+            # The boot's flavor, read once (None: Nova says what is wrong).
+            found = self._find_flavor(ctx, server.get('flavorRef'))
             preempt = params.preemptible_request(
-                hints, self._extra_specs(ctx, server.get('flavorRef')))
+                hints, dict(found.extra_specs) if found else {})
             lease = params.lease_request(
                 hints, db_api.utcnow(), CONF.reservation.max_lease_duration,
                 CONF.reservation.max_advance)
@@ -205,7 +207,7 @@ class ReservationHook:
                                                   body, preempt)
                 if res is None:
                     if forced:
-                        self._check_forced(ctx, server, forced)
+                        self._check_forced(ctx, server, forced, found)
                         return req.get_response(self.app)
                     # A project whose boots are leases: this one too.
                     lease = self._default_lease(ctx, server)
@@ -220,7 +222,7 @@ class ReservationHook:
                     hints.pop(SLOTS_HINT, None)
                     req.body = json.dumps(body).encode('utf-8')
                     return self._boot_into(req, ctx, server, res, hints,
-                                           body)
+                                           body, found)
             if 'reservation' in hints:
                 raise params.InvalidParam(
                     'reservation', 'can not be given with lease_params: '
@@ -231,7 +233,7 @@ class ReservationHook:
                     'host: the lease chooses its node')
             count = params.server_count(
                 server, CONF.reservation.max_servers_per_lease)
-            flavor = self._flavor(ctx, server.get('flavorRef'))
+            flavor = self._flavor(server.get('flavorRef'), found)
             asked = idempotency.digest(body)
             same = self._same_boot(ctx, body, lease.client_token, asked)
             if same is not None:
@@ -325,15 +327,12 @@ class ReservationHook:
             CONF.reservation.default_before_end)
 
     @staticmethod
-    def _extra_specs(ctx, flavor_ref) -> dict:
-        """The extra specs of the boot's flavor ({} where Nova will say
-        what is wrong with the flavor itself).
-        """
+    def _find_flavor(ctx, flavor_ref):
+        """The boot's flavor, or None (no usable flavorRef)."""
         if not isinstance(flavor_ref, (str, int)):
-            return {}
-        flavor = flavors.find(
-            ctx, nova_common.get_id_from_href(str(flavor_ref)))
-        return dict(flavor.extra_specs) if flavor is not None else {}
+            return None
+        return flavors.find(ctx, nova_common.get_id_from_href(
+            str(flavor_ref)))
 
     def _boot_preemptible(self, req: webob.Request, ctx, server: dict,
                           hints: dict, body: dict,
@@ -396,7 +395,7 @@ class ReservationHook:
         return res
 
     def _boot_into(self, req, ctx, server: dict, res, hints: dict,
-                   body: dict):
+                   body: dict, found):
         """A boot into a capacity or host reservation."""
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
@@ -404,7 +403,7 @@ class ReservationHook:
         if res.resource_type in (resource_types.FLAVOR,
                                  resource_types.VIRTUAL):
             need = capacity.need_of_flavor(
-                self._flavor(ctx, server.get('flavorRef')))
+                self._flavor(server.get('flavorRef'), found))
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
             if not need.fits_in(slot):
                 raise params.InvalidParam(
@@ -438,15 +437,18 @@ class ReservationHook:
             take_slots=res.resource_type != resource_types.HOST)
         return resp
 
-    def _flavor(self, ctx, flavor_ref):
+    @staticmethod
+    def _flavor(flavor_ref, found):
+        """The boot's flavor (`found`: as `_find_flavor` found it), or
+        InvalidParam naming flavorRef.
+        """
         if not isinstance(flavor_ref, (str, int)):
             raise params.InvalidParam('flavorRef', 'is required')
-        flavor_id = nova_common.get_id_from_href(str(flavor_ref))
-        flavor = flavors.find(ctx, flavor_id)
-        if flavor is None:
-            raise params.InvalidParam('flavorRef', 'flavor %s not found'
-                                      % flavor_id)
-        return flavor
+        if found is None:
+            raise params.InvalidParam('flavorRef', 'flavor %s not found' %
+                                      nova_common.get_id_from_href(
+                                          str(flavor_ref)))
+        return found
 
     def _same_boot(self, ctx, body: dict, token: Optional[str],
                    asked: str) -> Optional[webob.Response]:
@@ -568,13 +570,14 @@ class ReservationHook:
                                       % str(group)[:64])
         return GROUP_AFFINITY.get(policy)
 
-    def _check_forced(self, ctx, server: dict, forced: tuple) -> None:
+    def _check_forced(self, ctx, server: dict, forced: tuple,
+                      found) -> None:
         """A forced destination skips the scheduler's filters: the hook
         applies the filter's rule for an ordinary boot to it instead.
         """
         host, node = forced
-        need = capacity.need_of_flavor(self._flavor(ctx,
-                                                    server.get('flavorRef')))
+        need = capacity.need_of_flavor(self._flavor(server.get('flavorRef'),
+                                                    found))
         nodes = {node} if node else set()
         if host and not node:
             try:
