@@ -74,7 +74,10 @@ def run(quick: bool) -> list:
                    row['ratio'], 'x', OVERHEAD_TARGETS.get(
                        (row['hosts'], row['allocations']))),
             figure('filter cost per host, ' + at,
-                   row['filter_us_per_host'], 'us', 20.0 if top else None)]
+                   row['filter_us_per_host'], 'us', 20.0 if top else None),
+            figure('scheduling request with / without a filter that '
+                   'passes every host, ' + at, row['empty_filter_ratio'],
+                   'x')]
         if row['hosts'] == hosts[-1] and row['allocations']:
             figures.append(figure(
                 'scheduler memory for %d allocations' % row['allocations'],

@@ -44,6 +44,8 @@ class ReservationFilter(filters.BaseHostFilter):
     def __init__(self, ledger=None, clock=time.time) -> None:
         self.ledger = ledger or LEDGER
         self.clock = clock
+        # (the ledger's peaks table, {node: room}): see headroom().
+        self._rooms: tuple = (None, {})
 
     def filter_all(self, host_states, spec_obj):
         # The per-request work (the ledger's view, the request's need) is
@@ -109,49 +111,44 @@ class ReservationFilter(filters.BaseHostFilter):
         promised to a lease, now or later.
 
         One loop over the hosts, a dict look-up and some arithmetic each:
-        this runs for every host of every request.
+        this runs for every host of every request.  A host's room (its
+        capacity less its usage and the ledger's peak) is kept from one
+        request to the next while neither changes.
         """
         need_v, need_m, need_d = capacity.need_of_flavor(spec_obj.flavor)
         peaks = view.peaks_after(self.clock())
+        table, rooms = self._rooms
+        if table is not peaks:
+            rooms = {}
+            self._rooms = (peaks, rooms)
         freepool = CONF.reservation.freepool_name
+        verdicts: dict = {}
         passed = []
         for host_state in host_states:
             aggregates = host_state.aggregates
-            if aggregates and any(
-                    agg.name == freepool or LEASE_KEY in agg.metadata
-                    for agg in aggregates):
-                continue   # the freepool, or a host reservation's
-            peak = peaks.get(host_state.nodename)
-            if peak is None:
-                passed.append(host_state)
+            if aggregates and set_aside(aggregates, freepool, verdicts):
                 continue
-            peak_v, peak_m, peak_d = peak
+            name = host_state.nodename
+            room = rooms.get(name)
             # Inline, not calls: this is the scheduler's hottest loop.
-            cap_v = host_state.vcpus_total * (
-                host_state.cpu_allocation_ratio or 1.0)
-            cap_m = host_state.total_usable_ram_mb * (
-                host_state.ram_allocation_ratio or 1.0)
-            cap_d = host_state.total_usable_disk_gb * (
-                host_state.disk_allocation_ratio or 1.0)
-            use_v = host_state.vcpus_used
-            use_m = host_state.total_usable_ram_mb - host_state.free_ram_mb
-            use_d = host_state.disk_mb_used / 1024.0
-            if not (use_v + peak_v + need_v <= cap_v and
-                    use_m + peak_m + need_m <= cap_m and
-                    use_d + peak_d + need_d <= cap_d):
-                # Lease servers are in both the node's usage and the
-                # ledger: taken out of the usage (never below none) before
-                # the node is refused, which is rare.
-                lease_v, lease_m, lease_d = lease_usage(host_state,
-                                                        view.bound)
-                if not (max(use_v - lease_v, 0) + peak_v + need_v <= cap_v
-                        and max(use_m - lease_m, 0) + peak_m + need_m <=
-                        cap_m and
-                        max(use_d - lease_d, 0) + peak_d + need_d <= cap_d):
-                    LOG.debug('ReservationFilter: %s would take capacity '
-                              'promised to a lease', host_state.nodename)
-                    continue
-            passed.append(host_state)
+            if room is None or room is not UNLIMITED and not (
+                    room[0] is host_state.updated and
+                    room[1] == host_state.vcpus_used and
+                    room[2] == host_state.free_ram_mb):
+                room = headroom(host_state, peaks.get(name))
+                if room is UNLIMITED or room[0] is not None:
+                    rooms[name] = room
+            if room is UNLIMITED or (need_v <= room[3] and
+                                     need_m <= room[4] and
+                                     need_d <= room[5]):
+                passed.append(host_state)
+            elif fits_besides_lease_servers(
+                    host_state, capacity.Resources(*peaks[name]),
+                    capacity.Resources(need_v, need_m, need_d), view.bound):
+                passed.append(host_state)
+            else:
+                LOG.debug('ReservationFilter: %s would take capacity '
+                          'promised to a lease', name)
         return passed
 
     def _preemptible(self, view: ledger_mod.View, spec_obj,
@@ -165,30 +162,39 @@ class ReservationFilter(filters.BaseHostFilter):
         now = self.clock()
         until = now + CONF.reservation.preempt_margin * 60
         freepool = CONF.reservation.freepool_name
+        verdicts: dict = {}
         passed = []
         for host_state in host_states:
-            if any(agg.name == freepool or LEASE_KEY in agg.metadata
-                   for agg in host_state.aggregates or ()):
+            if set_aside(host_state.aggregates or (), freepool, verdicts):
                 continue
             timeline = view.timelines.get(host_state.nodename)
             promised = (timeline.peak(now, until) if timeline
                         else capacity.ZERO)
-            lease = capacity.Resources(*lease_usage(host_state,
-                                                    view.bound))
-            used = capacity.Resources(
-                host_state.vcpus_used,
-                host_state.total_usable_ram_mb - host_state.free_ram_mb,
-                host_state.disk_mb_used / 1024.0)
-            # Lease servers are in both the usage and the ledger.
-            others = capacity.Resources(*(max(u - s, 0) for u, s in
-                                          zip(used, lease)))
-            if (others + promised + need).fits_in(node_capacity(
-                    host_state)):
+            if fits_besides_lease_servers(host_state, promised, need,
+                                          view.bound):
                 passed.append(host_state)
             else:
                 LOG.debug('ReservationFilter: %s has no room for a '
                           'preemptible server', host_state.nodename)
         return passed
+
+
+def set_aside(aggregates, freepool: str, verdicts: dict) -> bool:
+    """Whether a host in `aggregates` is set aside for leases: in the
+    freepool, or in a host reservation's aggregate.
+
+    `verdicts` ({id(aggregate): bool}) lives for one request: the host
+    states share the host manager's aggregate objects, whose fields are
+    slow to read, so each is looked at once.
+    """
+    for agg in aggregates:
+        verdict = verdicts.get(id(agg))
+        if verdict is None:
+            verdict = verdicts[id(agg)] = (
+                agg.name == freepool or LEASE_KEY in agg.metadata)
+        if verdict:
+            return True
+    return False
 
 
 def is_preemptible(spec_obj) -> bool:
@@ -200,6 +206,54 @@ def is_preemptible(spec_obj) -> bool:
     if isinstance(value, list):
         value = value[0] if len(value) == 1 else None
     return str(value).lower() == 'true'
+
+
+# The room of a node on which the ledger promises nothing from now on.
+UNLIMITED = ()
+
+
+def headroom(host_state, peak) -> tuple:
+    """A node's room for an ordinary server: (updated, vcpus_used,
+    free_ram_mb, vcpus, memory_mb, disk_gb), what it holds less what it
+    uses and what the ledger promises on it from now on (`peak`; None:
+    nothing, so UNLIMITED).
+
+    The room holds while the host state's `updated`, `vcpus_used` and
+    `free_ram_mb` are the ones it was made from: Nova's HostState changes
+    its totals and usage only with a new `updated` (the compute node read
+    again, or a server placed on it); the usage is compared too, for a
+    placement that failed half way.  An `updated` of None: never kept.
+    """
+    if peak is None:
+        return UNLIMITED
+    cap = node_capacity(host_state)
+    return (host_state.updated, host_state.vcpus_used,
+            host_state.free_ram_mb,
+            cap.vcpus - host_state.vcpus_used - peak[0],
+            cap.memory_mb - (host_state.total_usable_ram_mb -
+                             host_state.free_ram_mb) - peak[1],
+            cap.disk_gb - host_state.disk_mb_used / 1024.0 - peak[2])
+
+
+def fits_besides_lease_servers(host_state, peak: capacity.Resources,
+                               need: capacity.Resources,
+                               bound: dict) -> bool:
+    """Whether `need` fits on the node with the ledger's `peak`, its lease
+    servers taken out of its usage (never below none): they are in both
+    the usage and the ledger.  The rare second look at a node refused.
+    """
+    lease = lease_usage(host_state, bound)
+    others = capacity.Resources(*(max(u - s, 0) for u, s in
+                                  zip(node_usage(host_state), lease)))
+    return (others + peak + need).fits_in(node_capacity(host_state))
+
+
+def node_usage(host_state) -> capacity.Resources:
+    """What a node uses, as Nova's host state counts it."""
+    return capacity.Resources(
+        host_state.vcpus_used,
+        host_state.total_usable_ram_mb - host_state.free_ram_mb,
+        host_state.disk_mb_used / 1024.0)
 
 
 def node_capacity(host_state) -> capacity.Resources:

@@ -1,0 +1,179 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""ReservationFilter keeps a host's room from one request to the next:
+on Nova's own HostState objects, each change of the host's usage or
+totals, and each change of the ledger, is seen by the next request.
+"""
+
+import datetime
+
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from nova import objects
+from nova.scheduler import host_manager
+import testtools
+
+from nova_reservation import capacity
+from nova_reservation import filters
+from nova_reservation import ledger as ledger_mod
+
+objects.register_all()
+NOW = 1_000_000.0
+HOUR = 3600.0
+
+
+def compute_node(vcpus=8, vcpus_used=0, memory_mb=16384,
+                 memory_mb_used=0, local_gb=100, local_gb_used=0,
+                 ratio=1.0, updated_at=None):
+    return objects.ComputeNode(
+        uuid='c0ffee00-0000-4000-8000-000000000001', id=1, host='n1',
+        hypervisor_hostname='n1', vcpus=vcpus, vcpus_used=vcpus_used,
+        memory_mb=memory_mb, memory_mb_used=memory_mb_used,
+        free_ram_mb=memory_mb - memory_mb_used, local_gb=local_gb,
+        local_gb_used=local_gb_used, free_disk_gb=local_gb - local_gb_used,
+        disk_available_least=local_gb - local_gb_used,
+        updated_at=updated_at or datetime.datetime(
+            2026, 1, 1, tzinfo=datetime.timezone.utc),
+        host_ip='127.0.0.1', hypervisor_type='fake', hypervisor_version=1,
+        numa_topology=None, supported_hv_specs=[], pci_device_pools=None,
+        cpu_info='{}', stats=None, metrics=None, cpu_allocation_ratio=ratio,
+        ram_allocation_ratio=ratio, disk_allocation_ratio=ratio)
+
+
+def host_state(**node) -> host_manager.HostState:
+    """A HostState as Nova's host manager makes and updates it."""
+    state = host_manager.HostState('n1', 'n1', 'cell')
+    state.update(compute=compute_node(**node), aggregates=[], inst_dict={})
+    return state
+
+
+def spec(vcpus=1, memory_mb=1024, root_gb=10) -> objects.RequestSpec:
+    flavor = objects.Flavor(id=1, flavorid='1', name='f', vcpus=vcpus,
+                            memory_mb=memory_mb, root_gb=root_gb,
+                            ephemeral_gb=0, swap=0, extra_specs={})
+    return objects.RequestSpec(
+        project_id='p', user_id='u', flavor=flavor, num_instances=1,
+        scheduler_hints={}, instance_group=None, numa_topology=None,
+        pci_requests=None)
+
+
+def view(*promised) -> ledger_mod.View:
+    """A ledger with slots on n1 starting in an hour, each (vcpus,
+    memory_mb, disk_gb).
+    """
+    slots = [capacity.Slot(i, 'r1', 'n1', NOW + HOUR, NOW + 2 * HOUR,
+                           capacity.Resources(*need))
+             for i, need in enumerate(promised, 1)]
+    return ledger_mod.View(timelines={'n1': capacity.Timeline(slots)})
+
+
+class RoomTest(testtools.TestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.filter = filters.ReservationFilter(ledger=object(),
+                                                clock=lambda: NOW)
+
+    def passes(self, ledger: ledger_mod.View, state, request=None) -> bool:
+        return bool(self.filter._ordinary(ledger, request or spec(),
+                                          [state]))
+
+    def test_a_server_placed_by_the_scheduler_is_seen_next_request(self):
+        ledger = view((7, 1024, 10))
+        state = host_state()
+        self.assertTrue(self.passes(ledger, state))
+        # Nova's own accounting of a server it placed on the node.
+        state.consume_from_request(spec(vcpus=1))
+        self.assertFalse(self.passes(ledger, state))
+
+    def test_a_compute_node_read_again_is_seen_next_request(self):
+        ledger = view((7, 1024, 10))
+        state = host_state()
+        self.assertTrue(self.passes(ledger, state))
+        state.update(compute=compute_node(
+            vcpus=7, updated_at=datetime.datetime(
+                2026, 1, 2, tzinfo=datetime.timezone.utc)),
+            aggregates=[], inst_dict={})
+        self.assertFalse(self.passes(ledger, state))
+
+    def test_a_new_ledger_is_seen_next_request(self):
+        state = host_state()
+        self.assertTrue(self.passes(view((7, 1024, 10)), state))
+        self.assertFalse(self.passes(view((7, 1024, 10), (1, 0, 0)), state))
+
+    def test_usage_changed_without_a_new_updated_is_seen(self):
+        # A placement that failed half way changes the usage and not
+        # `updated`.
+        ledger = view((4, 14336, 10))
+        state = host_state()
+        self.assertTrue(self.passes(ledger, state))
+        state.free_ram_mb -= 2048
+        self.assertFalse(self.passes(ledger, state))
+
+    def test_a_host_state_never_updated_is_looked_at_each_time(self):
+        ledger = view((7, 1024, 10))
+        state = host_state()
+        state.updated = None
+        self.assertTrue(self.passes(ledger, state))
+        state.vcpus_total = 7
+        self.assertFalse(self.passes(ledger, state))
+
+    def test_a_node_without_promises_always_passes(self):
+        state = host_state(vcpus_used=8)
+        self.assertTrue(self.passes(view(), state))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.tuples(st.integers(0, 16), st.integers(0, 32768),
+                     st.integers(0, 200)),
+           st.tuples(st.integers(0, 16), st.integers(0, 32768),
+                     st.integers(0, 200)),
+           st.tuples(st.integers(1, 8), st.integers(1, 8192),
+                     st.integers(1, 50)),
+           st.sampled_from([1.0, 1.5, 16.0]),
+           st.integers(0, 2))
+    def test_the_room_gives_the_rule(self, used, promised, need, ratio,
+                                     placed):
+        state = host_state(vcpus_used=used[0], memory_mb_used=used[1],
+                           local_gb_used=used[2], ratio=ratio)
+        ledger = view(promised)
+        request = spec(*need)
+        # Asked before and after Nova placed servers on the node: each
+        # answer is the rule's on the host's state at that moment (a node
+        # without promises is left to Nova's own filters).
+        for _ in range(placed + 1):
+            usage = filters.reservation_filter.node_usage(state)
+            cap = filters.reservation_filter.node_capacity(state)
+            expected = not any(promised) or (
+                usage + capacity.Resources(*promised) +
+                capacity.Resources(*need)).fits_in(cap)
+            self.assertEqual(expected, self.passes(ledger, state, request))
+            state.consume_from_request(spec(*need))
+
+    def test_hosts_set_aside_for_leases_by_their_aggregates(self):
+        az = objects.Aggregate(id=1, name='az1', hosts=[],
+                               metadata={'availability_zone': 'az1'})
+        freepool = objects.Aggregate(id=2, name='freepool', hosts=[],
+                                     metadata={})
+        leased = objects.Aggregate(id=3, name='lease-1', hosts=[],
+                                   metadata={'reservation:lease_id': 'l1'})
+        # Host states share the host manager's aggregate objects.
+        states = []
+        for aggregates in ([az], [az, freepool], [leased, az], [az]):
+            state = host_state()
+            state.aggregates = aggregates
+            states.append(state)
+        passed = self.filter._ordinary(view((1, 0, 0)), spec(), states)
+        self.assertEqual([states[0], states[3]], passed)
+        passed = self.filter._preemptible(view((1, 0, 0)), spec(), states)
+        self.assertEqual([states[0], states[3]], passed)
