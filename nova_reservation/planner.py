@@ -657,8 +657,8 @@ class Planner:
         return added
 
     def change(self, lease, version: int, values: dict,
-               growth: Iterable[tuple] = (), replaced: Iterable[str] = ()
-               ) -> None:
+               growth: Iterable[tuple] = (), replaced: Iterable[str] = (),
+               also: Optional[Callable] = None) -> None:
         """Rename, move, extend, shorten, grow or reshape a lease, all or
         nothing.
 
@@ -669,7 +669,8 @@ class Planner:
         its new shape and count, and its slots go.
         Refused with NoCapacity, or db_leases.LeaseChanged if the lease
         changed since `version`.  What it adds on the shared pool is
-        guarded against the boots in flight (`_guarded`).
+        guarded against the boots in flight (`_guarded`).  `also(store)`:
+        more to write in the change's transaction.
         """
         replaced = set(replaced)
         sizes = {req.id: columns for req, columns in growth}
@@ -705,12 +706,13 @@ class Planner:
             try:
                 if not added:
                     db_leases.change(self.ctx, gen, lease.id, version,
-                                     values, slots, due, replaced=replaced)
+                                     values, slots, due, replaced=replaced,
+                                     also=also)
                 else:
                     def write(hold):
                         db_leases.change(self.ctx, None, lease.id, version,
                                          values, slots, due, hold=hold,
-                                         replaced=replaced)
+                                         replaced=replaced, also=also)
                     self._guarded(gen, added, timelines, write, message)
                 return
             except db_ledger.LedgerConflict:

@@ -262,8 +262,8 @@ def create_many(ctx, planned: Optional[int], leases: Iterable[tuple]
 @api.writer
 def change(ctx, planned: Optional[int], lease_id: str, version: int,
            values: dict, growth: dict, due: dict,
-           hold: Optional[tuple] = None, replaced: Iterable[str] = ()
-           ) -> None:
+           hold: Optional[tuple] = None, replaced: Iterable[str] = (),
+           also: Optional[Callable] = None) -> None:
     """Apply a change to a lease, its slots and its events, all or nothing.
 
     Conditional twice: on the ledger generation the change was planned on
@@ -276,6 +276,7 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
     (`ledger.hold`), which cover whatever it adds: they go
     (`ledger.spend_hold`), and the change needs no plan (`planned` None).
     `replaced`: reservations whose slots in `growth` replace all they had.
+    `also(ctx)`: more to write in the same transaction.
     """
     ledger.spend_hold(ctx, hold)
     own = [r.id for r in reservations(ctx, lease_id)]
@@ -298,6 +299,8 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
             generation=gen, updated_at=api.utcnow(), **sizes))
         ledger.add_slots(ctx, gen, rid, slots)
     events.move(ctx, lease_id, due)
+    if also:
+        also(ctx)
 
 
 # ---------------------------------------------------------- waiting leases

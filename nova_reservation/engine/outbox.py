@@ -21,10 +21,13 @@ import threading
 from typing import Iterable
 
 from oslo_serialization import jsonutils
+from oslo_utils import uuidutils
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
 from nova_reservation.db import notices as db_notices
+from nova_reservation import notifications
 
 CONF = conf.CONF
 
@@ -48,6 +51,22 @@ class Outbox:
         return dict(notice, claimed_by=self.engine_id,
                     claim_expires=self.clock() + datetime.timedelta(
                         seconds=CONF.reservation.event_claim_timeout))
+
+    def store_update(self, ctx, lease_id: str, told: list) -> None:
+        """Store a lease.update of the lease as `ctx` has just written it,
+        in ctx's transaction, and put it in `told`, to `send` once that
+        commits; nothing without a notifier.  It replaces the lease's
+        notice of a try whose transaction was rolled back.
+        """
+        if not self.notifier:
+            return
+        details = db_leases.details(ctx, [lease_id])[lease_id]
+        notice = self.claim_for(dict(
+            id=uuidutils.generate_uuid(), lease_id=lease_id,
+            event_type='lease.update', payload=jsonutils.dumps(
+                notifications.lease_payload(lease_id, details))))
+        db_notices.add(ctx, [notice], self.clock())
+        told[:] = [n for n in told if n['lease_id'] != lease_id] + [notice]
 
     def send(self, notices: Iterable) -> None:
         """Send stored notices (dicts or rows): the leases side by side

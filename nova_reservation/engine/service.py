@@ -258,9 +258,13 @@ class Engine:
         if done >= (lease.max_extensions or 1):
             return None
         length = (lease.end_at - lease.start_at) / (done + 1)
+        told: list = []
         try:
-            planner.shared().change(lease, lease.version, {
-                'end_at': lease.end_at + length, 'extensions': done + 1})
+            planner.shared().change(
+                lease, lease.version,
+                {'end_at': lease.end_at + length, 'extensions': done + 1},
+                also=lambda ctx: self.outbox.store_update(ctx, lease.id,
+                                                          told))
         except (planner.NoCapacity, planner.LedgerBusy,
                 db_leases.LeaseChanged) as e:
             LOG.info('Lease %s ends: it could not be extended: %s', lease.id,
@@ -268,12 +272,12 @@ class Engine:
             return None
         LOG.info('Lease %s extended to %s (soft end)', lease.id,
                  lease.end_at + length)
-        if self.notifier:
+        if told:
             try:
-                self.notifier.lease('update', lease.id)
+                self.outbox.send(told)
             except Exception as e:
-                # The lease's view says it; the end will be told.
-                LOG.warning('lease.update of %s could not be sent: %s',
+                # Stored with the extension: sent by a later pass.
+                LOG.warning('lease.update of %s could not be sent yet: %s',
                             lease.id, e)
         return lease.end_at + length
 

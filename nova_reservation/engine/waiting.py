@@ -27,15 +27,11 @@ import datetime
 from typing import Callable, Optional
 
 from oslo_log import log as logging
-from oslo_serialization import jsonutils
-from oslo_utils import uuidutils
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import notices as db_notices
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import notifications
 from nova_reservation import planner
 from nova_reservation import status
 
@@ -86,11 +82,15 @@ class Waiting:
         tries = (lease.tries or 0) + 1
         requests = [planner.Planner.request_of(r)
                     for r in db_leases.reservations(self.ctx, lease.id)]
-        told = []
+        told: list = []
+        placed: list = []
+
+        def also(ctx) -> None:
+            placed.append(lease.id)
+            self.outbox.store_update(ctx, lease.id, told)
+
         try:
-            self.planner.place(lease, requests, now,
-                               lambda ctx: told.append(self._tell(ctx,
-                                                                  lease)))
+            self.planner.place(lease, requests, now, also)
         except (planner.NoCapacity, planner.LedgerBusy) as e:
             reason = str(e) or 'the ledger was too busy'
             last = deadline(lease)
@@ -106,30 +106,21 @@ class Waiting:
                         if lease.retries else '', reason),
                     only_from=(status.WAITING,))
             return
-        if told:
+        if placed:
             LOG.info('Waiting lease %s placed after %d tries', lease.id,
                      tries)
             self._send(told)
 
     def _refuse(self, lease, tries: int, reason: str) -> None:
-        told = []
+        told: list = []
         why = 'refused after %d %s: %s' % (tries, 'try' if tries == 1
                                            else 'tries', reason)
-        if db_leases.refuse(self.ctx, lease.id, why, lambda ctx: told.append(
-                self._tell(ctx, lease))):
+        if db_leases.refuse(self.ctx, lease.id, why,
+                            lambda ctx: self.outbox.store_update(
+                                ctx, lease.id, told)):
             LOG.info('Waiting lease %s %s', lease.id, why)
             self._send(told)
 
-    def _tell(self, ctx, lease) -> dict:
-        """lease.update of the lease as just written, stored with it."""
-        details = db_leases.details(ctx, [lease.id])[lease.id]
-        notice = self.outbox.claim_for(dict(
-            id=uuidutils.generate_uuid(), lease_id=lease.id,
-            event_type='lease.update', payload=jsonutils.dumps(
-                notifications.lease_payload(lease.id, details))))
-        db_notices.add(ctx, [notice], ledger_mod.from_epoch(self.clock()))
-        return notice
-
     def _send(self, notices: list) -> None:
-        if self.outbox.notifier:
+        if notices:
             self.outbox.send(notices)

@@ -133,8 +133,8 @@ class ReservationFilter(filters.BaseHostFilter):
             # Inline, not calls: this is the scheduler's hottest loop.
             if room is None or room is not UNLIMITED and not (
                     room[0] is host_state.updated and
-                    room[1] == host_state.vcpus_used and
-                    room[2] == host_state.free_ram_mb):
+                    room[1] is host_state.vcpus_used and
+                    room[2] is host_state.free_ram_mb):
                 room = headroom(host_state, peaks.get(name))
                 if room is UNLIMITED or room[0] is not None:
                     rooms[name] = room
@@ -219,8 +219,10 @@ def headroom(host_state, peak) -> tuple:
     nothing, so UNLIMITED).
 
     The room holds while the host state's `updated`, `vcpus_used` and
-    `free_ram_mb` are the ones it was made from: Nova's HostState changes
-    its totals and usage only with a new `updated` (the compute node read
+    `free_ram_mb` are the very objects it was made from (compared by
+    identity: no read of them; the room keeps them alive, so none is
+    another object at the same address): Nova's HostState changes its
+    totals and usage only with a new `updated` (the compute node read
     again, or a server placed on it); the usage is compared too, for a
     placement that failed half way.  An `updated` of None: never kept.
     """

@@ -18,7 +18,9 @@ capacity is still free runs on for its own length (at most
 import datetime
 
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import notices as db_notices
 from nova_reservation import ledger
+from nova_reservation import notifications
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -108,3 +110,27 @@ class SoftEndTest(base.ReservationsTestCase):
         row = db_leases.get(STORE, lease['id'])
         self.assertEqual(datetime.timedelta(hours=1),
                          row.end_at - row.start_at)
+
+    def test_an_extension_told_while_the_broker_is_away_is_told_later(self):
+        self.flags(event_claim_timeout=30, group='reservation')
+        uuid, lease = self.soft_lease()
+
+        class Unreachable(notifications.Notifier):
+            def send(self, event_type, payload):
+                raise ConnectionError('broker gone')
+
+        self.engine.notifier = Unreachable()
+        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.assertEqual(1, db_leases.get(STORE, lease.id).extensions)
+        # Stored with the extension, in its transaction.
+        self.assertEqual(['lease.update'], [
+            n.event_type for n in db_notices.unsent(STORE)])
+        self.engine.notifier = notifications.Notifier()
+        self.clock.now += 31   # the first try's hold has expired
+        self.run_engine(at=self.clock.now)
+        told = [p for t, p in self.notified('lease.update')
+                if p['lease_id'] == lease.id]
+        self.assertEqual(1, len(told))
+        shown = self.rsv('GET', '/leases/%s' % lease.id).json()['lease']
+        self.assertEqual(shown['end_date'], told[0]['end_date'])
+        self.assertEqual([], db_notices.unsent(STORE))

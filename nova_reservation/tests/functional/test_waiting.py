@@ -22,6 +22,7 @@ import threading
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import notices as db_notices
 from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
@@ -344,6 +345,8 @@ class WaitingRaceTest(base.ReservationsTestCase):
         statuses = sorted(db_leases.get(STORE, x['lease']['id']).status
                           for x in (first, second))
         self.assertEqual(['PENDING', 'WAITING'], statuses)
+        # No notifier here: no notice stored that nothing would send.
+        self.assertEqual([], db_notices.unsent(STORE))
 
     def test_a_try_cut_off_after_its_slots_leaves_no_extra(self):
         full = self.rsv('POST', '/leases', base.flavor_lease(
