@@ -40,6 +40,9 @@ class _Provider(NamedTuple):
     consumers: dict         # {consumer uuid: its allocation here}
     capacity: capacity.Resources
     used: capacity.Resources   # by every consumer
+    # The node with all of `used` as its base: what `_hosts` gives for it
+    # while none of its servers is a lease's (most of them), made once.
+    host: capacity.Host
 
 
 class HostView:
@@ -118,12 +121,14 @@ class HostView:
         if known is not None and known.generation == rp['generation']:
             return known
         inventories, consumers = self._read(client, rp['uuid'])
-        return _Provider(
-            rp['generation'], rp['name'], 'VCPU' in inventories,
-            consumers, capacity.Resources(*(
-                _limit(inventories[rc]) if rc in inventories else 0
-                for rc in RESOURCE_CLASSES)),
-            _sum(_use(c) for c in consumers.values()))
+        total = capacity.Resources(*(
+            _limit(inventories[rc]) if rc in inventories else 0
+            for rc in RESOURCE_CLASSES))
+        used = _sum(_use(c) for c in consumers.values())
+        return _Provider(rp['generation'], rp['name'], 'VCPU' in inventories,
+                         consumers, total, used,
+                         capacity.Host(node=rp['name'], capacity=total,
+                                       base=used))
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:
@@ -133,8 +138,12 @@ class HostView:
             leased = leased | evictable(uuids)
         hosts = []
         for p in providers:
+            left = leased.intersection(p.consumers) if leased else ()
+            if not left:
+                hosts.append(p.host)
+                continue
             used = p.used
-            for uuid in leased.intersection(p.consumers):
+            for uuid in left:
                 used = used - _use(p.consumers[uuid])
             hosts.append(capacity.Host(node=p.name, capacity=p.capacity,
                                        base=used))

@@ -371,6 +371,33 @@ class PlanTest(unittest.TestCase):
                 // vcpus) for h in hosts)
             self.assertLess(total_room, count)
 
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 16), st.integers(0, 32768),
+                              st.integers(0, 500)), min_size=1, max_size=6),
+           st.tuples(st.integers(0, 4), st.integers(0, 4096),
+                     st.integers(0, 40)).filter(any),
+           st.integers(1, 6))
+    def test_each_slot_goes_where_most_room_is_left(self, bases, need,
+                                                    count):
+        hosts = [capacity.Host('n%d' % i, R(16, 32768, 500), base=R(*b))
+                 for i, b in enumerate(bases)]
+        need = R(*need)
+        # Greedy by hand: the node that holds the most more slots of
+        # `need`, then the last name, one slot at a time.
+        room = {h.node: h.capacity - h.base for h in hosts}
+        expected = []
+        for _ in range(count):
+            fits = [n for n, r in room.items() if need.fits_in(r)]
+            if not fits:
+                expected = None
+                break
+            best = max(fits, key=lambda n: (capacity._score(room[n], need),
+                                            n))
+            room[best] = room[best] - need
+            expected.append(best)
+        self.assertEqual(expected, capacity.plan(hosts, {}, need, count, 0,
+                                                 10))
+
 
 class HeldUntilTest(unittest.TestCase):
     """Until when a node holds the servers that yield to the ledger."""
