@@ -138,12 +138,14 @@ class HostView:
             leased = leased | evictable(uuids)
         hosts = []
         for p in providers:
-            left = leased.intersection(p.consumers) if leased else ()
-            if not left:
+            # Its servers that the base leaves out: lease servers (the
+            # ledger holds them), and those that leave for a lease.
+            apart = leased.intersection(p.consumers) if leased else ()
+            if not apart:
                 hosts.append(p.host)
                 continue
             used = p.used
-            for uuid in left:
+            for uuid in apart:
                 used = used - _use(p.consumers[uuid])
             hosts.append(capacity.Host(node=p.name, capacity=p.capacity,
                                        base=used))
