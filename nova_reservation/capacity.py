@@ -467,11 +467,7 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
     each on a node of its own.
     """
     free = {}
-    scores = {}
     need_v, need_m, need_d = need
-    # Whether the slot needs each resource (one it needs none of never
-    # limits how many more fit).
-    uses_v, uses_m, uses_d = (n > 0 for n in need)
     for h in hosts:
         # The room left over [start, end), in plain numbers: this runs
         # for every node.
@@ -484,10 +480,6 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
         room_d = cap_d - base_d - peak_d
         if need_v <= room_v and need_m <= room_m and need_d <= room_d:
             free[h.node] = Resources(room_v, room_m, room_d)
-            # _score, inline (this loop's hot spot otherwise).
-            scores[h.node] = min(room_v / need_v if uses_v else math.inf,
-                                 room_m / need_m if uses_m else math.inf,
-                                 room_d / need_d if uses_d else math.inf)
     if not free:
         return None
     # Best first: the most room left, then the last name
@@ -500,7 +492,7 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
         whole = need.scaled(count)
         nodes = [n for n in free if whole.fits_in(free[n])]
         return [min(map(key, nodes))[-1]] * count if nodes else None
-    heap = [(-scores[n], -order[n], n) for n in free]
+    heap = [key(n) for n in free]
     heapq.heapify(heap)
     chosen = []
     for _ in range(count):
@@ -527,9 +519,15 @@ def plan_hosts(hosts: Sequence[Host], timelines: dict, start: float,
 
 
 def _score(room: Resources, need: Resources) -> float:
-    """How many more slots of `need` the room holds (for spreading)."""
-    ratios = [r / n for r, n in zip(room, need) if n > 0]
-    return min(ratios) if ratios else math.inf
+    """How many more slots of `need` the room holds (for spreading).
+
+    Written out for three resources: `plan` asks it of every node that
+    fits (a resource the slot needs none of never limits).
+    """
+    v, m, d = need
+    return min(room[0] / v if v > 0 else math.inf,
+               room[1] / m if m > 0 else math.inf,
+               room[2] / d if d > 0 else math.inf)
 
 
 def earliest_start(timelines: dict, start: float, duration: float,

@@ -228,13 +228,10 @@ def headroom(host_state, peak) -> tuple:
     """
     if peak is None:
         return UNLIMITED
-    cap = node_capacity(host_state)
+    room = (node_capacity(host_state) - node_usage(host_state) -
+            capacity.Resources(*peak))
     return (host_state.updated, host_state.vcpus_used,
-            host_state.free_ram_mb,
-            cap.vcpus - host_state.vcpus_used - peak[0],
-            cap.memory_mb - (host_state.total_usable_ram_mb -
-                             host_state.free_ram_mb) - peak[1],
-            cap.disk_gb - host_state.disk_mb_used / 1024.0 - peak[2])
+            host_state.free_ram_mb) + tuple(room)
 
 
 def fits_besides_lease_servers(host_state, peak: capacity.Resources,
