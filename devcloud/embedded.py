@@ -24,9 +24,9 @@ Nova's functional harness (``nova.tests.fixtures``), set up by
 works outside a test case too.
 """
 
-# Nova decides between eventlet and native threads on this import, before
-# anything else is imported (OS_NOVA_DISABLE_EVENTLET_PATCHING=1: threads).
-import nova.tests.functional  # noqa: F401
+# Eventlet or native threads (OS_NOVA_DISABLE_EVENTLET_PATCHING=1) are
+# chosen on this import, before anything else is imported.
+import devcloud.patching  # noqa: F401
 
 import collections
 import copy
@@ -43,14 +43,12 @@ from nova.compute import rpcapi as compute_rpcapi
 import nova.conf
 from nova import context
 import nova.crypto
-import nova.limit.utils
 from nova import objects
 from nova.objects import base as objects_base
 from nova import quota
 from nova.scheduler.client import report
 from nova.scheduler import utils as scheduler_utils
 from nova import service as nova_service
-import nova.service_auth
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional.api import client as nova_api_client
 from nova.tests.functional import fixtures as func_fixtures
@@ -59,6 +57,7 @@ from oslo_config import fixture as config_fixture
 from oslo_utils.fixture import uuidsentinel as uuids
 import requests
 
+from nova_reservation import compat
 from nova_reservation.db import migration
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
@@ -126,8 +125,8 @@ class NovaHarness(fixtures.Fixture):
             self.name))
         self._services = collections.Counter()
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
-        self.useFixture(nova_fixtures.IsolatedExecutorFixture(self.name))
-        self.useFixture(nova_fixtures.DelayingExecutorWrapperCleanupFixture())
+        for fixture in compat.harness_fixtures(self.name):
+            self.useFixture(fixture)
         lock_path = self.useFixture(fixtures.TempDir()).path
         self.useFixture(config_fixture.Config(lockutils.CONF)).config(
             lock_path=lock_path, group='oslo_concurrency')
@@ -137,14 +136,15 @@ class NovaHarness(fixtures.Fixture):
         # the option then).
         CONF.set_default('driver', ['test'],
                          group='oslo_messaging_notifications')
-        self.useFixture(nova_fixtures.RPCPollerCleanupFixture())
+        for fixture in compat.rpc_fixtures():
+            self.useFixture(fixture)
         objects_base.NovaObject.indirection_api = None
         registry = objects_base.NovaObjectRegistry._registry
         self.addCleanup(setattr, registry, '_obj_classes',
                         copy.copy(registry._obj_classes))
         objects.Service.clear_min_version_cache()
         compute_api.CELLS = []
-        context.reset_globals()
+        compat.reset_nova_globals()
         self.cell_mappings: dict = {}
         self.host_mappings: dict = {}
         self.useFixture(nova_fixtures.Database(database='api'))
@@ -165,8 +165,6 @@ class NovaHarness(fixtures.Fixture):
         scheduler_utils.reset_globals()
         self.useFixture(nova_fixtures.GreenThreadPoolShutdownWait())
         nova.crypto._KEYMGR = None
-        nova.limit.utils.IDENTITY_CLIENT = None
-        nova.service_auth.reset_globals()
 
     def _setup_cells(self) -> None:
         """cell0, cell1 and the other `cells`, each a database of its own,
@@ -215,7 +213,7 @@ class NovaHarness(fixtures.Fixture):
             self.useFixture(nova_fixtures.ConfPatcher(host=host))
         cell = None
         if name == 'compute':
-            kwargs.setdefault('topic_alt', compute_rpcapi.RPC_TOPIC_ALT)
+            kwargs = dict(compat.compute_service_options(), **kwargs)
             cell = self.cell_mappings[cell_name]
         svc = self.useFixture(nova_fixtures.ServiceFixture(
             name, host, cell=cell, **kwargs))

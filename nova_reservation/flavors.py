@@ -14,18 +14,17 @@
 
 from typing import Callable, Optional
 
-from nova.compute import flavors
 from nova import exception as nova_exception
 from nova import objects
 
 from nova_reservation import capacity
+from nova_reservation import compat
 
 
 def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
     """The flavor with that flavor id (not deleted), or None."""
     try:
-        return flavors.get_flavor_by_flavor_id(ctx, flavor_id,
-                                               read_deleted='no')
+        return compat.flavor_by_flavor_id(ctx, flavor_id, read_deleted='no')
     except nova_exception.FlavorNotFound:
         return None
 

@@ -12,11 +12,11 @@
 
 """Console scripts.
 
-They run native threads: oslo.service's threading backend is chosen here,
-before anything imports ``oslo_service.service`` (which binds a backend).
+They run native threads where oslo.service has them (eventlet on 2025.1):
+the backend is chosen here, before anything imports
+``oslo_service.service`` (which binds one).
 """
 
-from oslo_service import backend
+from nova_reservation import compat
 
-if backend.get_backend_type() is None:
-    backend.init_backend(backend.BackendType.THREADING)
+BACKEND = compat.init_console_script()

@@ -21,10 +21,10 @@ import signal
 import sys
 
 import nova.conf  # noqa: F401  (registers Nova's options, api_database)
-from nova import config as nova_config
 from oslo_log import log as logging
 from oslo_service import service as oslo_service
 
+from nova_reservation import compat
 from nova_reservation import conf
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
@@ -35,8 +35,7 @@ LOG = logging.getLogger(__name__)
 
 
 def main() -> None:
-    nova_config.parse_args(sys.argv, init_rpc=False,
-                           prog='nova-reservation-engine')
+    compat.parse_args(sys.argv, 'nova-reservation-engine', init_rpc=False)
     logging.setup(CONF, 'nova-reservation-engine')
     notifier = notifications.Notifier()
     engine = service.Engine(nova_client.NovaClient.from_conf(),

@@ -17,9 +17,9 @@
 import sys
 
 import nova.conf  # noqa: F401  (registers [api_database])
-from nova import config as nova_config
 from oslo_config import cfg
 
+from nova_reservation import compat
 from nova_reservation.db import migration
 from nova_reservation import deploy
 
@@ -55,8 +55,8 @@ def _add_commands(subparsers) -> None:
 def main(argv=None) -> int:
     CONF.register_cli_opt(cfg.SubCommandOpt('category',
                                             handler=_add_commands))
-    nova_config.parse_args(argv or sys.argv, init_rpc=False,
-                           prog='nova-reservation-manage')
+    compat.parse_args(argv or sys.argv, 'nova-reservation-manage',
+                      init_rpc=False)
     if CONF.category.name == 'deploy':
         auth = {name: getattr(CONF.category, name) for name in (
             'auth_url', 'username', 'password', 'project_name',

@@ -10,6 +10,6 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-# Nova decides between eventlet and native threads on this import, before
-# anything else is imported (OS_NOVA_DISABLE_EVENTLET_PATCHING=1: threads).
-import nova.tests.functional  # noqa: F401
+# Eventlet or native threads (OS_NOVA_DISABLE_EVENTLET_PATCHING=1) are
+# chosen on this import, before anything else is imported.
+import devcloud.patching  # noqa: F401

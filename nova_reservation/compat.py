@@ -1,0 +1,180 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What differs between the Nova releases the plugin supports: 2025.1
+(Nova 31), 2025.2 (32), 2026.1 (33) and 2026.2 (34).
+
+Every piece says which releases need it and why.  Nothing else in the
+project reads Nova's version: it asks this module.  Imports are made inside
+the functions, so that importing this module patches nothing and decides
+nothing before Nova's eventlet or threads choice is made.
+"""
+
+from importlib import metadata
+
+# The releases, by Nova's major version.
+EPOXY, FLAMINGO, GAZPACHO, HIBISCUS = 31, 32, 33, 34
+SUPPORTED = {EPOXY: '2025.1', FLAMINGO: '2025.2', GAZPACHO: '2026.1',
+             HIBISCUS: '2026.2'}
+NOVA = int(metadata.version('nova').split('.')[0])
+
+
+def release() -> str:
+    """The release series of the Nova installed, e.g. ``2026.1``."""
+    return SUPPORTED.get(NOVA, 'Nova %d' % NOVA)
+
+
+# ----------------------------------------------------------- the services
+
+def flavor_by_flavor_id(ctx, flavor_id: str, read_deleted: str = 'no'):
+    """``nova.compute.flavors.get_flavor_by_flavor_id``.
+
+    Nova 34 takes the context first; 31 to 33 take the flavor id first and
+    the context as ``ctxt``.
+    """
+    from nova.compute import flavors
+    if NOVA >= HIBISCUS:
+        return flavors.get_flavor_by_flavor_id(ctx, flavor_id,
+                                               read_deleted=read_deleted)
+    return flavors.get_flavor_by_flavor_id(flavor_id, ctxt=ctx,
+                                           read_deleted=read_deleted)
+
+
+def parse_args(argv: list, prog: str, **options) -> None:
+    """``nova.config.parse_args`` for a console script named `prog`.
+
+    ``prog`` (the name in --help and the logs) is an argument from Nova 33
+    on; before, oslo.config takes the name of the program run.
+    """
+    from nova import config as nova_config
+    if NOVA >= GAZPACHO:
+        options['prog'] = prog
+    nova_config.parse_args(argv, **options)
+
+
+def threads() -> bool:
+    """Whether oslo.service has a native threads backend.
+
+    2025.1's oslo.service (4.1) has only eventlet; 4.2 on (2025.2 on) has
+    both.  Read from its version, so that nothing is imported before
+    eventlet may have to patch.
+    """
+    return _version('oslo.service') >= (4, 2)
+
+
+def init_console_script() -> str:
+    """Choose the console scripts' oslo.service backend before anything
+    imports ``oslo_service.service`` (which binds one); returns its name.
+
+    Native threads where oslo.service has them; on 2025.1 eventlet, with
+    the standard library patched first, as Nova 31's own services are.
+    """
+    if not threads():
+        import eventlet
+        eventlet.monkey_patch()
+        return 'eventlet'
+    from oslo_service import backend
+    if backend.get_backend_type() is None:
+        backend.init_backend(backend.BackendType.THREADING)
+    return backend.get_backend_type().value
+
+
+def _version(distribution: str) -> tuple:
+    return tuple(int(part) for part in
+                 metadata.version(distribution).split('.')[:2])
+
+
+# ------------------------------------------------ Nova's functional harness
+#
+# Used by the embedded cloud (``devcloud.embedded``) and the tests only.
+
+def patch_as_nova_tests() -> None:
+    """Eventlet or native threads as Nova's functional tests choose them
+    (``OS_NOVA_DISABLE_EVENTLET_PATCHING``), before anything else is
+    imported.
+
+    2025.2's ``nova.tests.functional`` leaves the patching to the first
+    import of ``nova.api.openstack``: by then oslo.db is imported unpatched
+    and shares its transaction state between green threads (concurrent
+    boots fail).  31 patches in ``nova.tests.functional``, 33 and 34 too.
+    """
+    if NOVA == FLAMINGO:
+        from nova import monkey_patch
+        monkey_patch.patch()
+    import nova.tests.functional  # noqa: F401
+
+
+def native_threads_supported() -> bool:
+    """Whether the harness can run Nova on native threads.
+
+    Absent on 31, experimental on 32; 33's harness lacks some of what 34's
+    does for threads, which `harness_fixtures` adds.
+    """
+    return NOVA >= GAZPACHO
+
+
+def harness_fixtures(name: str) -> list:
+    """The fixtures of ``nova.test.TestCase.setUp`` that differ per
+    release, in its order: the executors of the test named `name`.
+
+    31 isolates green pools (no executors yet); 32 on executors, 33 on
+    also delays the executors' cleanup wrapper.
+    """
+    from nova.tests import fixtures as nova_fixtures
+    if NOVA == EPOXY:
+        return [nova_fixtures.IsolatedGreenPoolFixture(name)]
+    found = [nova_fixtures.IsolatedExecutorFixture(name)]
+    if NOVA >= GAZPACHO:
+        found.append(nova_fixtures.DelayingExecutorWrapperCleanupFixture())
+    return found
+
+
+def rpc_fixtures() -> list:
+    """The fixtures beside ``RPCFixture``: 33 on stops the RPC pollers'
+    threads at the end (none before 33).
+    """
+    from nova.tests import fixtures as nova_fixtures
+    if NOVA >= GAZPACHO:
+        return [nova_fixtures.RPCPollerCleanupFixture()]
+    return []
+
+
+def reset_nova_globals() -> None:
+    """Nova's process-wide caches that ``nova.test.TestCase.setUp``
+    resets and that differ per release.
+    """
+    from nova import context
+    import nova.limit.utils
+    if NOVA >= GAZPACHO:
+        context.reset_globals()
+    else:
+        # 31, 32: the cell caches are module globals.
+        context.CELL_CACHE = {}
+        context.CELLS = []
+    if NOVA == EPOXY:
+        nova.limit.utils.ENDPOINT = None
+    else:
+        nova.limit.utils.IDENTITY_CLIENT = None
+    if NOVA >= GAZPACHO:
+        import nova.service_auth
+        nova.service_auth.reset_globals()
+
+
+def compute_service_options() -> dict:
+    """What ``nova.test.TestCase.start_service`` adds for a compute
+    service: 33 on, a second RPC server on the alternative topic (the
+    compute RPC API's 6.x versions); none before 33.
+    """
+    from nova.compute import rpcapi as compute_rpcapi
+    if NOVA >= GAZPACHO:
+        return {'topic_alt': compute_rpcapi.RPC_TOPIC_ALT}
+    return {}
