@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Union
+from typing import Optional, Union
 import unittest
 import uuid
 
@@ -98,6 +98,21 @@ class MariaDBStore(fixtures.Fixture):
             conn.close()
 
 
+class SQLiteStore(fixtures.Fixture):
+    """A database in a file of its own, without tables (other processes
+    make them), used by this process's store too.
+    """
+
+    def _setUp(self) -> None:
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'store.db')
+        self.url = 'sqlite:///%s' % path
+        facade = enginefacade.transaction_context()
+        facade.configure(connection=self.url)
+        self.useFixture(db_fixtures.ReplaceEngineFacadeFixture(
+            nova_api_db.context_manager, facade))
+
+
 class RabbitVhost(fixtures.Fixture):
 
     def _setUp(self) -> None:
@@ -135,24 +150,42 @@ event_claim_timeout = %(claim)d
 """ % dict(transport=transport, db=db, claim=claim, nova=nova)
 
 
-class EngineProcess(fixtures.Fixture):
-    """``nova-reservation-engine`` as its own process, on a nova.conf."""
+class ConfFile(fixtures.Fixture):
+    """A configuration file with this text (``path``), removed after."""
 
-    def __init__(self, conf_text: str) -> None:
-        self.conf_text = conf_text
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def _setUp(self) -> None:
         conf = tempfile.NamedTemporaryFile('w', suffix='.conf',
                                            delete=False)
-        conf.write(self.conf_text)
+        conf.write(self.text)
         conf.close()
+        self.path = conf.name
         self.addCleanup(os.unlink, conf.name)
+
+
+class EngineProcess(fixtures.Fixture):
+    """``nova-reservation-engine`` as its own process, on a nova.conf
+    (its text, or the path of a file), run as `command` (by default
+    ``engine.main`` of the package imported here).
+    """
+
+    def __init__(self, conf_text: str = '', conf_file: str = '',
+                 command: Optional[list] = None) -> None:
+        self.conf_text, self.conf_file = conf_text, conf_file
+        self.command = command or [sys.executable, '-c',
+                                   'from nova_reservation.cmd import '
+                                   'engine; engine.main()']
+
+    def _setUp(self) -> None:
+        conf = self.conf_file or self.useFixture(
+            ConfFile(self.conf_text)).path
         self.log = tempfile.NamedTemporaryFile('w+', suffix='.log',
                                                delete=False)
         self.addCleanup(os.unlink, self.log.name)
         self.proc = subprocess.Popen(
-            [sys.executable, '-c', 'from nova_reservation.cmd import '
-             'engine; engine.main()', '--config-file', conf.name],
+            self.command + ['--config-file', conf],
             stdout=self.log, stderr=subprocess.STDOUT)
         self.addCleanup(self.stop)
 

@@ -79,8 +79,8 @@ def init_console_script() -> str:
     the standard library patched first, as Nova 31's own services are.
     """
     if not threads():
-        import eventlet
-        eventlet.monkey_patch()
+        # Patches at its import, as Nova 31's services are patched.
+        from nova import monkey_patch  # noqa: F401
         return 'eventlet'
     from oslo_service import backend
     if backend.get_backend_type() is None:

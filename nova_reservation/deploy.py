@@ -42,11 +42,15 @@ def add_to_api_paste(text: str) -> str:
 
     The boot-hint hook goes right after ``keystonecontext`` in every /v2.1
     pipeline, and the lease API is mounted at /reservation in the
-    osapi_compute urlmap, behind the same authentication as Nova.
+    osapi_compute urlmap, behind the same authentication as Nova.  The
+    ``noauth2`` pipelines that Nova ships up to 2025.1 (``[api]
+    auth_strategy = noauth2``, for tests) get the hook right after
+    ``noauth2``, which makes the request context there; the lease API
+    takes Keystone tokens only.
     """
     if '[filter:reservation]' in text:
         return text
-    text = re.sub(r'(\bkeystonecontext)(?= )',
+    text = re.sub(r'(\bkeystonecontext|(?<= )noauth2)(?= )',
                   r'\1 %s' % PASTE_FILTER_NAME, text)
     text = mount(text, [API_MOUNT])
     return text.rstrip('\n') + '\n' + PASTE_SECTIONS

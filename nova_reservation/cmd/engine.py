@@ -19,11 +19,13 @@ reads the configuration again (log levels, intervals).
 
 import signal
 import sys
+import threading
 
 import nova.conf  # noqa: F401  (registers Nova's options, api_database)
 from oslo_log import log as logging
 from oslo_service import service as oslo_service
 
+from nova_reservation import cmd
 from nova_reservation import compat
 from nova_reservation import conf
 from nova_reservation.engine import nova_client
@@ -37,22 +39,31 @@ LOG = logging.getLogger(__name__)
 def main() -> None:
     compat.parse_args(sys.argv, 'nova-reservation-engine', init_rpc=False)
     logging.setup(CONF, 'nova-reservation-engine')
+    LOG.info('nova-reservation-engine on Nova %s (%s), oslo.service\'s %s '
+             'backend', compat.NOVA, compat.release(), cmd.BACKEND)
     notifier = notifications.Notifier()
     engine = service.Engine(nova_client.NovaClient.from_conf(),
                             notifier=notifier)
     launcher = oslo_service.Launcher(CONF, restart_method='mutate')
     engine_service = service.EngineService(engine)
     launcher.launch_service(engine_service)
+    # A signal only asks: the stop (which waits for the events in flight)
+    # and the reload are done here, in the main thread.  Under eventlet a
+    # handler runs in the hub, which must not wait.
+    asked = {'stop': threading.Event(), 'reload': threading.Event()}
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: launcher.stop())
-    signal.signal(signal.SIGHUP, lambda *_: _reload(launcher))
-    # The launcher starts the service in a thread of its own: wait for it
-    # to have started before waiting for it to end.
+        signal.signal(signum, lambda *_: _ask(asked, 'stop'))
+    signal.signal(signal.SIGHUP, lambda *_: _ask(asked, 'reload'))
+    # The launcher starts the service in a thread of its own.
     while not engine_service.started.wait(1):
         pass
-    launcher.wait()
+    while not asked['stop'].wait(1):
+        if asked['reload'].is_set():
+            asked['reload'].clear()
+            LOG.info('SIGHUP: reading the configuration again')
+            launcher.restart()
+    launcher.stop()
 
 
-def _reload(launcher) -> None:
-    LOG.info('SIGHUP: reading the configuration again')
-    launcher.restart()
+def _ask(asked: dict, what: str) -> None:
+    asked[what].set()

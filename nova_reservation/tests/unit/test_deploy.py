@@ -85,3 +85,21 @@ class ApiPasteTest(testtools.TestCase):
         for line in pipelines:
             self.assertIn('keystonecontext reservation ', line)
         self.assertEqual(text, deploy.add_to_api_paste(text))
+
+    def test_noauth2_pipelines_get_the_hook_after_noauth2(self):
+        # As Nova 31 (2025.1) ships them.
+        shipped = (
+            '[composite:openstack_compute_api_v21]\n'
+            'use = call:nova.api.auth:pipeline_factory_v21\n'
+            'keystone = cors faultwrap authtoken keystonecontext '
+            'osapi_compute_app_v21\n'
+            'noauth2 = cors faultwrap noauth2 osapi_compute_app_v21\n'
+            '\n[filter:noauth2]\n'
+            'paste.filter_factory = '
+            'nova.api.openstack.auth:NoAuthMiddleware.factory\n')
+        lines = deploy.add_to_api_paste(shipped).splitlines()
+        self.assertIn('noauth2 = cors faultwrap noauth2 reservation '
+                      'osapi_compute_app_v21', lines)
+        self.assertIn('keystone = cors faultwrap authtoken keystonecontext '
+                      'reservation osapi_compute_app_v21', lines)
+        self.assertIn('[filter:noauth2]', lines)
