@@ -13,7 +13,7 @@
 """Blazar's side of the lease placement benchmark: how long Blazar 18's own
 host selection takes on the cloud of `data.cloud`.
 
-Blazar (the `blazar` package from PyPI, in test-requirements.txt: it
+Blazar (the `blazar` package from PyPI, in integration-requirements.txt: it
 adds only blazar and pecan beside Nova 34 and changes no installed
 version) keeps the
 same ledger in its own database, a SQLite file made by
@@ -136,7 +136,7 @@ def _measure(hosts: int, allocations: int, repeat: int, budget_s: float,
         from blazar import config as _blazar_config  # noqa: F401 (options)
     except ImportError as e:
         raise RuntimeError('Blazar is not installed: tools/setup-env '
-                           'installs test-requirements.txt') from e
+                           'installs integration-requirements.txt') from e
     from blazar.db import api as db_api
     from blazar.db.sqlalchemy import facade_wrapper
     from blazar.plugins.instances import instance_plugin

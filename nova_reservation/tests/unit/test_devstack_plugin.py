@@ -178,6 +178,10 @@ class DevstackPluginTest(unittest.TestCase):
                       paste)
         self.assertIn('keystonecontext reservation legacy_v2_compatible',
                       paste)
+        # Nova 31 (stable/2025.1) ships noauth2 pipelines too.
+        for line in paste.splitlines():
+            if line.startswith('noauth2 = '):
+                self.assertIn(' noauth2 reservation ', line)
         post = log['stack post-config']
         self.assertEqual(
             'nova-reservation-manage deploy configure --nova-conf %s '
