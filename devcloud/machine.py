@@ -15,6 +15,7 @@ with a database and a vhost of its own, and engines as real processes on
 them.
 """
 
+import datetime
 import os
 import re
 import signal
@@ -33,7 +34,11 @@ from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 import pymysql
 import sqlalchemy as sa
 
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
+from nova_reservation import status
 
 MARIADB = dict(host='127.0.0.1', user='root', password='')
 
@@ -96,6 +101,28 @@ class MariaDBStore(fixtures.Fixture):
                 cur.execute(statement)
         finally:
             conn.close()
+
+
+def capacity_lease(ctx, name: str, node: str, start: datetime.datetime,
+                   end: datetime.datetime) -> str:
+    """A PENDING capacity lease of one small slot on `node`, with its start
+    and end events, written straight in the store (no servers: the events
+    are the work); its id.
+    """
+    lease_id = str(uuid.uuid4())
+    db_leases.create(
+        ctx, db_ledger.changes(ctx, None, -1)[1],
+        dict(id=lease_id, name=name, project_id='p', user_id='u',
+             start_at=start, end_at=end, status=status.PENDING,
+             on_end='delete', created_at=db_api.utcnow()),
+        [(dict(id=str(uuid.uuid4()), lease_id=lease_id, project_id='p',
+               resource_type='flavor:instance', vcpus=1, memory_mb=512,
+               disk_gb=1, amount=1, status='pending'),
+          [dict(node=node, start_at=start, end_at=end, vcpus=1,
+                memory_mb=512, disk_gb=1)])],
+        [dict(event_type='start', due_at=start),
+         dict(event_type='end', due_at=end)])
+    return lease_id
 
 
 class SQLiteStore(fixtures.Fixture):

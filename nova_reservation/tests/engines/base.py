@@ -18,7 +18,6 @@ import collections
 import datetime
 import threading
 import time
-import uuid
 
 from oslo_config import cfg
 import oslo_messaging
@@ -28,8 +27,6 @@ import testtools
 from devcloud import invariants
 from devcloud import machine
 from nova_reservation.db import api as db_api
-from nova_reservation.db import leases as db_leases
-from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import status
 
@@ -90,25 +87,8 @@ class EnginesTestCase(testtools.TestCase):
         now = db_api.utcnow()
         start = now + datetime.timedelta(hours=1)
         end = start + datetime.timedelta(hours=1)
-        ids = []
-        for i in range(count):
-            lease_id = str(uuid.uuid4())
-            gen = db_ledger.changes(STORE, None, -1)[1]
-            db_leases.create(
-                STORE, gen, dict(id=lease_id, name='l%d' % i, project_id='p',
-                                 user_id='u', start_at=start, end_at=end,
-                                 status='PENDING', on_end='delete',
-                                 created_at=now),
-                [(dict(id=str(uuid.uuid4()), lease_id=lease_id,
-                       project_id='p', resource_type='flavor:instance',
-                       vcpus=1, memory_mb=512, disk_gb=1, amount=1,
-                       status='pending'),
-                  [dict(node='node%d' % (i % 50), start_at=start,
-                        end_at=end, vcpus=1, memory_mb=512, disk_gb=1)])],
-                [dict(event_type='start', due_at=start),
-                    dict(event_type='end', due_at=end)])
-            ids.append(lease_id)
-        return ids
+        return [machine.capacity_lease(STORE, 'l%d' % i, 'node%d' % (i % 50),
+                                       start, end) for i in range(count)]
 
     def make_due(self, delay: float, spread: float = 5.0) -> None:
         """Every start falls due `delay` s from now, within `spread` s, and

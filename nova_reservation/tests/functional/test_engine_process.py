@@ -22,7 +22,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 
 import testtools
 
@@ -31,7 +30,6 @@ from nova_reservation import compat
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import ledger as db_ledger
 from nova_reservation import status
 
 STORE = db_api.Context()
@@ -58,24 +56,6 @@ endpoint_override = http://127.0.0.1:9/v2.1
 engine_poll_interval = 0.2
 """ % self.store.url)).path
 
-    def lease(self, start: datetime.datetime, end: datetime.datetime) -> str:
-        """A capacity lease (no servers: the events are the work)."""
-        lease_id = str(uuid.uuid4())
-        gen = db_ledger.changes(STORE, None, -1)[1]
-        db_leases.create(
-            STORE, gen, dict(id=lease_id, name='l', project_id='p',
-                             user_id='u', start_at=start, end_at=end,
-                             status=status.PENDING, on_end='delete',
-                             created_at=db_api.utcnow()),
-            [(dict(id=str(uuid.uuid4()), lease_id=lease_id, project_id='p',
-                   resource_type='flavor:instance', vcpus=1, memory_mb=512,
-                   disk_gb=1, amount=1, status='pending'),
-              [dict(node='node1', start_at=start, end_at=end, vcpus=1,
-                    memory_mb=512, disk_gb=1)])],
-            [dict(event_type='start', due_at=start),
-             dict(event_type='end', due_at=end)])
-        return lease_id
-
     def test_manage_makes_the_tables_and_the_engine_runs_a_lease(self):
         sync = subprocess.run(
             [script('nova-reservation-manage'), '--config-file', self.conf,
@@ -83,8 +63,9 @@ engine_poll_interval = 0.2
         self.assertEqual(0, sync.returncode, sync.stderr)
         self.assertIn('nova-reservation tables at revision', sync.stdout)
         now = db_api.utcnow()
-        lease_id = self.lease(now + datetime.timedelta(seconds=2),
-                              now + datetime.timedelta(seconds=4))
+        lease_id = machine.capacity_lease(
+            STORE, 'l', 'node1', now + datetime.timedelta(seconds=2),
+            now + datetime.timedelta(seconds=4))
 
         engine = self.useFixture(machine.EngineProcess(
             conf_file=self.conf, command=[script('nova-reservation-engine')]))
