@@ -106,20 +106,20 @@ def patch_as_nova_tests() -> None:
     import of ``nova.api.openstack``: by then oslo.db is imported unpatched
     and shares its transaction state between green threads (concurrent
     boots fail).  31 patches in ``nova.tests.functional``, 33 and 34 too.
+    Native threads are refused before 33: 31 has none, 32's are
+    experimental and its harness does not run on them.
     """
+    import os
+    if (os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING', '').lower()
+            in ('1', 'true', 'yes') and NOVA < GAZPACHO):
+        raise RuntimeError(
+            'OS_NOVA_DISABLE_EVENTLET_PATCHING: Nova %d (%s) runs its '
+            'functional harness on eventlet only; native threads from Nova '
+            '33 (2026.1) on' % (NOVA, release()))
     if NOVA == FLAMINGO:
         from nova import monkey_patch
         monkey_patch.patch()
     import nova.tests.functional  # noqa: F401
-
-
-def native_threads_supported() -> bool:
-    """Whether the harness can run Nova on native threads.
-
-    Absent on 31, experimental on 32; 33's harness lacks some of what 34's
-    does for threads, which `harness_fixtures` adds.
-    """
-    return NOVA >= GAZPACHO
 
 
 def harness_fixtures(name: str) -> list:
