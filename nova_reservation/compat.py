@@ -71,6 +71,17 @@ def threads() -> bool:
     return _version('oslo.service') >= (4, 2)
 
 
+def init_threads() -> None:
+    """Choose oslo.service's native threads backend before anything asks
+    for a backend (which takes eventlet by default); Nova's own choice of
+    threads later is then the same one.  Nothing on 2025.1, which has no
+    threads backend.
+    """
+    if threads():
+        from oslo_service import backend
+        backend.init_backend(backend.BackendType.THREADING)
+
+
 def init_console_script() -> str:
     """Choose the console scripts' oslo.service backend before anything
     imports ``oslo_service.service`` (which binds one); returns its name.

@@ -12,7 +12,11 @@
 
 import os
 
+from nova_reservation import compat
+
 # The unit tests run on native threads: Nova 31 and 32 would patch the
 # process with eventlet at the first import of their API package, in the
-# middle of a run, with threads of earlier tests alive.
+# middle of a run, with threads of earlier tests alive; and 32 would then
+# ask oslo.service for threads after another import took its default.
 os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = '1'
+compat.init_threads()
