@@ -20,6 +20,7 @@ nothing before Nova's eventlet or threads choice is made.
 """
 
 from importlib import metadata
+import os
 
 # The releases, by Nova's major version.
 EPOXY, FLAMINGO, GAZPACHO, HIBISCUS = 31, 32, 33, 34
@@ -82,17 +83,32 @@ def init_threads() -> None:
         backend.init_backend(backend.BackendType.THREADING)
 
 
+def console_script_threads() -> bool:
+    """Whether the console scripts run on native threads.
+
+    From 2026.1's oslo.service (4.5) on.  2025.2's (4.3) threads backend
+    runs a launched service under cotyledon's process manager, which never
+    hands back to the engine's main thread; there the scripts run on
+    eventlet, as Nova 32's own services do by default, and on 2025.1's,
+    which has no threads.
+    """
+    return _version('oslo.service') >= (4, 5)
+
+
 def init_console_script() -> str:
     """Choose the console scripts' oslo.service backend before anything
     imports ``oslo_service.service`` (which binds one); returns its name.
-
-    Native threads where oslo.service has them; on 2025.1 eventlet, with
-    the standard library patched first, as Nova 31's own services are.
     """
-    if not threads():
-        # Patches at its import, as Nova 31's services are patched.
-        from nova import monkey_patch  # noqa: F401
+    if not console_script_threads():
+        # As that release's own services start: Nova 31 patches when
+        # nova.monkey_patch is imported, 32 when its patch() is called.
+        from nova import monkey_patch
+        if NOVA == FLAMINGO:
+            monkey_patch.patch()
         return 'eventlet'
+    # Nova's API package patches with eventlet when imported (the engine
+    # reaches it) unless told not to.
+    os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = '1'
     from oslo_service import backend
     if backend.get_backend_type() is None:
         backend.init_backend(backend.BackendType.THREADING)
@@ -120,7 +136,6 @@ def patch_as_nova_tests() -> None:
     Native threads are refused before 33: 31 has none, 32's are
     experimental and its harness does not run on them.
     """
-    import os
     if (os.environ.get('OS_NOVA_DISABLE_EVENTLET_PATCHING', '').lower()
             in ('1', 'true', 'yes') and NOVA < GAZPACHO):
         raise RuntimeError(

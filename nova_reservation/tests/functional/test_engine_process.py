@@ -70,10 +70,10 @@ engine_poll_interval = 0.2
         engine = self.useFixture(machine.EngineProcess(
             conf_file=self.conf, command=[script('nova-reservation-engine')]))
         engine.engine_id()
-        # Native threads where oslo.service has them, eventlet on 2025.1.
+        # Native threads from 2026.1 on, eventlet before.
         self.assertIn("oslo.service's %s backend"
-                      % ('threading' if compat.threads() else 'eventlet'),
-                      engine.output())
+                      % ('threading' if compat.console_script_threads()
+                         else 'eventlet'), engine.output())
         deadline = time.time() + 60
         while time.time() < deadline:
             lease = db_leases.get(STORE, lease_id)
