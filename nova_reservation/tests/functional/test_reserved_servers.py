@@ -365,9 +365,10 @@ class TwoCellsTest(base.ReservationTestCase):
             cell = objects.InstanceMapping.get_by_instance_uuid(
                 ctxt, uuid).cell_mapping.name
             self.assertEqual(self.CELLS.get(slots[uuid], 'cell1'), cell)
-        lease = db_leases.get(STORE, self.api.get_server(uuids[0])[
-            'reservation']['lease_id'])
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        # Each boot's lease starts an hour after its boot: the later one.
+        start = max(db_leases.get(STORE, self.api.get_server(uuid)[
+            'reservation']['lease_id']).start_at for uuid in uuids)
+        self.run_engine(at=ledger.to_epoch(start) + 1)
         for uuid in uuids:
             view = self.admin_api.get_server(uuid)
             self.assertEqual(('ACTIVE', slots[uuid]),
