@@ -121,8 +121,8 @@ class NovaHarness(fixtures.Fixture):
         # Idle worker threads go at once (speeds up native threads mode).
         self.useFixture(fixtures.MonkeyPatch(
             'futurist._thread.ThreadWorker.MAX_IDLE_FOR', 0.01))
-        self.useFixture(nova_fixtures.PropagateTestCaseIdToChildEventlets(
-            self.name))
+        for fixture in compat.test_case_id_fixtures(self.name):
+            self.useFixture(fixture)
         self._services = collections.Counter()
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
         for fixture in compat.harness_fixtures(self.name):
