@@ -62,23 +62,16 @@ def parse_args(argv: list, prog: str, **options) -> None:
     nova_config.parse_args(argv, **options)
 
 
-def threads() -> bool:
-    """Whether oslo.service has a native threads backend.
-
-    2025.1's oslo.service (4.1) has only eventlet; 4.2 on (2025.2 on) has
-    both.  Read from its version, so that nothing is imported before
-    eventlet may have to patch.
-    """
-    return _version('oslo.service') >= (4, 2)
-
-
 def init_threads() -> None:
     """Choose oslo.service's native threads backend before anything asks
     for a backend (which takes eventlet by default); Nova's own choice of
-    threads later is then the same one.  Nothing on 2025.1, which has no
-    threads backend.
+    threads later is then the same one.
+
+    2025.1's oslo.service (4.1) has only eventlet: nothing is chosen there.
+    Its version is read, so that nothing is imported before eventlet may
+    have to patch.
     """
-    if threads():
+    if _version('oslo.service') >= (4, 2):
         from oslo_service import backend
         backend.init_backend(backend.BackendType.THREADING)
 
@@ -109,10 +102,8 @@ def init_console_script() -> str:
     # Nova's API package patches with eventlet when imported (the engine
     # reaches it) unless told not to.
     os.environ['OS_NOVA_DISABLE_EVENTLET_PATCHING'] = '1'
-    from oslo_service import backend
-    if backend.get_backend_type() is None:
-        backend.init_backend(backend.BackendType.THREADING)
-    return backend.get_backend_type().value
+    init_threads()
+    return 'threading'
 
 
 def _version(distribution: str) -> tuple:
