@@ -123,7 +123,8 @@ class NovaHarness(fixtures.Fixture):
             'futurist._thread.ThreadWorker.MAX_IDLE_FOR', 0.01))
         for fixture in compat.test_case_id_fixtures(self.name):
             self.useFixture(fixture)
-        for path, value in compat.harness_patches(self.name).items():
+        files = self.useFixture(fixtures.TempDir()).path
+        for path, value in compat.harness_patches(self.name, files).items():
             self.stub_out(path, value)
         self._services = collections.Counter()
         self.useFixture(nova_fixtures.OpenStackSDKFixture())

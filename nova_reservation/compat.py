@@ -154,15 +154,114 @@ def test_case_id_fixtures(name: str) -> list:
     return [nova_fixtures.PropagateTestCaseIdToChildEventlets(name)]
 
 
-def harness_patches(name: str) -> dict:
+def harness_patches(name: str, directory: str) -> dict:
     """{dotted path: replacement} for the harness of the test named
-    `name`: on 33 under native threads, the versioned notifier takes every
-    sender for this test (a static method, kept so), as 34 does.
+    `name`, whose files go in `directory`.
+
+    On 33 under native threads, what 34's harness does there:
+
+    - the versioned notifier takes every sender for this test (a static
+      method, kept so);
+    - every database is a file in WAL mode, not in memory: an in-memory
+      SQLite database is one connection, shared by every thread, so that
+      concurrent transactions (two boots, a compute's update beside the
+      scheduler's claim) interleave on it (cells' servers not built,
+      claims refused);
+    - writes to one database are one at a time (SQLite has one writer;
+      a second would fail with "database is locked" after a few seconds);
+      writes to two databases still run together.
     """
     if NOVA == GAZPACHO and _native_threads():
-        return {'nova.tests.fixtures.notifications.FakeVersionedNotifier.'
-                '_get_sender_test_case_id': lambda: name}
+        return {
+            'nova.tests.fixtures.notifications.FakeVersionedNotifier.'
+            '_get_sender_test_case_id': lambda: name,
+            'oslo_db.sqlalchemy.engines.create_engine':
+                _file_databases(directory),
+            'oslo_db.sqlalchemy.enginefacade._TransactionContextManager.'
+            '_transaction_scope': _one_writer_per_database(),
+            'nova.tests.fixtures.CellDatabases._cache_schema':
+                _cell_schema_learnt_apart(),
+        }
     return {}
+
+
+def _file_databases(directory: str):
+    """oslo.db's ``create_engine``, with every in-memory SQLite database
+    made a new file of `directory` in WAL mode (readers beside a writer).
+    """
+    import tempfile
+
+    from oslo_db.sqlalchemy import engines
+    create_engine = engines.create_engine
+
+    def create_file_engine(sql_connection, *args, **kwargs):
+        if str(sql_connection) in ('sqlite://', 'sqlite:///:memory:'):
+            fd, path = tempfile.mkstemp(suffix='.sqlite', dir=directory)
+            os.close(fd)
+            _empty_database(path)
+            sql_connection = 'sqlite:///' + path
+        return create_engine(sql_connection, *args, **kwargs)
+    return create_file_engine
+
+
+def _empty_database(path: str) -> None:
+    """Make the SQLite file `path` an empty database in WAL mode."""
+    import contextlib
+    import sqlite3
+
+    for stale in (path + '-wal', path + '-shm'):
+        if os.path.exists(stale):
+            os.remove(stale)
+    open(path, 'w').close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute('PRAGMA journal_mode=WAL')
+
+
+def _cell_schema_learnt_apart():
+    """33's ``CellDatabases._cache_schema``, for file databases: 33 learns
+    the cell schema by migrating the first cell's database, then disposes
+    of its engine (which empties one in memory) and applies what it learnt
+    to it; a file keeps its tables (34 applies the schema only to the later
+    cells), so it is emptied first.
+    """
+    from nova.tests import fixtures as nova_fixtures
+    cache_schema = nova_fixtures.CellDatabases._cache_schema
+
+    def cache_schema_apart(databases, connection: str) -> None:
+        learnt = bool(nova_fixtures.DB_SCHEMA[('main', None)])
+        cache_schema(databases, connection)
+        if not learnt:
+            engine = databases._ctxt_mgrs[connection].writer.get_engine()
+            engine.dispose()
+            _empty_database(engine.url.database)
+    return cache_schema_apart
+
+
+def _one_writer_per_database():
+    """oslo.db's transaction scope, holding a lock of its database (its
+    engine facade's factory) while it writes; re-entrant, as a writer may
+    nest writers.
+    """
+    import collections
+    import contextlib
+    import threading
+
+    from oslo_db.sqlalchemy import enginefacade
+    scope = enginefacade._TransactionContextManager._transaction_scope
+    locks: dict = collections.defaultdict(threading.RLock)
+    guard = threading.Lock()
+
+    @contextlib.contextmanager
+    def writer_scope(manager, context):
+        if manager._mode != enginefacade._WRITER:
+            with scope(manager, context) as found:
+                yield found
+            return
+        with guard:
+            lock = locks[id(manager._factory)]
+        with lock, scope(manager, context) as found:
+            yield found
+    return writer_scope
 
 
 def _native_threads() -> bool:
