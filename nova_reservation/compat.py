@@ -200,6 +200,8 @@ def _file_databases(directory: str):
             os.close(fd)
             _empty_database(path)
             sql_connection = 'sqlite:///' + path
+            # Nothing of a test's database outlives the test: no fsync.
+            kwargs['sqlite_synchronous'] = False
         return create_engine(sql_connection, *args, **kwargs)
     return create_file_engine
 
