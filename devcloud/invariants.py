@@ -35,13 +35,12 @@ from nova_reservation import capacity
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
 from nova_reservation import schedule
 
 # The order in which a lease's events run (`bind` has none).
 EVENT_ORDER = ('reserve',) + schedule.TIMED
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
-LEASE_ID = 'reservation:lease_id'
-PREEMPTIBLE = 'reservation:preemptible'
 
 
 def _rows(engine: sa.engine.Engine, table) -> list:
@@ -70,8 +69,8 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     servers = {s['id']: s for s in servers}
     found += _slots(slots, servers)
     found += _servers(servers, leases)
-    preemptible = {u for u, s in servers.items()
-                   if (s.get('metadata') or {}).get(PREEMPTIBLE) == 'true'}
+    preemptible = {u for u, s in servers.items() if (
+        s.get('metadata') or {}).get(marks.PREEMPTIBLE) == 'true'}
     # Servers of host reservations hold no slot of their own: the host's
     # slot holds them.
     leased = {b['instance_uuid'] for b in _rows(
@@ -122,7 +121,7 @@ def _slots(slots: list, servers: dict) -> list:
 def _servers(servers: dict, leases: dict) -> list:
     found = []
     for uuid, server in sorted(servers.items()):
-        lease_id = (server.get('metadata') or {}).get(LEASE_ID)
+        lease_id = (server.get('metadata') or {}).get(marks.LEASE_ID)
         if not lease_id:
             continue
         lease = leases.get(lease_id)

@@ -50,8 +50,6 @@ CONF = conf.CONF
 # Plans made again when another lease took the same nodes meanwhile; each
 # time, another writer made progress.
 LEDGER_RETRIES = 20
-# The end of an ordinary server, which has none.
-FOREVER = float('inf')
 # The last day a date can name (year 9999): searches stop there.
 LAST_DAY = ledger_mod.to_epoch(datetime.datetime(9999, 12, 31))
 
@@ -834,7 +832,7 @@ class Planner:
             hosts = {h.node: h for h in self.nodes.hosts(self.client, fresh)}
             if all(n in hosts and capacity.fits(
                     hosts[n], self.ledger.timelines.get(n), need, now,
-                    FOREVER) for n in nodes):
+                    capacity.FOREVER) for n in nodes):
                 return True
         return False
 

@@ -111,6 +111,11 @@ BINDING = Machine('binding', {
 }, initial=(BOOTING,))
 
 
+# What the views show of a lease before its start, and of its servers
+# until then (Nova's own state of such a server is shelved_offloaded).
+SHOWN_RESERVED = 'RESERVED'
+
+
 def made(started: bool, waits: bool) -> tuple:
     """(lease status, binding state) of a boot's lease and servers once
     Nova made them: a waiting lease's servers, and a future lease's, are

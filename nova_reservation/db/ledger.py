@@ -141,12 +141,6 @@ def slots_on(ctx, node: str, after: datetime.datetime) -> list:
         s.end_at.desc(), s.id))
 
 
-@api.writer
-def set_slot_host(ctx, slot_id: int, host: str) -> None:
-    ctx.session.execute(sa.update(models.Slot).where(
-        models.Slot.id == slot_id).values(host=host))
-
-
 def _choose(found: list, instance_uuid: str, node: Optional[str]) -> tuple:
     """(the slot the server holds after binding, the sibling's slot it
     swaps with or None); (None, None) if it has none.

@@ -32,6 +32,7 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
+from nova_reservation import marks
 from nova_reservation import resource_types
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
@@ -41,8 +42,6 @@ CONF = conf.CONF
 STORE = db_api.Context()
 
 LOG = logging.getLogger(__name__)
-
-TAG_PREFIX = 'lease-'
 
 
 class Pending(Exception):
@@ -97,8 +96,8 @@ def _hold_slot(nova, lease, binding, server, writes) -> None:
 
 
 def _tag(nova, lease, server) -> None:
-    if TAG_PREFIX + lease.id not in (server.get('tags') or []):
-        nova.add_tag(server['id'], TAG_PREFIX + lease.id)
+    if marks.lease_tag(lease.id) not in (server.get('tags') or []):
+        nova.add_tag(server['id'], marks.lease_tag(lease.id))
 
 
 def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
@@ -169,8 +168,8 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
         agg = res.aggregate_id
         if agg is None and to_lease:
             agg = nova.aggregate(res.id, {
-                'reservation:lease_id': lease.id,
-                'reservation:project_id': lease.project_id})
+                marks.LEASE_ID: lease.id,
+                marks.PROJECT_ID: lease.project_id})
             writes.add(db_leases.set_reservation, res.id, aggregate_id=agg)
         nodes = {s.node for s in db_ledger.slots(STORE, res.id,
                                                  deleted=True)}

@@ -48,8 +48,8 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
-from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
 from nova_reservation import planner
 from nova_reservation import status
 
@@ -193,7 +193,8 @@ class Preemption:
                  else ledger_mod.from_epoch(deadline).replace(microsecond=0))
         if row.deadline != until or row.node != node:
             db_preemptibles.seen(self.ctx, row.instance_uuid, node, until)
-            self._metadata(row.instance_uuid, {params.UNTIL_KEY: _iso(until)})
+            self._metadata(row.instance_uuid,
+                           {marks.PREEMPTIBLE_UNTIL: _iso(until)})
         if until is None:
             return None
         left = deadline - now
@@ -228,7 +229,7 @@ class Preemption:
             LOG.info('Preemptible server %s must leave %s by %s',
                      row.instance_uuid, node, until)
             self._metadata(row.instance_uuid,
-                           {params.PREEMPT_AT_KEY: _iso(until)})
+                           {marks.PREEMPT_AT: _iso(until)})
             if self.outbox.notifier:
                 self.outbox.send([notice])
 

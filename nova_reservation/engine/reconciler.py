@@ -33,13 +33,12 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
-from nova_reservation.hooks import params
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
-METADATA_LEASE_ID = 'reservation:lease_id'
 
 
 class Reconciler:
@@ -69,7 +68,7 @@ class Reconciler:
         repairs: List[str] = []
         by_lease: dict = {}
         for server in servers:
-            lease_id = (server.get('metadata') or {}).get(METADATA_LEASE_ID)
+            lease_id = (server.get('metadata') or {}).get(marks.LEASE_ID)
             if lease_id:
                 by_lease.setdefault(lease_id, []).append(server)
         self._record_preemptible(servers, repairs)
@@ -90,15 +89,15 @@ class Reconciler:
         """
         marked = {s['id']: s for s in servers
                   if (s.get('metadata') or {}).get(
-                      params.PREEMPTIBLE_KEY) == 'true'}
+                      marks.PREEMPTIBLE) == 'true'}
         known = db_preemptibles.uuids(self.ctx, marked)
         for uuid in sorted(set(marked) - known):
             server = marked[uuid]
-            on_preempt = server['metadata'].get(params.ON_PREEMPT_KEY)
+            on_preempt = server['metadata'].get(marks.ON_PREEMPT)
             try:
                 db_preemptibles.add(self.ctx, [uuid], server['tenant_id'],
                                     on_preempt if on_preempt in
-                                    params.ON_PREEMPT else 'shelve')
+                                    marks.ON_PREEMPT_ACTIONS else 'shelve')
             except db_exception.DBDuplicateEntry:
                 continue   # nova-api got there meanwhile
             LOG.warning('Reconciler: preemptible server %s recorded', uuid)

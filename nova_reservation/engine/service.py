@@ -476,7 +476,7 @@ class EngineService(oslo_service.Service):
 
     def stop(self, graceful: bool = True) -> None:
         self.engine.stop()
-        super().stop(graceful=True)
+        super().stop(graceful=graceful)
         self.engine.close()
 
     def reset(self) -> None:

@@ -20,10 +20,10 @@ from oslo_log import log as logging
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
-LEASE_KEY = 'reservation:lease_id'
 
 # One copy of the ledger per scheduler process, shared by filter instances.
 LEDGER = ledger_mod.Ledger()
@@ -191,7 +191,7 @@ def set_aside(aggregates, freepool: str, verdicts: dict) -> bool:
         verdict = verdicts.get(id(agg))
         if verdict is None:
             verdict = verdicts[id(agg)] = (
-                agg.name == freepool or LEASE_KEY in agg.metadata)
+                agg.name == freepool or marks.LEASE_ID in agg.metadata)
         if verdict:
             return True
     return False

@@ -47,13 +47,13 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
-from nova_reservation.engine import actions
 from nova_reservation import flavors
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation.hooks import reserved
 from nova_reservation import idempotency
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
 from nova_reservation import notifications
 from nova_reservation import planner
 from nova_reservation import resource_types
@@ -83,11 +83,9 @@ HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
 NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
 FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
                409: 'conflictingRequest'}
-METADATA_LEASE_ID = 'reservation:lease_id'
 SLOTS_HINT = ledger_mod.SLOTS_HINT
 # Server group policies as the ledger's affinity (soft ones bind nothing).
 GROUP_AFFINITY = {'affinity': True, 'anti-affinity': False}
-METADATA_LEASE_NAME = 'reservation:lease_name'
 
 
 class LeaseRefused(Exception):
@@ -258,17 +256,17 @@ class ReservationHook:
         hints[SLOTS_HINT] = [str(s.id) for s in slots]
         metadata = server.setdefault('metadata', {})
         if isinstance(metadata, dict):
-            metadata[METADATA_LEASE_ID] = lease_id
+            metadata[marks.LEASE_ID] = lease_id
             # Nova's tables hold three-byte UTF-8 only (the lease keeps
             # the name as given).
-            metadata[METADATA_LEASE_NAME] = ''.join(
+            metadata[marks.LEASE_NAME] = ''.join(
                 c if c <= '\uffff' else '\ufffd' for c in lease.name)[:255]
         req.body = json.dumps(body).encode('utf-8')
         # A future or waiting lease's servers are made reserved: nothing is
         # scheduled or built before the start.
         boot = (contextlib.nullcontext() if lease.immediate and not waits
                 else reserved.Boot(reservation_id, slots,
-                                   [actions.TAG_PREFIX + lease_id], waits))
+                                   [marks.lease_tag(lease_id)], waits))
         try:
             with boot:
                 resp = req.get_response(self.app)
@@ -297,7 +295,7 @@ class ReservationHook:
             return resp
         self._show_reservation(resp, lease, lease_id, reservation_id,
                                status.WAITING if waits else status.ACTIVE
-                               if lease.immediate else 'RESERVED')
+                               if lease.immediate else status.SHOWN_RESERVED)
         try:
             notifications.api_notifier().lease('create', lease_id)
         except Exception:
@@ -346,8 +344,8 @@ class ReservationHook:
         hints['on_preempt'] = preempt.on_preempt
         metadata = server.setdefault('metadata', {})
         if isinstance(metadata, dict):
-            metadata[params.PREEMPTIBLE_KEY] = 'true'
-            metadata[params.ON_PREEMPT_KEY] = preempt.on_preempt
+            metadata[marks.PREEMPTIBLE] = 'true'
+            metadata[marks.ON_PREEMPT] = preempt.on_preempt
         req.body = json.dumps(body).encode('utf-8')
         resp = req.get_response(self.app)
         if resp.status_int >= 400:
@@ -638,7 +636,8 @@ class ReservationHook:
             return None
         lease = db_leases.get(self.ctx, binding.lease_id)
         if lease is None or lease_view_status(
-                lease, db_api.utcnow()) not in ('RESERVED', status.WAITING):
+                lease, db_api.utcnow()) not in (status.SHOWN_RESERVED,
+                                                status.WAITING):
             return None
         if below in changes:
             return changes[below](req, ctx, uuid)
@@ -763,9 +762,9 @@ class ReservationHook:
                 on_end=lease.on_end)
             # A server that waits for its lease's start (or its placement)
             # is reserved, not shelved.
-            if shown in ('RESERVED', status.WAITING) and s.get(
+            if shown in (status.SHOWN_RESERVED, status.WAITING) and s.get(
                     'status', '').startswith('SHELVED'):
-                s['status'] = 'RESERVED'
+                s['status'] = status.SHOWN_RESERVED
         resp.json_body = data
 
 
@@ -773,7 +772,7 @@ def lease_view_status(lease, now) -> str:
     """RESERVED before the start, then the lease's own status."""
     if lease.status in (status.PENDING, status.CREATING) and \
             now < lease.start_at:
-        return 'RESERVED'
+        return status.SHOWN_RESERVED
     return lease.status
 
 

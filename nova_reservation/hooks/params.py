@@ -20,13 +20,13 @@ import dataclasses
 import datetime
 from typing import Optional
 
+from nova_reservation import marks
 from nova_reservation.schemas import common
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import validation
 
 InvalidParam = validation.InvalidParam
 MAX_PARAMS_LENGTH = 4096
-METADATA_PREFIX = 'reservation:'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,16 +122,6 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
                         else None)
 
 
-# The flavor extra spec that makes every boot of a flavor preemptible, and
-# the server's metadata that says it is, with what it asked for and when
-# it must leave its node (told by the engine).
-PREEMPTIBLE_KEY = METADATA_PREFIX + 'preemptible'
-ON_PREEMPT_KEY = METADATA_PREFIX + 'on_preempt'
-UNTIL_KEY = METADATA_PREFIX + 'preemptible_until'
-PREEMPT_AT_KEY = METADATA_PREFIX + 'preempt_at'
-ON_PREEMPT = ('shelve', 'delete')
-
-
 @dataclasses.dataclass(frozen=True)
 class PreemptibleRequest:
     on_preempt: str = 'shelve'
@@ -158,13 +148,14 @@ def preemptible_request(hints: dict, extra_specs: dict
         wanted = _true_or_false('preemptible', hint)
     else:
         # A lease's boot of a preemptible flavor runs under the lease.
-        spec = (extra_specs or {}).get(PREEMPTIBLE_KEY)
+        spec = (extra_specs or {}).get(marks.PREEMPTIBLE)
         wanted = spec is not None and not leased and _true_or_false(
-            'flavor extra spec %s' % PREEMPTIBLE_KEY, spec)
+            'flavor extra spec %s' % marks.PREEMPTIBLE, spec)
     if on_preempt is not None:
-        if not isinstance(on_preempt, str) or on_preempt not in ON_PREEMPT:
+        if not isinstance(on_preempt, str) or \
+                on_preempt not in marks.ON_PREEMPT_ACTIONS:
             raise InvalidParam('on_preempt', 'must be one of %s'
-                               % ', '.join(ON_PREEMPT))
+                               % ', '.join(marks.ON_PREEMPT_ACTIONS))
         if not wanted:
             raise InvalidParam('on_preempt', 'is for a preemptible boot '
                                '(preemptible=true)')
@@ -197,7 +188,7 @@ def check_metadata(server: dict) -> None:
     metadata = server.get('metadata')
     if isinstance(metadata, dict):
         for key in metadata:
-            if isinstance(key, str) and key.startswith(METADATA_PREFIX):
+            if isinstance(key, str) and key.startswith(marks.PREFIX):
                 raise InvalidParam('metadata.%s' % key[:64], 'is set by the '
                                    'reservation service, not in a boot')
 

@@ -86,6 +86,28 @@ class LayoutTest(testtools.TestCase):
             if any(m.rsplit('.', 1)[-1].startswith('test_')
                    for m in modules)})
 
+    def test_imports_point_one_way(self):
+        # The entry points (the boot hook, the lease API, the engine, the
+        # filter, the dashboard) import none of each other; what they share
+        # lies below them, and imports none of them.
+        package = modules_imported('nova_reservation',
+                                   'nova_reservation/tests')
+        entries = ('hooks', 'api', 'engine', 'filters', 'dashboard')
+        crossing = {}
+        for path, modules in package.items():
+            parts = path.split(os.sep)
+            mine = parts[1] if len(parts) > 2 else None
+            if mine == 'cmd':
+                continue
+            wrong = sorted(
+                m for m in modules for entry in entries
+                if entry != mine and (
+                    m.startswith('nova_reservation.%s.' % entry) or
+                    m == 'nova_reservation.%s' % entry))
+            if wrong:
+                crossing[path] = wrong
+        self.assertEqual({}, crossing)
+
     def test_suites_are_folders(self):
         # tools/run-tests picks suites by folder, never by a name pattern.
         with open(os.path.join(ROOT, 'tools', 'run-tests')) as f:

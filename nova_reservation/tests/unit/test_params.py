@@ -19,6 +19,7 @@ import unittest
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation import idempotency
+from nova_reservation import marks
 from nova_reservation import validation
 
 NOW = datetime.datetime(2026, 11, 21, 12, 0, 0)
@@ -109,7 +110,7 @@ class PreemptibleRequestTest(unittest.TestCase):
         self.assertEqual('delete', ask({'preemptible': ['true'],
                                         'on_preempt': 'delete'},
                                        {}).on_preempt)
-        spec = {params.PREEMPTIBLE_KEY: 'true'}
+        spec = {marks.PREEMPTIBLE: 'true'}
         self.assertEqual('shelve', ask({}, spec).on_preempt)
         # The hint wins over the flavor.
         self.assertIsNone(ask({'preemptible': 'false'}, spec))
@@ -129,8 +130,8 @@ class PreemptibleRequestTest(unittest.TestCase):
                 ({'on_preempt': 'shelve'}, {}, 'on_preempt'),
                 ({'preemptible': 'true', 'lease_params': '{}'}, {},
                  'preemptible'),
-                ({}, {params.PREEMPTIBLE_KEY: 'often'},
-                 params.PREEMPTIBLE_KEY)]:
+                ({}, {marks.PREEMPTIBLE: 'often'},
+                 marks.PREEMPTIBLE)]:
             with self.assertRaises(params.InvalidParam) as e:
                 ask(hints, specs)
             self.assertIn(field, str(e.exception), hints)

@@ -1,0 +1,39 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The marks nova-reservation puts on Nova's own objects (server metadata
+and tags, flavor extra specs, host aggregates' metadata): written by the
+boot hook and the engine, read by the filter, the engine and the API, so
+they are named here, below all of them.
+"""
+
+PREFIX = 'reservation:'
+# A leased server's lease, and a host reservation's aggregate's.
+LEASE_ID = PREFIX + 'lease_id'
+# A leased server's lease's name.
+LEASE_NAME = PREFIX + 'lease_name'
+# A host reservation's aggregate's project.
+PROJECT_ID = PREFIX + 'project_id'
+# A preemptible server ('true'; also a flavor's extra spec), what is done
+# to it when preempted, until when its node holds it, and when it goes.
+PREEMPTIBLE = PREFIX + 'preemptible'
+ON_PREEMPT = PREFIX + 'on_preempt'
+PREEMPTIBLE_UNTIL = PREFIX + 'preemptible_until'
+PREEMPT_AT = PREFIX + 'preempt_at'
+ON_PREEMPT_ACTIONS = ('shelve', 'delete')
+# The tag of a leased server.
+LEASE_TAG_PREFIX = 'lease-'
+
+
+def lease_tag(lease_id: str) -> str:
+    """The tag of the servers of the lease `lease_id`."""
+    return LEASE_TAG_PREFIX + lease_id
