@@ -310,7 +310,7 @@ class EmbeddedCloud(fixtures.Fixture):
                    disk_allocation_ratio=1.0)
         self.flags(instances=-1, cores=-1, ram=-1, group='quota')
         # nova-api, the scheduler and the tables as the operator setup in
-        # the README (and nova-reservation-manage deploy) makes them.
+        # the operator setup (and nova-reservation-manage deploy) makes them.
         paste = os.path.join(self.useFixture(fixtures.TempDir()).path,
                              'api-paste.ini')
         with open(nova_api_paste()) as f:

@@ -15,7 +15,7 @@ host, flavor-based and instance reservations, lease expiration and
 update), followed step by step with the ``openstack`` CLI.
 
 Where this project answers differently on purpose, the step checks this
-project's answer and says why (the README's compatibility table lists
+project's answer and says why (the API reference's compatibility table lists
 each): a boot beyond a reservation is refused by nova-api with a 409
 instead of ending in ERROR, and an ordinary boot still runs on the shared
 pool where capacity is not promised.

@@ -45,7 +45,7 @@ class OutageTest(base.EnginesTestCase):
         leases, listener = self.run_through(restart, 100)
         self.wait_received(listener, 200, timeout=20)
         # Nothing told twice.  (A notification on its way while the broker
-        # restarts may be lost: README.)
+        # restarts may be lost: doc/source/admin/limits.rst.)
         told = collections.Counter(
             (event_type, lease_id) for event_type, lease_id, _ in
             listener.received)

@@ -12,7 +12,7 @@
 
 """The Nova internals that reserved servers (``hooks.reserved``) rely on,
 pinned: each test fails when a Nova upgrade changes one, before a cloud
-finds out.  The README lists them.
+finds out.  The user guide lists them (doc/source/user/reserved.rst).
 """
 
 import inspect
