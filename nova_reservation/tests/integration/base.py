@@ -31,6 +31,8 @@ from devcloud import invariants
 from devcloud.localcloud import cloud
 
 CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
+LEASES = 'http://%s:%d/reservation/v1/leases' % (cloud.HOST,
+                                                 cloud.PORTS['nova'])
 
 
 def utc(seconds: float) -> str:
@@ -79,6 +81,7 @@ class CloudTestCase(testtools.TestCase):
         self.addCleanup(self.assert_invariants)
         # {name: OS_* variables} of users a test made (`new_user`).
         self.users: dict = {}
+        self._admin = None
 
     def assert_invariants(self, timeout: float = 180) -> None:
         """What must hold on the cloud after any scenario
@@ -163,6 +166,45 @@ class CloudTestCase(testtools.TestCase):
         self.assertEqual(0, done.returncode, done.stderr)
         return parse_json(done.stdout)
 
+    def rest(self, url: str) -> Optional[dict]:
+        """GET `url` of the cloud's APIs as admin; None if 404.
+
+        For the waits: a CLI costs seconds of CPU to start, taken from
+        the rest of the machine at each try; the CLI then shows what was
+        waited for, once.
+        """
+        if self._admin is None:
+            self._admin = CLOUD.session('admin')
+        resp = self._admin.get(url, raise_exc=False, headers={
+            'OpenStack-API-Version': 'compute 2.91'})
+        if resp.status_code == 404:
+            return None
+        self.assertEqual(200, resp.status_code, resp.text)
+        return resp.json()
+
+    def wait_for_server(self, what: str, server_id: str,
+                        ready: Callable[[Optional[dict]], bool],
+                        user: str = 'admin', timeout: float = 180,
+                        interval: float = 3.0) -> Optional[dict]:
+        """Wait until `ready` holds of the server's API view (None once
+        it is gone); then the server as `user` sees it through the CLI
+        (None if gone).
+        """
+        self.wait_for(what, lambda: ready((self.rest(
+            '%s/servers/%s' % (cloud.url('nova'), server_id)) or {}).get(
+                'server')), timeout=timeout, interval=interval)
+        return self.server(server_id, user)
+
+    def wait_for_lease(self, what: str, lease_id: str,
+                       ready: Callable[[Optional[dict]], bool],
+                       timeout: float = 180, interval: float = 3.0) -> None:
+        """Wait until `ready` holds of the lease's API view (None once
+        it is gone).
+        """
+        self.wait_for(what, lambda: ready((self.rest(
+            '%s/%s' % (LEASES, lease_id)) or {}).get('lease')),
+            timeout=timeout, interval=interval)
+
     def wait_for(self, what: str, check: Callable, timeout: float = 180,
                  interval: float = 3.0):
         deadline = time.time() + timeout
@@ -207,10 +249,11 @@ class BlazarCLI(CloudTestCase):
             user, 'reservation', 'lease', 'create', '--end-date',
             minutes(end), '--reservation', reservation, name)
         self.addCleanup(self.delete_lease, lease['id'])
-        lease = self.wait_for('lease %s active' % name, lambda: (
-            lambda x: x['status'] == 'ACTIVE' and x)(self.openstack(
-                user, 'reservation', 'lease', 'show', lease['id'])),
-            timeout=60, interval=2)
+        self.wait_for_lease('lease %s active' % name, lease['id'],
+                            lambda x: x and x['status'] == 'ACTIVE',
+                            timeout=60, interval=2)
+        lease = self.openstack(user, 'reservation', 'lease', 'show',
+                               lease['id'])
         # The CLI shows each reservation as a JSON document, one after
         # the other.
         first, _ = json.JSONDecoder().raw_decode(lease['reservations'])
@@ -249,9 +292,10 @@ class BlazarCLI(CloudTestCase):
         return done.stderr
 
     def settled(self, server_id: str) -> dict:
-        return self.wait_for('%s built' % server_id, lambda: (
-            lambda s: s['status'] in ('ACTIVE', 'ERROR') and s)(
-                self.server(server_id)), timeout=90, interval=2)
+        return self.wait_for_server(
+            '%s built' % server_id, server_id,
+            lambda s: s and s['status'] in ('ACTIVE', 'ERROR'),
+            timeout=90, interval=2)
 
     def enroll(self) -> tuple:
         """(name, host view) of a node enrolled as a reservable host: one

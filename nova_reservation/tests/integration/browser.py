@@ -33,8 +33,6 @@ from nova_reservation.tests.integration import base
 CHROMIUM = '/usr/bin/chromium'
 CHROMEDRIVER = '/usr/bin/chromedriver'
 DASHBOARD = cloud.url('dashboard')
-LEASES = 'http://%s:%d/reservation/v1/leases' % (cloud.HOST,
-                                                 cloud.PORTS['nova'])
 API_DATE = '%Y-%m-%dT%H:%M:%S.%f'
 SHOWN_DATE = '%Y-%m-%d %H:%M UTC'   # the dashboard's dates, in UTC here
 OUTPUT = os.environ.get('TEST_OUTPUT_DIR') or os.path.join(
@@ -194,8 +192,8 @@ class DashboardTestCase(base.BlazarCLI):
     # ------------------------------------------------------------- API
     def lease_api(self, lease_id: str, user: str = 'alice'
                   ) -> Optional[dict]:
-        answer = base.CLOUD.session(user).get('%s/%s' % (LEASES, lease_id),
-                                              raise_exc=False)
+        answer = base.CLOUD.session(user).get(
+            '%s/%s' % (base.LEASES, lease_id), raise_exc=False)
         if answer.status_code == 404:
             return None
         self.assertEqual(200, answer.status_code, answer.text)

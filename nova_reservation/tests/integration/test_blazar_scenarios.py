@@ -21,11 +21,7 @@ instead of ending in ERROR, and an ordinary boot still runs on the shared
 pool where capacity is not promised.
 """
 
-from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
-
-LEASES = 'http://%s:%d/reservation/v1/leases' % (cloud.HOST,
-                                                 cloud.PORTS['nova'])
 
 
 class BlazarScenarioTest(base.BlazarCLI):
@@ -35,7 +31,7 @@ class BlazarScenarioTest(base.BlazarCLI):
         JSON, which the CLI prints as text).
         """
         return base.CLOUD.session(user).get(
-            '%s/%s' % (LEASES, lease_id)).json()['lease']
+            '%s/%s' % (base.LEASES, lease_id)).json()['lease']
 
     def aggregate(self, name: str):
         done = self.run_cli('admin', 'openstack', 'aggregate', 'show', name,
@@ -43,8 +39,8 @@ class BlazarScenarioTest(base.BlazarCLI):
         return base.parse_json(done.stdout) if not done.returncode else None
 
     def gone(self, server_id: str) -> None:
-        self.wait_for('%s deleted' % server_id,
-                      lambda: self.server(server_id) is None, timeout=120)
+        self.wait_for_server('%s deleted' % server_id, server_id,
+                             lambda s: s is None, timeout=120)
 
     def ended(self, lease_id: str) -> dict:
         """Blazar's wait for a lease's end: its end_lease event DONE."""
@@ -60,7 +56,7 @@ class BlazarScenarioTest(base.BlazarCLI):
         it.
         """
         answer = base.CLOUD.session(user).post(
-            LEASES, json=body, raise_exc=False)
+            base.LEASES, json=body, raise_exc=False)
         if answer.status_code == 201:
             self.addCleanup(self.delete_lease, answer.json()['lease']['id'])
         return answer

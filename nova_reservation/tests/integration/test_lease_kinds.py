@@ -52,8 +52,8 @@ class ProjectTagTest(base.CloudTestCase):
         # The owner sees it with the lease API, and the server runs.
         self.assertIn(lease['id'], {x['id'] for x in self.openstack(
             user, 'reservation', 'lease', 'list')})
-        self.wait_for('the server to run', lambda: (
-            self.server(server) or {}).get('status') == 'ACTIVE')
+        self.wait_for_server('the server to run', server,
+                             lambda s: s and s['status'] == 'ACTIVE')
         # A project without the tag boots ordinary servers.
         plain = self.boot('alice', 'plain-' + self.suffix)
         time.sleep(1)
@@ -127,8 +127,8 @@ class WaitingAndRecurringTest(base.CloudTestCase):
                             'occurrence', server['lease_id'])
         self.assertEqual([0, 1, 2], [x['occurrence'] for x in series])
         self.assertEqual(server['lease_id'], series[0]['id'])
-        self.wait_for('the server to run', lambda: (
-            self.server(server['id']) or {}).get('status') == 'ACTIVE')
+        self.wait_for_server('the server to run', server['id'],
+                             lambda s: s and s['status'] == 'ACTIVE')
         # Listed once, with its occurrences.
         listed = [x for x in self.openstack('alice', 'reservation', 'lease',
                                             'list') if x['name'] == name]
@@ -140,5 +140,5 @@ class WaitingAndRecurringTest(base.CloudTestCase):
             x['status'] == 'DELETED' for x in self.store(
                 'SELECT status FROM rsv_leases WHERE series_id = %s',
                 server['lease_id'])), timeout=120)
-        self.wait_for('the server gone', lambda: self.server(
-            server['id']) is None, timeout=120)
+        self.wait_for_server('the server gone', server['id'],
+                             lambda s: s is None, timeout=120)

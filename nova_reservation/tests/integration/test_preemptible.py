@@ -31,10 +31,11 @@ class PreemptibleCLITest(base.BlazarCLI):
         self.assertEqual('delete',
                          server['properties']['reservation:on_preempt'])
         # An engine tags it and tells it until when its node holds it.
-        marked = self.wait_for('%s tagged' % servers[0], lambda: (
-            lambda s: 'preemptible' in (s.get('tags') or []) and
-            'reservation:preemptible_until' in s['properties'] and s)(
-                self.server(servers[0])), timeout=60, interval=2)
+        marked = self.wait_for_server(
+            '%s tagged' % servers[0], servers[0],
+            lambda s: s and 'preemptible' in (s.get('tags') or []) and
+            'reservation:preemptible_until' in s['metadata'],
+            timeout=60, interval=2)
         self.assertIn(servers[0], [s['ID'] for s in self.openstack(
             'alice', 'server', 'list', '--tags', 'preemptible')])
         until = marked['properties']['reservation:preemptible_until']
@@ -80,25 +81,30 @@ class PreemptibleCLITest(base.BlazarCLI):
         self.assertEqual(3, len(on), on)
         spot = on[node]
         # Told, then shelved before the start (no other node is free).
-        told = self.wait_for('%s told' % spot, lambda: self.server(
-            spot, 'bob')['properties'].get('reservation:preempt_at'),
-            timeout=240, interval=5)
+        told = self.wait_for_server(
+            '%s told' % spot, spot,
+            lambda s: s and 'reservation:preempt_at' in s['metadata'],
+            user='bob',
+            timeout=240, interval=5)['properties']['reservation:preempt_at']
         self.assertEqual(base.when(start + ':00Z'), base.when(told))
-        self.wait_for('%s shelved' % spot, lambda: self.server(
-            spot, 'bob')['status'] == 'SHELVED_OFFLOADED', timeout=180,
-            interval=5)
+        self.assertEqual('SHELVED_OFFLOADED', self.wait_for_server(
+            '%s shelved' % spot, spot,
+            lambda s: s and s['status'] == 'SHELVED_OFFLOADED', user='bob',
+            timeout=180, interval=5)['status'])
         self.assertLess(0, base.seconds_from_now(start + ':00Z'))
         others = [s for n, s in on.items() if n != node]
         self.assertEqual({'ACTIVE'}, {self.server(s, 'bob')['status']
                                       for s in others})
         # The lease starts on time, on that node.
-        self.wait_for('lease active', lambda: self.openstack(
-            'alice', 'reservation', 'lease', 'show', lease['id'])[
-            'status'] == 'ACTIVE', timeout=150, interval=5)
+        self.wait_for_lease('lease active', lease['id'],
+                            lambda x: x and x['status'] == 'ACTIVE',
+                            timeout=150, interval=5)
+        self.assertEqual('ACTIVE', self.openstack(
+            'alice', 'reservation', 'lease', 'show', lease['id'])['status'])
         # Once the lease is gone, the server comes back by itself.
         self.delete_lease(lease['id'])
-        back = self.wait_for('%s back' % spot, lambda: (
-            lambda s: s['status'] == 'ACTIVE' and s)(
-                self.server(spot)), timeout=120, interval=5)
+        back = self.wait_for_server(
+            '%s back' % spot, spot, lambda s: s and s['status'] == 'ACTIVE',
+            timeout=120, interval=5)
         self.assertEqual(node, back['OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.assert_invariants()

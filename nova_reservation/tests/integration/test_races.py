@@ -40,9 +40,9 @@ class ParallelBootsTest(base.CloudTestCase):
         self.addCleanup(self.delete_lease, lease['id'])
         # The CLI prints the reservations as JSON text.
         rid = json.JSONDecoder().raw_decode(lease['reservations'])[0]['id']
-        self.wait_for('the lease to start', lambda: self.openstack(
-            'alice', 'reservation', 'lease', 'show', lease['id'])[
-            'status'] == 'ACTIVE', timeout=120)
+        self.wait_for_lease('the lease to start', lease['id'],
+                            lambda x: x and x['status'] == 'ACTIVE',
+                            timeout=120)
         session = base.CLOUD.session('alice')
         gate = threading.Barrier(BOOTS)
 

@@ -52,8 +52,9 @@ class SeedWorkflowTest(base.CloudTestCase):
         busy = self._fill_until(base.utc(90))
         self.assertTrue(busy)
         for server_id in busy:
-            self.wait_for('%s active' % server_id, lambda: self.server(
-                server_id)['status'] == 'ACTIVE', timeout=120, interval=1)
+            self.wait_for_server('%s active' % server_id, server_id,
+                                 lambda s: s and s['status'] == 'ACTIVE',
+                                 timeout=120, interval=1)
         shown = self.nova(
             'alice', 'boot', '--flavor', 'm1.small', '--image', 'cirros',
             '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
@@ -94,9 +95,9 @@ class SeedWorkflowTest(base.CloudTestCase):
 
         # From the start: ACTIVE on the host the ledger holds for it.
         for server_id in servers:
-            active = self.wait_for('%s active' % server_id, lambda: (
-                self.server(server_id)['status'] == 'ACTIVE' and
-                self.server(server_id)), timeout=240)
+            active = self.wait_for_server(
+                '%s active' % server_id, server_id,
+                lambda s: s and s['status'] == 'ACTIVE', timeout=240)
             self.assertEqual(reserved_on[server_id],
                              active['OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.assertEqual(len(images),
@@ -108,9 +109,8 @@ class SeedWorkflowTest(base.CloudTestCase):
 
         # At the end: on_end (delete) ran.
         for server_id in servers:
-            self.wait_for('%s deleted' % server_id,
-                          lambda: self.server(server_id) is None,
-                          timeout=150)
+            self.wait_for_server('%s deleted' % server_id, server_id,
+                                 lambda s: s is None, timeout=150)
         for lease in mine:
             self.assertEqual('TERMINATED', self.openstack(
                 'alice', 'reservation', 'lease', 'show', lease['id'])[
