@@ -112,8 +112,12 @@ class BlazarClientTest(base.ReservationTestCase):
                        made['flavor']['id'])
         shown = self.openstack('lease', 'show', made['flavor']['id'], '-f',
                                'json')
-        self.assertEqual(at(180)[:13], shown['end_date'][:13].replace(
-            'T', ' '))
+        # An hour more than the end it was made with (the same `end`: a
+        # date computed again may fall in the next minute or hour).
+        prolonged = datetime.datetime.strptime(
+            end, '%Y-%m-%d %H:%M') + datetime.timedelta(hours=1)
+        self.assertEqual(prolonged.strftime('%Y-%m-%dT%H:%M'),
+                         shown['end_date'][:16])
 
         for lease in made.values():
             self.openstack('lease', 'delete', lease['id'])
