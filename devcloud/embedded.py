@@ -32,6 +32,7 @@ import collections
 import copy
 import os
 import sys
+import uuid
 from typing import Iterable, Optional
 
 import fixtures
@@ -56,9 +57,13 @@ from oslo_concurrency import lockutils
 from oslo_config import fixture as config_fixture
 from oslo_utils.fixture import uuidsentinel as uuids
 import requests
+import sqlalchemy
+from sqlalchemy import util as sa_util
 
 from nova_reservation import compat
+from nova_reservation.db import api as db_api
 from nova_reservation.db import migration
+from nova_reservation.db import models
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
@@ -71,6 +76,74 @@ IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 # the 512 MB Nova keeps for the host).
 ONE_PER_NODE = '3'
 MICROVERSION = '2.91'   # unshelve onto a given host, as the engine does
+
+
+class StatementCache:
+    """What a process that builds cloud after cloud would otherwise do
+    again for each: SQLAlchemy's compiling of the same statements (each
+    cloud's databases are new engines, and an engine's cache of compiled
+    statements is its own), and the migrations of the lease tables (the
+    schema they made, replayed, as Nova's harness replays its own).
+    """
+
+    def __init__(self) -> None:
+        self.dialect = None
+        self.compiled = sa_util.LRUCache(5000)
+        self.tables: Optional[list] = None
+
+    def create_engine(self, url, *args, **kwargs) -> sqlalchemy.Engine:
+        """``sqlalchemy.create_engine``, with every SQLite engine on one
+        dialect and one cache of compiled statements (the cache's keys
+        hold the dialect).
+        """
+        engine = self.real_create_engine(url, *args, **kwargs)
+        if engine.dialect.name == 'sqlite':
+            # The first is initialized on the connection oslo.db tests
+            # each new engine with, before any other is made.
+            self.dialect = self.dialect or engine.dialect
+            engine.dialect = self.dialect
+            engine._compiled_cache = self.compiled
+        return engine
+
+    real_create_engine = staticmethod(sqlalchemy.create_engine)
+
+    def make_tables(self) -> None:
+        """The lease tables in Nova's API database: migrated the first
+        time, the same schema replayed after.
+        """
+        engine = db_api.get_engine()
+        if engine.dialect.name != 'sqlite':
+            migration.db_sync(engine)
+            return
+        with engine.begin() as connection:
+            if self.tables is None:
+                migration.db_sync(engine)
+                self.tables = [(name, sql) for name, sql in
+                               connection.exec_driver_sql(
+                    "SELECT name, sql FROM sqlite_master WHERE name LIKE "
+                    "'rsv_%' AND sql IS NOT NULL ORDER BY type DESC, rowid")]
+                # With the rows the migrations wrote (the version, the
+                # ledger's first state).
+                self.rows = [(name, connection.exec_driver_sql(
+                    'SELECT * FROM %s' % name).fetchall())
+                    for name, sql in self.tables
+                    if sql.startswith('CREATE TABLE')]
+                return
+            for name, sql in self.tables:
+                connection.exec_driver_sql(sql)
+            for name, rows in self.rows:
+                if rows:
+                    connection.exec_driver_sql(
+                        'INSERT INTO %s VALUES (%s)' % (
+                            name, ', '.join('?' * len(rows[0]))),
+                        [tuple(r) for r in rows])
+            # A new store: the ledger's copies (the scheduler's) read it
+            # all again, as they do a store the migrations just made.
+            connection.execute(models.LedgerState.__table__.update().values(
+                epoch=str(uuid.uuid4())))
+
+
+STATEMENTS = StatementCache()
 
 
 def nova_api_paste() -> str:
@@ -126,6 +199,7 @@ class NovaHarness(fixtures.Fixture):
         files = self.useFixture(fixtures.TempDir()).path
         for path, value in compat.harness_patches(self.name, files).items():
             self.stub_out(path, value)
+        self.stub_out('sqlalchemy.create_engine', STATEMENTS.create_engine)
         self._services = collections.Counter()
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
         for fixture in compat.harness_fixtures(self.name):
@@ -175,16 +249,17 @@ class NovaHarness(fixtures.Fixture):
         """
         databases = nova_fixtures.CellDatabases()
         ctxt = context.get_context()
-        for name, uuid in (('cell0', objects.CellMapping.CELL0_UUID),
-                           (self.CELL_NAME, getattr(uuids, self.CELL_NAME))
-                           ) + tuple((c, getattr(uuids, c))
-                                     for c in self.cells):
+        cells = ((('cell0', objects.CellMapping.CELL0_UUID),
+                  (self.CELL_NAME, getattr(uuids, self.CELL_NAME))) +
+                 tuple((c, getattr(uuids, c)) for c in self.cells))
+        for name, cell_uuid in cells:
             cell = objects.CellMapping(
-                context=ctxt, uuid=uuid, name=name,
-                transport_url='fake://nowhere/', database_connection=uuid)
+                context=ctxt, uuid=cell_uuid, name=name,
+                transport_url='fake://nowhere/',
+                database_connection=cell_uuid)
             cell.create()
             self.cell_mappings[name] = cell
-            databases.add_cell_database(uuid,
+            databases.add_cell_database(cell_uuid,
                                         default=name == self.CELL_NAME)
         self.useFixture(databases)
 
@@ -326,7 +401,7 @@ class EmbeddedCloud(fixtures.Fixture):
             ['ComputeFilter', 'ComputeCapabilitiesFilter',
              'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
              'ServerGroupAffinityFilter']), group='filter_scheduler')
-        migration.db_sync()
+        STATEMENTS.make_tables()
 
         if self.cast_as_call:
             self.useFixture(nova_fixtures.CastAsCallFixture(self.harness))
