@@ -183,6 +183,16 @@ class Notice(Base):
     claim_expires = sa.Column(Timestamp, index=True)
 
 
+class Turn(Base):
+    """Recurring work that one engine at a time does (the reconciler's
+    repairs): the engine whose turn it is, until when.
+    """
+    __tablename__ = 'rsv_turns'
+    name = sa.Column(sa.String(64), primary_key=True)
+    engine = sa.Column(sa.String(255), nullable=False)
+    until = sa.Column(Timestamp, nullable=False)
+
+
 class ServerBinding(Base):
     """A server of a lease made by a boot with lease_params."""
     __tablename__ = 'rsv_server_bindings'

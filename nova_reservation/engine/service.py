@@ -37,6 +37,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import turns as db_turns
 from nova_reservation.engine import actions
 from nova_reservation.engine import idle
 from nova_reservation.engine import outbox
@@ -351,6 +352,17 @@ class Engine:
         """Compare the store with Nova and repair (see `reconciler`)."""
         return self.reconciler.run()
 
+    def reconcile_in_turn(self) -> list:
+        """`reconcile`, unless another engine's turn for it runs (two
+        engines must not repair the same thing at once; see `db.turns`).
+        A turn lasts two intervals: a pass may outlast one.
+        """
+        if not db_turns.take(self.ctx, 'reconcile', self.engine_id,
+                             self.now(),
+                             2 * CONF.reservation.reconcile_interval):
+            return []
+        return self.reconcile()
+
     def preempt(self) -> None:
         """Warn, move off, shelve and bring back the preemptible servers
         (see `preemption`).
@@ -433,7 +445,8 @@ class Recurring(periodic_task.PeriodicTasks):
 
     @periodic_task.periodic_task
     def reconcile(self, context) -> None:
-        self._run(self.engine.reconcile, 'compare the store with Nova')
+        self._run(self.engine.reconcile_in_turn,
+                  'compare the store with Nova')
 
     @periodic_task.periodic_task(run_immediately=True)
     def preempt(self, context) -> None:

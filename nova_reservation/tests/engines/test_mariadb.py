@@ -61,14 +61,15 @@ class MariaDBStoreTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0009', migration.head())
+        self.assertEqual('0010', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
         self.assertTrue({'rsv_leases', 'rsv_reservations', 'rsv_allocations',
                          'rsv_events', 'rsv_server_bindings', 'rsv_ledger',
                          'rsv_alembic_version', 'rsv_hosts',
-                         'rsv_notices', 'rsv_host_properties'} <= tables,
+                         'rsv_notices', 'rsv_host_properties',
+                         'rsv_turns'} <= tables,
                         tables)
         # Sub-second times survive the round trip.
         cols = {c['name']: c for c in sa.inspect(engine).get_columns(

@@ -74,6 +74,45 @@ class ReconcilerTest(base.BootTestCase):
         self.assertEqual('RESERVED', self.api.get_server(uuid)['status'])
         self.assertEqual([], self.engine.reconcile())
 
+    def left_creating(self) -> None:
+        """nova-api died after Nova's 202, before it bound the server."""
+        self.sql(sa.delete(models.ServerBinding.__table__))
+        self.sql(sa.update(models.Slot.__table__).values(
+            instance_uuid=None))
+        self.sql(sa.update(models.Lease.__table__).values(
+            status='CREATING'))
+
+    def test_engines_take_turns_at_repairs(self):
+        # Two engines must never repair the same thing at once (Nova
+        # fails two concurrent deletions of one server).
+        self.flags(reconcile_interval=30, group='reservation')
+        other = self.cloud.engine(clock=self.clock)
+        lease_id, uuid = self.server_lease()
+        start = ledger.to_epoch(db_api.utcnow()) + 120
+
+        def at(seconds: float) -> None:
+            self.clock.now = start + seconds
+
+        self.left_creating()
+        at(0)
+        self.assertEqual(1, len(other.reconcile_in_turn()))
+        self.assertEqual('PENDING', db_leases.get(STORE, lease_id).status)
+        # The other engine's turn runs (two intervals): this one leaves
+        # what it finds to it, and the other keeps its turn.
+        self.left_creating()
+        at(30)
+        self.assertEqual([], self.engine.reconcile_in_turn())
+        self.assertEqual('CREATING', db_leases.get(STORE, lease_id).status)
+        self.assertEqual(1, len(other.reconcile_in_turn()))
+        # An engine that stops taking its turn (dead) loses it two
+        # intervals after it last took it.
+        self.left_creating()
+        at(89)
+        self.assertEqual([], self.engine.reconcile_in_turn())
+        at(90)
+        self.assertEqual(1, len(self.engine.reconcile_in_turn()))
+        self.assertEqual('PENDING', db_leases.get(STORE, lease_id).status)
+
     def test_a_lease_left_creating_without_servers_goes(self):
         lease_id, uuid = self.server_lease()
         self._delete_server({'id': uuid})
