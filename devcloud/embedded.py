@@ -89,7 +89,10 @@ class StatementCache:
     def __init__(self) -> None:
         self.dialect = None
         self.compiled = sa_util.LRUCache(5000)
+        # (name, CREATE statement) of each lease table and index, and
+        # (name, rows) of each table, as the migrations left them.
         self.tables: Optional[list] = None
+        self.rows: list = []
 
     def create_engine(self, url, *args, **kwargs) -> sqlalchemy.Engine:
         """``sqlalchemy.create_engine``, with every SQLite engine on one
@@ -108,20 +111,15 @@ class StatementCache:
     real_create_engine = staticmethod(sqlalchemy.create_engine)
 
     def make_tables(self) -> None:
-        """The lease tables in Nova's API database: migrated the first
-        time, the same schema replayed after.
+        """The lease tables in Nova's API database (SQLite in the
+        harness): migrated the first time, the same schema replayed after.
         """
-        engine = db_api.get_engine()
-        if engine.dialect.name != 'sqlite':
-            migration.db_sync(engine)
-            return
-        with engine.begin() as connection:
+        with db_api.get_engine().begin() as connection:
             if self.tables is None:
-                migration.db_sync(engine)
-                self.tables = [(name, sql) for name, sql in
-                               connection.exec_driver_sql(
+                migration.db_sync(connection.engine)
+                self.tables = list(connection.exec_driver_sql(
                     "SELECT name, sql FROM sqlite_master WHERE name LIKE "
-                    "'rsv_%' AND sql IS NOT NULL ORDER BY type DESC, rowid")]
+                    "'rsv_%' AND sql IS NOT NULL ORDER BY type DESC, rowid"))
                 # With the rows the migrations wrote (the version, the
                 # ledger's first state).
                 self.rows = [(name, connection.exec_driver_sql(

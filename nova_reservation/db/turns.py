@@ -16,8 +16,9 @@ Every engine runs the same periodic tasks; the reconciler's repairs
 (deleting a server that outlived its lease, removing a lease left
 CREATING) must not be done by two engines at once: Nova itself fails
 two concurrent deletions of one unbuilt server, and may leave it
-listed but impossible to delete.  An engine takes a task's turn for one
-interval with a compare-and-swap; the others skip it until the turn ends.
+listed but impossible to delete.  An engine takes a task's turn for a
+while with a compare-and-swap, and keeps it each time it runs the task;
+the others skip the task until the turn ends.
 """
 
 import datetime
