@@ -34,9 +34,10 @@ from oslo_utils import uuidutils
 from benchmarks import data
 from benchmarks import store
 from nova_reservation.db import api as db_api
+from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import placement
-from nova_reservation import planner as planner_mod
 from nova_reservation import resource_types
 
 CONF = nova_conf.CONF
@@ -109,13 +110,13 @@ def run(hosts: int = 1000, allocations: int = 100_000,
     answers = PlacementAnswers(cloud.hosts)
     # The ledger's store alone: no scheduler, and no boot of Nova's being
     # scheduled (a lease waits `ledger_max_age` for them otherwise).
-    planner = planner_mod.Planner(ledger_mod.Ledger(), answers, time.time,
-                                  in_flight=lambda since: set(), view_age=0)
+    planner = lease_write.Writer(ledger_mod.Ledger(), answers, time.time,
+                                 in_flight=lambda since: set(), view_age=0)
     start, end = data.REQUEST
     requests = {
-        'capacity': lambda: planner_mod.ReservationRequest(
+        'capacity': lambda: lease_request.ReservationRequest(
             resource_types.FLAVOR, 10, need=data.SLOT, flavor_id='bench'),
-        'host': lambda: planner_mod.ReservationRequest(
+        'host': lambda: lease_request.ReservationRequest(
             resource_types.HOST, 5, min_count=5),
     }
     # The first lease reads the whole ledger and every node: nova-api

@@ -30,8 +30,9 @@ from benchmarks import data
 from benchmarks import lease_placement
 from benchmarks import store
 from devcloud import machine
+from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import planner as planner_mod
 from nova_reservation import resource_types
 
 
@@ -53,7 +54,7 @@ def _measure(hosts: int, allocations: int, clients: int) -> dict:
     cloud = data.cloud(hosts, allocations)
     ledger = ledger_mod.Ledger()
     share = len(cloud.hosts) // clients
-    planners = [planner_mod.Planner(
+    planners = [lease_write.Writer(
         ledger, lease_placement.PlacementAnswers(
             cloud.hosts[i * share:(i + 1) * share]), time.time,
         in_flight=lambda since: set(), view_age=0)
@@ -64,13 +65,13 @@ def _measure(hosts: int, allocations: int, clients: int) -> dict:
         try:
             planner.create(lease_placement._lease(start + offset,
                                                   end + offset),
-                           [planner_mod.ReservationRequest(
+                           [lease_request.ReservationRequest(
                                resource_types.FLAVOR, 2, need=data.SLOT,
                                flavor_id='bench')], [])
             return 'made'
-        except planner_mod.LedgerBusy:
+        except lease_request.LedgerBusy:
             return 'busy'
-        except planner_mod.NoCapacity:
+        except lease_request.NoCapacity:
             return 'full'
 
     # Each reads its nodes once, as a worker does at its first lease.

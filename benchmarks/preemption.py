@@ -55,9 +55,10 @@ from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import preemption
 from nova_reservation import filters as rsv_filters
+from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import placement
-from nova_reservation import planner as planner_mod
 from nova_reservation import resource_types
 
 CONF = nova_conf.CONF
@@ -300,8 +301,8 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
         for _ in range(4):
             cloud.add(Server(uuidutils.generate_uuid(), None, SLOT,
                              'ordinary'), node)
-    planner = planner_mod.Planner(ledger_mod.Ledger(), cloud, clock,
-                                  in_flight=lambda since: set(), view_age=0)
+    planner = lease_write.Writer(ledger_mod.Ledger(), cloud, clock,
+                                 in_flight=lambda since: set(), view_age=0)
     engine = preemption.Preemption(_Compute(cloud), clock, 'bench',
                                    _Outbox(), planner)
     leases: dict = {}     # id: (start, end, reservation id, [servers])
@@ -319,7 +320,7 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
             lease_end = lease_start + rng.uniform(4, 24) * 3600
             amount = rng.randint(5, 3 * nodes // 5)
             lease_id = uuidutils.generate_uuid()
-            request = planner_mod.ReservationRequest(
+            request = lease_request.ReservationRequest(
                 resource_types.FLAVOR, amount, need=SLOT, flavor_id='bench')
             try:
                 planner.create(dict(
@@ -330,7 +331,7 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
                     created_at=ledger_mod.from_epoch(now)), [request], [])
                 leases[lease_id] = (lease_start, lease_end, request.id, [])
                 made += 1
-            except planner_mod.NoCapacity:
+            except lease_request.NoCapacity:
                 pass
         # The stream: a preemptible job every two minutes on average,
         # 2 to 12 hours of work each.

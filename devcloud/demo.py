@@ -104,6 +104,7 @@ class Scenario:
         """
         # (Imported once Nova is told to use native threads: see main.)
         from nova_reservation.db import api as db_api
+        from nova_reservation.db import bindings as db_bindings
         from nova_reservation.db import leases as db_leases
         store = db_api.Context()
 
@@ -122,7 +123,8 @@ class Scenario:
             lease = self._boot_lease(cloud, start, end)
             self._refusals(cloud, start, end)
             servers = [b.instance_uuid
-                       for b in db_leases.bindings(store, lease['lease_id'])]
+                       for b in db_bindings.of_lease(store,
+                                                     lease['lease_id'])]
             self._watch(cloud, servers, start.timestamp(),
                         deadline=end.timestamp() + 30)
         finally:

@@ -14,6 +14,7 @@
 
 from typing import Callable, Optional
 
+from nova.api.openstack import common as nova_common
 from nova import exception as nova_exception
 from nova import objects
 
@@ -27,6 +28,15 @@ def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
         return compat.flavor_by_flavor_id(ctx, flavor_id, read_deleted='no')
     except nova_exception.FlavorNotFound:
         return None
+
+
+def of_ref(ctx, flavor_ref) -> Optional["objects.Flavor"]:
+    """The flavor a boot's ``flavorRef`` (an id or a link) names, or None
+    (none such, or no usable flavorRef).
+    """
+    if not isinstance(flavor_ref, (str, int)):
+        return None
+    return find(ctx, nova_common.get_id_from_href(str(flavor_ref)))
 
 
 def need_finder(ctx) -> Callable:

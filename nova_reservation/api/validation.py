@@ -23,7 +23,7 @@ import json
 from typing import Callable, Optional
 
 from nova_reservation import capacity
-from nova_reservation import planner
+from nova_reservation.lease import request as plan_request
 from nova_reservation import properties
 from nova_reservation import resource_types
 from nova_reservation.schemas import availability as search_schemas
@@ -78,7 +78,7 @@ def parse_requirements(field: str, value) -> str:
 
 
 def reservation(index: Optional[int], value: dict, flavor_need: Callable
-                ) -> planner.ReservationRequest:
+                ) -> plan_request.ReservationRequest:
     """One reservation of a lease body (the `index`th; None: the query of
     an availability search), checked against its schema.
     """
@@ -90,7 +90,7 @@ def reservation(index: Optional[int], value: dict, flavor_need: Callable
         if low > high:
             raise Invalid(prefix + 'min', 'must not be above max')
         before_end = value.get('before_end') or None
-        return planner.ReservationRequest(
+        return plan_request.ReservationRequest(
             resource_type=kind, count=high, min_count=low,
             hypervisor_properties=parse_requirements(
                 prefix + 'hypervisor_properties',
@@ -107,7 +107,7 @@ def reservation(index: Optional[int], value: dict, flavor_need: Callable
         if need is None:
             raise Invalid(prefix + 'flavor_id', 'flavor %s not found'
                           % flavor_id)
-        return planner.ReservationRequest(
+        return plan_request.ReservationRequest(
             resource_type=kind, count=amount, need=need, affinity=affinity,
             flavor_id=flavor_id)
     if value.get('resource_properties') not in (None, '', '[]'):
@@ -116,8 +116,8 @@ def reservation(index: Optional[int], value: dict, flavor_need: Callable
     need = capacity.Resources(*(
         whole(prefix + field, value.get(field, 0), *SLOT_LIMITS[field])
         for field in ('vcpus', 'memory_mb', 'disk_gb')))
-    return planner.ReservationRequest(resource_type=kind, count=amount,
-                                      need=need, affinity=affinity)
+    return plan_request.ReservationRequest(resource_type=kind, count=amount,
+                                           need=need, affinity=affinity)
 
 
 def before_end_minutes(value, start: datetime.datetime,

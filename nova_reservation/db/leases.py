@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Leases, their reservations and the bindings of their servers.
+"""Leases and their reservations (the bindings of their servers are
+`bindings`'s).
 
 A status is written only where `nova_reservation.status` allows the move,
 so that a late or repeated write changes nothing.  The functions that
@@ -27,7 +28,6 @@ from nova_reservation.db import api
 from nova_reservation.db import events
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation import resource_types
 from nova_reservation import status
 
 
@@ -105,19 +105,6 @@ def occurrence(ctx, lease, later: bool) -> Optional[models.Lease]:
         else t.occurrence < lease.occurrence,
         t.status.notin_((status.DELETING, status.DELETED))).order_by(
         t.occurrence if later else t.occurrence.desc()).limit(1))
-
-
-@api.writer
-def pass_on(ctx, instance_uuid: str, lease_id: str,
-            reservation_id: str) -> None:
-    """A server of a recurring lease goes on to its next occurrence,
-    reserved until it starts, holding a slot of it.
-    """
-    ctx.session.execute(sa.update(models.ServerBinding).where(
-        models.ServerBinding.instance_uuid == instance_uuid).values(
-        lease_id=lease_id, reservation_id=reservation_id,
-        state=status.RESERVED))
-    ledger.take_slots(ctx, reservation_id, [instance_uuid])
 
 
 @api.reader
@@ -305,93 +292,6 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
 
 # ---------------------------------------------------------- waiting leases
 
-@api.reader
-def waiting_due(ctx, now: datetime.datetime) -> list:
-    """The WAITING leases due for a try at `now`, oldest first."""
-    t = models.Lease
-    return api.rows(ctx, sa.select(t).where(
-        t.status == status.WAITING, t.next_try_at <= now).order_by(
-        t.next_try_at, t.created_at, t.id))
-
-
-@api.writer
-def take_try(ctx, lease, next_try_at: datetime.datetime) -> bool:
-    """Count a try of a waiting lease and set its next one; whether this
-    caller got the try (several engines try each lease once).
-    """
-    t = models.Lease
-    return ctx.session.execute(sa.update(t).where(
-        t.id == lease.id, t.status == status.WAITING,
-        t.tries == lease.tries, t.next_try_at == lease.next_try_at).values(
-        tries=t.tries + 1, next_try_at=next_try_at,
-        updated_at=api.utcnow())).rowcount == 1
-
-
-@api.writer
-def hold_waiting(ctx, planned: int, lease_id: str, slots: dict) -> None:
-    """The slots ({reservation id: [slot columns]}) of a waiting lease
-    being placed, if the nodes are as at generation `planned`
-    (ledger.LedgerConflict) and it still waits (else nothing).
-    """
-    lease = get(ctx, lease_id)
-    if lease is None or lease.status != status.WAITING:
-        return
-    gen = ledger.bump(ctx, planned, (s['node'] for rows in slots.values()
-                                     for s in rows))
-    for rid, rows in slots.items():
-        # What a try cut off before its end held goes first.
-        ledger.drop_slots(ctx, gen, rid)
-        ledger.add_slots(ctx, gen, rid, rows)
-
-
-@api.writer
-def unhold_waiting(ctx, lease_id: str) -> None:
-    """The slots `hold_waiting` wrote go: the lease waits on."""
-    gen = ledger.bump(ctx)
-    for res in reservations(ctx, lease_id):
-        ledger.drop_slots(ctx, gen, res.id)
-
-
-@api.writer
-def placed(ctx, lease_id: str, dates: dict, reservation_ids: list,
-           lease_events: Iterable[dict],
-           also: Optional[Callable] = None) -> bool:
-    """A waiting lease whose slots are held is PENDING at its `dates`
-    ({start_at, end_at}) with its events, and each of its servers holds a
-    slot of its server reservation (`reservation_ids`); whether it still
-    waited.  `also(ctx)`: more to write in the same transaction.
-    """
-    if not set_status(ctx, [lease_id], status.PENDING,
-                      only_from=(status.WAITING,), next_try_at=None,
-                      version=models.Lease.version + 1, **dates):
-        return False
-    uuids = [b.instance_uuid for b in bindings(ctx, lease_id)]
-    for rid in reservation_ids:
-        ledger.take_slots(ctx, rid, uuids)
-    events.add(ctx, lease_id, lease_events)
-    if also:
-        also(ctx)
-    return True
-
-
-@api.writer
-def refuse(ctx, lease_id: str, reason: str,
-           also: Optional[Callable] = None) -> bool:
-    """A waiting lease is REFUSED (`reason`); whether it was waiting.  Its
-    reservations go, and an end event due now has the engine remove what
-    was made for it (servers, private flavors, server groups).
-    `also(ctx)`: more to write in the same transaction.
-    """
-    if not set_status(ctx, [lease_id], status.REFUSED, reason=reason,
-                      only_from=(status.WAITING,), next_try_at=None,
-                      version=models.Lease.version + 1):
-        return False
-    ledger.release(ctx, lease_id)
-    events.add(ctx, lease_id, [dict(event_type='end', due_at=api.utcnow())])
-    if also:
-        also(ctx)
-    return True
-
 
 @api.writer
 def begin_delete(ctx, lease_id: str) -> bool:
@@ -420,7 +320,7 @@ def discard(ctx, lease_id: str) -> bool:
     if not set_status(ctx, [lease_id], status.DELETED,
                       only_from=(status.CREATING,)):
         return False
-    gone = [lease_id] + [i for i in _later_occurrences(ctx, lease_id)
+    gone = [lease_id] + [i for i in later_occurrences(ctx, lease_id)
                          if set_status(ctx, [i], status.DELETED,
                                        only_from=(status.CREATING,))]
     for i in gone:
@@ -431,7 +331,7 @@ def discard(ctx, lease_id: str) -> bool:
     return True
 
 
-def _later_occurrences(ctx, lease_id: str) -> list:
+def later_occurrences(ctx, lease_id: str) -> list:
     """The ids of the other occurrences of the series `lease_id` heads."""
     return [x.id for x in series(ctx, [lease_id]).get(lease_id, [])
             if x.id != lease_id]
@@ -489,126 +389,3 @@ def set_reservation(ctx, reservation_id: str, **values) -> None:
 
 
 # --------------------------------------------------------------- bindings
-
-@api.writer
-def bind_servers(ctx, lease_id: str, reservation_id: str,
-                 instance_uuids: Iterable[str],
-                 lease_status: Optional[str] = None,
-                 state: str = status.BOOTING,
-                 claim: Optional[str] = None, bind_event: bool = False,
-                 take_slots: bool = True) -> bool:
-    """Record the servers of a lease in binding `state`, each holding one
-    of its free slots (with `take_slots`; not for whole hosts; a server
-    that holds one already keeps it) until the engine ties it to the one
-    on its node (a `bind_event` due now has it do that).
-
-    With `lease_status`, the lease moves there from CREATING; if it is not
-    CREATING any more (deleted meanwhile), nothing is written and the
-    answer is False.
-    """
-    instance_uuids = list(instance_uuids)
-    # A waiting lease keeps the reason it waits.
-    if lease_status and not set_status(ctx, [lease_id], lease_status,
-                                       only_from=(status.CREATING,),
-                                       keep_reason=True):
-        return False
-    if lease_status:
-        # A recurring lease's later occurrences wait for their turn.
-        set_status(ctx, _later_occurrences(ctx, lease_id), status.PENDING,
-                   only_from=(status.CREATING,))
-    if take_slots:
-        ledger.take_slots(ctx, reservation_id, instance_uuids, claim)
-    for uuid in instance_uuids:
-        ctx.session.merge(models.ServerBinding(
-            instance_uuid=uuid, lease_id=lease_id,
-            reservation_id=reservation_id, state=state))
-    if bind_event:
-        events.add(ctx, lease_id, [dict(event_type='bind',
-                                        due_at=api.utcnow())])
-    return True
-
-
-@api.reader
-def bindings(ctx, lease_id: str) -> list:
-    b = models.ServerBinding
-    return api.rows(ctx, sa.select(b).where(b.lease_id == lease_id).order_by(
-        b.instance_uuid))
-
-
-@api.reader
-def bindings_of_servers(ctx, instance_uuids: Iterable[str]) -> list:
-    """The bindings of those servers that have one."""
-    b = models.ServerBinding
-    return api.rows(ctx, sa.select(b).where(
-        b.instance_uuid.in_(list(instance_uuids))).order_by(b.instance_uuid))
-
-
-@api.reader
-def bound_servers(ctx) -> dict:
-    """{server uuid: lease id} of every server the store ties to a lease
-    that is not over: by its binding, or by the slot it holds.
-    """
-    b = models.ServerBinding
-    found = dict(ctx.session.execute(sa.select(
-        b.instance_uuid, b.lease_id).where(
-        b.state.notin_((status.ENDED, status.FAILED)))).all())
-    found.update(ledger.bound_servers(ctx))
-    return found
-
-
-@api.writer
-def set_binding(ctx, instance_uuid: str, **values) -> bool:
-    """Change a server's binding; a new `state` only where the move is
-    allowed.  Whether it changed.
-    """
-    b = models.ServerBinding
-    where = [b.instance_uuid == instance_uuid]
-    if 'state' in values:
-        where.append(b.state.in_(status.BINDING.sources(values['state'])))
-    return ctx.session.execute(sa.update(b).where(*where).values(
-        **values)).rowcount == 1
-
-
-@api.writer
-def servers_gone(ctx, instance_uuids: Iterable[str]) -> list:
-    """The servers no longer exist: their bindings end, and the slots they
-    held are free for another boot.  Returns the server leases left with
-    none of their servers, which the caller takes down.
-    """
-    uuids = list(instance_uuids)
-    b, r, t, e = (models.ServerBinding, models.Reservation, models.Lease,
-                  models.Event)
-    ending = api.rows(ctx, sa.select(b).where(
-        b.instance_uuid.in_(uuids), b.state != status.ENDED))
-    ledger.free_servers(ctx, uuids)
-    if not ending:
-        return []
-    for binding in ending:
-        binding.state = status.ENDED
-    ctx.session.flush()
-    leases = {x.lease_id for x in ending}
-    left = set(ctx.session.execute(sa.select(b.lease_id).where(
-        b.lease_id.in_(leases), b.state != status.ENDED)).scalars())
-    # Not those that are ending: their end event deletes the servers.
-    in_end = sa.select(e.lease_id).where(
-        e.event_type == 'end', e.status == status.IN_PROGRESS)
-    return sorted(set(ctx.session.execute(sa.select(t.id).join(
-        r, r.lease_id == t.id).where(
-        t.id.in_(leases - left), r.resource_type == resource_types.SERVER,
-        t.status.in_((status.PENDING, status.ACTIVE)),
-        t.id.notin_(in_end))).scalars()))
-
-
-@api.writer
-def server_failed(ctx, instance_uuid: str, lease_id: str,
-                  reason: str) -> None:
-    """A server of a lease failed (to boot): its binding fails, its slot is
-    free for another boot, and the lease is degraded, with the reason.
-    """
-    set_binding(ctx, instance_uuid, state=status.FAILED)
-    s = models.Slot
-    held = [s.instance_uuid == instance_uuid, s.deleted == sa.false()]
-    if ctx.session.execute(sa.select(s.id).where(*held)).first():
-        ctx.session.execute(sa.update(s).where(*held).values(
-            instance_uuid=None, generation=ledger.bump(ctx)))
-    mark_degraded(ctx, [lease_id], reason)

@@ -28,6 +28,7 @@ from oslo_log import log as logging
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -139,7 +140,7 @@ def reserve(nova, details, now, writes) -> None:
             nova.action(server['id'], 'shelveOffload')
             return True
         if state == 'shelved_offloaded' and binding.state != status.RESERVED:
-            writes.add(db_leases.set_binding, binding.instance_uuid,
+            writes.add(db_bindings.set_binding, binding.instance_uuid,
                        state=status.RESERVED)
         return False
     _step_each(nova, lease, details.bindings, step)
@@ -192,7 +193,7 @@ def start(nova, details, now, writes) -> str:
         before = db_leases.occurrence(STORE, lease, later=False)
         if before is not None and any(
                 b.state not in (status.ENDED, status.FAILED)
-                for b in db_leases.bindings(STORE, before.id)):
+                for b in db_bindings.of_lease(STORE, before.id)):
             # Its servers are still the occurrence before's.
             raise Pending()
     _pool_moves(nova, details, True, writes)
@@ -201,7 +202,7 @@ def start(nova, details, now, writes) -> str:
         if state == 'active':
             _hold_slot(nova, lease, binding, server, writes)
             if binding.state != status.ACTIVE:
-                writes.add(db_leases.set_binding, binding.instance_uuid,
+                writes.add(db_bindings.set_binding, binding.instance_uuid,
                            state=status.ACTIVE)
             return False
         if state == 'shelved_offloaded':
@@ -209,14 +210,14 @@ def start(nova, details, now, writes) -> str:
                                      server['id'])
             if binding.state == status.UNSHELVING:
                 # Asked before, and Nova is done: it could not.
-                writes.add(db_leases.set_binding, binding.instance_uuid,
+                writes.add(db_bindings.set_binding, binding.instance_uuid,
                            state=status.RESERVED)
                 raise ActionFailed('server %s could not start on %s: %s' % (
                     server['id'], slot.host if slot else 'its node',
                     (server.get('fault') or {}).get('message',
                                                     'no reason given')))
             args = {'host': slot.host} if slot and slot.host else None
-            writes.add(db_leases.set_binding, binding.instance_uuid,
+            writes.add(db_bindings.set_binding, binding.instance_uuid,
                        state=status.UNSHELVING)
             nova.action(server['id'], 'unshelve', args)
         elif state == 'shelved':
@@ -254,12 +255,12 @@ def end(nova, details, now, writes) -> Optional[str]:
         if on_end == 'snapshot' and binding.image_id is None:
             image = nova.action(server['id'], 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
-            writes.add(db_leases.set_binding, binding.instance_uuid,
+            writes.add(db_bindings.set_binding, binding.instance_uuid,
                        image_id=image['image_id'])
             return True
         if on_end in ('delete', 'snapshot'):
             nova.delete(server['id'])
-        writes.add(db_leases.set_binding, binding.instance_uuid,
+        writes.add(db_bindings.set_binding, binding.instance_uuid,
                    state=status.ENDED)
         return False
     # A server in ERROR still gets the end action (deleted, say).
@@ -294,7 +295,7 @@ def _pass_on(nova, details, following, writes) -> None:
         if state == 'error':
             # Not shelved: it stays as it is, and holds no later slot.
             if binding.state != status.FAILED:
-                writes.add(db_leases.set_binding, binding.instance_uuid,
+                writes.add(db_bindings.set_binding, binding.instance_uuid,
                            state=status.FAILED)
             return False
         if state in ('active', 'stopped', 'paused', 'suspended'):
@@ -304,7 +305,7 @@ def _pass_on(nova, details, following, writes) -> None:
             nova.action(server['id'], 'shelveOffload')
             return True
         if state == 'shelved_offloaded':
-            writes.add(db_leases.pass_on, binding.instance_uuid,
+            writes.add(db_bindings.pass_on, binding.instance_uuid,
                        following.id, reservations[0].id)
         return False
     _step_each(nova, lease, details.bindings, step, error_fails=False)
@@ -326,7 +327,7 @@ def bind(nova, details, now, writes) -> None:
             reason = _failed(server, lease)
             LOG.warning('Lease %s: %s; its slot is free again', lease.id,
                         reason)
-            writes.add(db_leases.server_failed, binding.instance_uuid,
+            writes.add(db_bindings.server_failed, binding.instance_uuid,
                        lease.id, str(reason))
             return False
         if binding.state == status.BOOTING:
@@ -334,7 +335,7 @@ def bind(nova, details, now, writes) -> None:
                 _tag(nova, lease, server)
             else:
                 _hold_slot(nova, lease, binding, server, writes)
-            writes.add(db_leases.set_binding, binding.instance_uuid,
+            writes.add(db_bindings.set_binding, binding.instance_uuid,
                        state=status.ACTIVE)
         return False
     _step_each(nova, lease, [b for b in details.bindings

@@ -48,9 +48,10 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
+from nova_reservation.lease import plan as lease_plan
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
-from nova_reservation import planner
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -118,8 +119,8 @@ class Preemption:
         self.ctx = db_api.Context()
 
     @property
-    def planner(self) -> planner.Planner:
-        return self._planner or planner.shared()
+    def planner(self) -> lease_plan.Planner:
+        return self._planner or lease_write.shared()
 
     def now(self) -> datetime.datetime:
         return ledger_mod.from_epoch(self.clock())

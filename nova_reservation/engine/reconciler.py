@@ -28,6 +28,7 @@ from oslo_log import log as logging
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -61,7 +62,7 @@ class Reconciler:
         creating = db_leases.in_state(
             self.ctx, status.CREATING, now - datetime.timedelta(
                 seconds=CONF.reservation.creating_timeout))
-        bound = db_leases.bound_servers(self.ctx)
+        bound = db_bindings.bound_servers(self.ctx)
         claims = db_ledger.claims(self.ctx)
         holds = db_ledger.claims(self.ctx, db_ledger.HOLD_PREFIX)
         servers = self.nova.servers()
@@ -141,7 +142,7 @@ class Reconciler:
             uuids = sorted(s['id'] for s in servers)
             reservations = db_leases.reservations(self.ctx, lease.id)
             if uuids and reservations:
-                if db_leases.bind_servers(
+                if db_bindings.bind_servers(
                         self.ctx, lease.id, reservations[0].id, uuids,
                         *status.made(started, waits), take_slots=not waits):
                     self._repaired(repairs, lease.id, 'update', 'left '
@@ -189,7 +190,7 @@ class Reconciler:
         gone = sorted(set(bound) - existing)
         if not gone:
             return
-        emptied = db_leases.servers_gone(self.ctx, gone)
+        emptied = db_bindings.servers_gone(self.ctx, gone)
         for uuid in gone:
             self._repaired(repairs, bound[uuid], 'update', 'server %s is '
                            'gone; its slot is free' % uuid)
@@ -200,7 +201,7 @@ class Reconciler:
 
     def _release_holds(self, holds: set, repairs) -> None:
         """Slots held for a lease change whose nova-api died before it was
-        written (`planner.Planner._guarded`): older than a lease may stay
+        written (`lease.write.Writer.guarded`): older than a lease may stay
         CREATING, they go.
         """
         oldest = self.clock() - CONF.reservation.creating_timeout

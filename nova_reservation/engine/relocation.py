@@ -14,7 +14,8 @@
 
 from oslo_log import log as logging
 
-from nova_reservation import planner
+from nova_reservation.lease import relocation as lease_relocation
+from nova_reservation.lease import write as lease_write
 
 LOG = logging.getLogger(__name__)
 
@@ -33,7 +34,9 @@ class Relocation:
         failed = self.nova.failed_nodes()
         if not failed:
             return
-        moved, degraded = planner.shared().relocate(failed, self.clock())
+        moved, degraded = lease_relocation.relocate(
+            lease_write.shared(), failed,
+            self.clock())
         if moved or degraded:
             LOG.warning('Compute nodes %s failed: %d future slots moved; '
                         'leases degraded: %s', ', '.join(sorted(failed)),

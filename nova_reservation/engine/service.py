@@ -46,9 +46,9 @@ from nova_reservation.engine import preemption
 from nova_reservation.engine import reconciler
 from nova_reservation.engine import relocation
 from nova_reservation.engine import waiting
+from nova_reservation.lease import service as lease_service
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import notifications
-from nova_reservation import planner
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
 
@@ -261,13 +261,12 @@ class Engine:
         length = (lease.end_at - lease.start_at) / (done + 1)
         told: list = []
         try:
-            planner.shared().change(
-                lease, lease.version,
+            lease_service.change(
+                None, lease,
                 {'end_at': lease.end_at + length, 'extensions': done + 1},
                 also=lambda ctx: self.outbox.store_update(ctx, lease.id,
                                                           told))
-        except (planner.NoCapacity, planner.LedgerBusy,
-                db_leases.LeaseChanged) as e:
+        except lease_service.Refused as e:
             LOG.info('Lease %s ends: it could not be extended: %s', lease.id,
                      e)
             return None

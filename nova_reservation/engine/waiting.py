@@ -31,8 +31,10 @@ from oslo_log import log as logging
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import waiting as db_waiting
+from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import service as lease_service
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import planner
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -55,33 +57,24 @@ def deadline(lease) -> Optional[datetime.datetime]:
 
 class Waiting:
 
-    def __init__(self, clock: Callable[[], float], outbox,
-                 planner_: Optional[planner.Planner] = None) -> None:
+    def __init__(self, clock: Callable[[], float], outbox) -> None:
         self.clock = clock
         self.outbox = outbox
         self.ctx = db_api.Context()
-        # The planner that places leases (by default, the process's).
-        self._planner = planner_
-
-    @property
-    def planner(self) -> planner.Planner:
-        return self._planner or planner.shared()
 
     def run(self) -> None:
         now = self.clock()
-        for lease in db_leases.waiting_due(self.ctx,
-                                           ledger_mod.from_epoch(now)):
+        for lease in db_waiting.waiting_due(self.ctx,
+                                            ledger_mod.from_epoch(now)):
             self._try(lease, now)
         if self.outbox.notifier:
             self.outbox.flush()
 
     def _try(self, lease, now: float) -> None:
-        if not db_leases.take_try(self.ctx, lease, ledger_mod.from_epoch(
-                now + planner.retry_interval(lease))):
+        if not db_waiting.take_try(self.ctx, lease, ledger_mod.from_epoch(
+                now + plan_request.retry_interval(lease))):
             return   # another engine tries it
         tries = (lease.tries or 0) + 1
-        requests = [planner.Planner.request_of(r)
-                    for r in db_leases.reservations(self.ctx, lease.id)]
         told: list = []
         placed: list = []
 
@@ -90,9 +83,9 @@ class Waiting:
             self.outbox.store_update(ctx, lease.id, told)
 
         try:
-            self.planner.place(lease, requests, now, also)
-        except (planner.NoCapacity, planner.LedgerBusy) as e:
-            reason = str(e) or 'the ledger was too busy'
+            lease_service.place(lease, now, also)
+        except lease_service.Refused as e:
+            reason = str(e)
             last = deadline(lease)
             if (lease.retries and tries >= lease.retries) or (
                     last is not None and
@@ -115,9 +108,9 @@ class Waiting:
         told: list = []
         why = 'refused after %d %s: %s' % (tries, 'try' if tries == 1
                                            else 'tries', reason)
-        if db_leases.refuse(self.ctx, lease.id, why,
-                            lambda ctx: self.outbox.store_update(
-                                ctx, lease.id, told)):
+        if db_waiting.refuse(self.ctx, lease.id, why,
+                             lambda ctx: self.outbox.store_update(
+                                 ctx, lease.id, told)):
             LOG.info('Waiting lease %s %s', lease.id, why)
             self._send(told)
 

@@ -68,7 +68,7 @@ class ReservationFilter(filters.BaseHostFilter):
 
         An ordinary boot filtered on a view that lacks a lease just written
         is still seen by that lease's check, which waits as long for the
-        boots in flight (`planner.Planner`).
+        boots in flight (`lease.write.Writer`).
         """
         max_age = CONF.reservation.ledger_max_age
         if latest or max_age <= 0:

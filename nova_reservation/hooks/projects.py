@@ -28,7 +28,12 @@ from keystoneauth1 import exceptions as ks_exceptions
 from nova import utils as nova_utils
 from oslo_log import log as logging
 
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.hooks import params
+
 LOG = logging.getLogger(__name__)
+CONF = conf.CONF
 # Seconds a project's tags are kept before they are read again.
 TAGS_TTL = 60
 UNITS = {'d': 86400, 'h': 3600, 'm': 60}
@@ -89,3 +94,24 @@ def _read(ctx) -> Optional[tuple]:
                     ctx.project_id, resp.status_code)
         return None
     return tuple(resp.json().get('project', {}).get('tags') or ())
+
+
+def default_lease(ctx, server: dict) -> Optional[params.LeaseRequest]:
+    """The lease of an ordinary boot of a project whose boots are leases
+    (``default_lease_projects``, or a project tag in Keystone:
+    ``default_lease_tag``), or None.
+    """
+    length = None
+    if ctx.project_id in CONF.reservation.default_lease_projects:
+        length = CONF.reservation.default_lease_duration
+    elif CONF.reservation.default_lease_tag:
+        length = default_lease_length(
+            tags(ctx), CONF.reservation.default_lease_tag,
+            CONF.reservation.default_lease_duration)
+    if length is None:
+        return None
+    return params.default_lease(
+        server.get('name'), db_api.utcnow(),
+        min(length, CONF.reservation.max_lease_duration),
+        CONF.reservation.default_on_end,
+        CONF.reservation.default_before_end)

@@ -18,7 +18,7 @@ from nova_reservation.api import wsgi
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation import flavors
-from nova_reservation import planner
+from nova_reservation.lease import write as lease_write
 from nova_reservation import views
 
 CONF = conf.CONF
@@ -35,7 +35,8 @@ def show_availability(ctx, req):
             flavors.need_finder(ctx))
     except validation.Invalid as e:
         raise wsgi.invalid(e)
-    found = planner.shared().windows(wanted, after, before, duration, limit)
+    found = lease_write.shared().windows(wanted, after, before, duration,
+                                         limit)
     return wsgi.json_response(200, {'availability': {
         'request': wanted.describe(),
         'duration_minutes': duration / 60,

@@ -14,9 +14,6 @@
 
 from typing import Optional
 
-from nova import exception as nova_exception
-from nova import objects
-from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
@@ -30,8 +27,9 @@ from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation import flavors
 from nova_reservation import idempotency
+from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import service as lease_service
 from nova_reservation import notifications
-from nova_reservation import planner
 from nova_reservation import resource_types
 from nova_reservation import status
 from nova_reservation import views
@@ -51,8 +49,8 @@ def _lease(ctx, lease_id: str, rule: str):
     return lease
 
 
-def _no_capacity(e: planner.NoCapacity) -> wsgi.Fault:
-    return wsgi.Fault(409, 'NotEnoughCapacity', str(e), **e.details())
+def _refused(e: lease_service.Refused) -> wsgi.Fault:
+    return wsgi.Fault(e.status, e.kind, str(e), **e.details)
 
 
 def _details(lease_id: str):
@@ -80,44 +78,6 @@ def _told(action: str, lease_id: str) -> dict:
     details = _details(lease_id)
     notifications.api_notifier().lease(action, lease_id, details)
     return _with_series(views.lease(details))
-
-
-def _private_flavor(ctx, req: planner.ReservationRequest):
-    """The private flavor of a capacity reservation: its id is the
-    reservation's; a flavor:instance one is a copy of its flavor (extra
-    specs too).  The owner gets access to it at the start.
-    """
-    source = (flavors.find(ctx, req.flavor_id)
-              if req.resource_type == resource_types.FLAVOR else None)
-    flavor = objects.Flavor(
-        context=ctx, name='reservation:%s' % req.id, flavorid=req.id,
-        vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
-        root_gb=req.need.disk_gb,
-        ephemeral_gb=source.ephemeral_gb if source else 0,
-        swap=source.swap if source else 0, is_public=False,
-        extra_specs=dict(source.extra_specs) if source else {})
-    flavor.create()
-    req.private_flavor_id = flavor.flavorid
-    if req.resource_type == resource_types.VIRTUAL:
-        req.flavor_id = flavor.flavorid
-    return flavor
-
-
-def _server_group(ctx, req: planner.ReservationRequest,
-                  project_id: Optional[str] = None,
-                  user_id: Optional[str] = None):
-    """The server group of an instance reservation with an affinity, in
-    the project (the lease's, or else the caller's), as Blazar makes it:
-    its servers boot with ``--hint group=<its id>``.
-    """
-    group = objects.InstanceGroup(
-        context=ctx, project_id=project_id or ctx.project_id,
-        user_id=user_id or ctx.user_id,
-        name='reservation:%s' % req.id,
-        policy='affinity' if req.affinity else 'anti-affinity')
-    group.create()
-    req.server_group_id = group.uuid
-    return group
 
 
 # --------------------------------------------------------------- handlers
@@ -164,63 +124,18 @@ def create_lease(ctx, req):
             CONF.reservation.max_advance, flavors.need_finder(ctx))
     except validation.Invalid as e:
         raise wsgi.invalid(e)
-    token = body.get('client_token')
-    asked = idempotency.digest(body)
-    same = _same_lease(ctx, token, asked)
-    if same is not None:
-        return same
-    lease_id = uuidutils.generate_uuid()
-    values.update(id=lease_id, project_id=ctx.project_id,
-                  user_id=ctx.user_id, status=status.PENDING,
-                  created_at=db_api.utcnow(), client_token=token,
-                  request_digest=token and asked)
-    occurrences = (planner.series(values, requests, intervals)
-                   if 'recurrence' in body else [(values, requests, None)])
-    every = [r for _, own, _ in occurrences for r in own]
-    made = [_private_flavor(ctx, r) for r in every
-            if r.resource_type in resource_types.WITH_FLAVOR] + [
-        _server_group(ctx, r) for r in every
-        if r.resource_type in resource_types.WITH_FLAVOR and
-        r.affinity is not None]
+    draft = lease_service.Draft(
+        values, requests, intervals if 'recurrence' in body else None,
+        token=body.get('client_token'), digest=idempotency.digest(body))
     try:
-        if 'recurrence' in body:
-            planner.shared().create_series(occurrences)
-        else:
-            planner.shared().create_or_wait(values, requests)
-    except planner.NoCapacity as e:
-        raise _no_capacity(e)
-    except planner.LedgerBusy:
-        raise wsgi.Fault(409, 'Conflict', 'the ledger is too busy to place '
-                         'the lease now; try again')
-    except db_exception.DBDuplicateEntry:
-        # Another create with this token made its lease first.
-        same = _same_lease(ctx, token, asked)
-        if same is None:
-            raise
-        return same
-    finally:
-        if not db_leases.get(db_api.Context(), lease_id):
-            for thing in made:   # private flavors and server groups
-                thing.destroy()
-    LOG.info('Lease %s (%s) created: %s', lease_id, values['name'],
-             '; '.join(r.describe() for r in requests))
-    return wsgi.json_response(201, {'lease': _told('create', lease_id)})
-
-
-def _same_lease(ctx, token, asked: str):
-    """The answer to a create retried with its client token: the lease
-    that the first made (None: there is none).
-    """
-    try:
-        lease = idempotency.known(db_api.Context(), ctx.project_id, token,
-                                  asked)
-    except idempotency.Conflict as e:
-        raise wsgi.Fault(409, 'Conflict', str(e))
-    if lease is None:
-        return None
-    LOG.info('Lease %s: a create retried with its client token', lease.id)
-    return wsgi.json_response(201, {'lease': views.lease(db_leases.details(
-        db_api.Context(), [lease.id])[lease.id])})
+        made = lease_service.create(ctx, draft)
+    except lease_service.Refused as e:
+        raise _refused(e)
+    if made.again:
+        return wsgi.json_response(201, {'lease': views.lease(
+            _details(made.lease_id))})
+    return wsgi.json_response(201, {'lease': _told('create',
+                                                   made.lease_id)})
 
 
 # What a change may give each type of reservation: its size, any time;
@@ -320,7 +235,7 @@ def _growth(lease, entries: list) -> tuple:
         count = new if shape else new - old
         if shape:
             replaced.append(res.id)
-        growth.append((planner.ReservationRequest(
+        growth.append((plan_request.ReservationRequest(
             id=res.id, resource_type=res.resource_type, count=count,
             min_count=columns.get('min_count', count) if shape else count,
             need=capacity.Resources(shaped['vcpus'], shaped['memory_mb'],
@@ -331,38 +246,6 @@ def _growth(lease, entries: list) -> tuple:
             resource_properties=shaped['resource_properties'] or ''),
             columns))
     return growth, replaced
-
-
-def _reshape_in_nova(ctx, lease, replaced: list) -> None:
-    """A reshaped instance reservation's private flavor and server group
-    are made again to its new shape (no server uses them before the
-    start).
-    """
-    for res in db_leases.reservations(db_api.Context(), lease.id):
-        if res.id not in replaced or \
-                res.resource_type != resource_types.VIRTUAL:
-            continue
-        req = planner.ReservationRequest(
-            id=res.id, resource_type=res.resource_type, count=res.amount,
-            need=capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb),
-            affinity=res.affinity)
-        # Private, and the project has no access to it yet.
-        flavor = flavors.find(ctx.elevated(),
-                              res.private_flavor_id or res.id)
-        if flavor is not None:
-            flavor.destroy()
-        _private_flavor(ctx, req)
-        if res.server_group_id:
-            try:
-                objects.InstanceGroup.get_by_uuid(
-                    ctx, res.server_group_id).destroy()
-            except nova_exception.InstanceGroupNotFound:
-                pass
-        if req.affinity is not None:
-            _server_group(ctx, req, lease.project_id, lease.user_id)
-        db_leases.set_reservation(
-            db_api.Context(), res.id, private_flavor_id=req.private_flavor_id,
-            flavor_id=req.flavor_id, server_group_id=req.server_group_id)
 
 
 def update_lease(ctx, req, id):
@@ -384,30 +267,16 @@ def update_lease(ctx, req, id):
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     try:
-        planner.shared().change(lease, lease.version, values, growth,
-                                replaced)
-    except planner.NoCapacity as e:
-        raise _no_capacity(e)
-    except (planner.LedgerBusy, db_leases.LeaseChanged):
-        raise wsgi.Fault(409, 'Conflict', 'lease %s changed while this '
-                         'change was made; read it again and retry'
-                         % lease.id)
-    _reshape_in_nova(ctx, lease, replaced)
+        lease_service.change(ctx, lease, values, growth, replaced)
+    except lease_service.Refused as e:
+        raise _refused(e)
     return wsgi.json_response(200, {'lease': _told('update', lease.id)})
 
 
 def delete_lease(ctx, req, id):
     lease = _lease(ctx, id, policies.LEASES_DELETE)
-    # The series' id (its first occurrence's) deletes the whole series;
-    # another occurrence's, that occurrence only.
-    gone = [lease.id]
-    if lease.series_id == lease.id:
-        gone = [x.id for x in db_leases.series(
-            db_api.Context(), [lease.id]).get(lease.id, [])] or gone
-    for lease_id in gone:
-        if db_leases.begin_delete(db_api.Context(), lease_id) or \
-                lease_id == lease.id:
-            notifications.api_notifier().lease('delete', lease_id)
+    for lease_id in lease_service.delete(lease):
+        notifications.api_notifier().lease('delete', lease_id)
     LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
              lease.name, lease.status)
     return wsgi.json_response(204)

@@ -28,8 +28,8 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import planner
 from nova_reservation import views
 
 CONF = conf.CONF
@@ -81,7 +81,7 @@ def show_ledger(ctx, req):
     flavors = sorted((f for f in objects.FlavorList.get_all(
         ctx, inactive=False, filters={'is_public': True}) if f.is_public),
         key=lambda f: (f.vcpus, f.memory_mb, f.root_gb, f.flavorid))
-    found = planner.shared().calendar(after, before, {
+    found = lease_write.shared().calendar(after, before, {
         f.flavorid: capacity.need_of_flavor(f) for f in flavors})
     reservations = found['reservations']
 

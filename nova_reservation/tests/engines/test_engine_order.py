@@ -31,6 +31,7 @@ from devcloud import machine
 from devcloud import standins
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -170,8 +171,8 @@ class OrderTest(testtools.TestCase):
                     vcpus=1, memory_mb=512, disk_gb=1)])],
             [dict(event_type='start', due_at=start),
                 dict(event_type='end', due_at=end)])
-        db_leases.bind_servers(STORE, lease_id, rid, [uuid_])
-        db_leases.set_binding(STORE, uuid_, state='RESERVED')
+        db_bindings.bind_servers(STORE, lease_id, rid, [uuid_])
+        db_bindings.set_binding(STORE, uuid_, state='RESERVED')
         nova.add(uuid_)
         return lease_id, uuid_
 

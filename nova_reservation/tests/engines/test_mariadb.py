@@ -28,6 +28,7 @@ import testtools
 
 from devcloud import machine
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -178,7 +179,11 @@ class MariaDBStoreTest(testtools.TestCase):
         self.assertEqual(3, len({e.uuid for e in db_events.of_lease(
             STORE, lease_id)}))
 
-    def _lease_with_bound_slot(self, name: str) -> str:
+    def _lease_with_bound_slot(self, name: str, bound: bool = True,
+                               node: str = 'n1') -> str:
+        """A lease's id: one slot on `node`, held by a new server if
+        `bound`.
+        """
         now = db_api.utcnow()
         lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
         db_leases.create(
@@ -189,12 +194,47 @@ class MariaDBStoreTest(testtools.TestCase):
             [(dict(id=res_id, lease_id=lease_id, project_id='p',
                    resource_type='server', vcpus=1, memory_mb=512,
                    disk_gb=1, amount=1, status='active'),
-              [dict(node='n1', start_at=now, end_at=now, vcpus=1,
+              [dict(node=node, start_at=now, end_at=now, vcpus=1,
                     memory_mb=512, disk_gb=1)])],
             [dict(event_type='start', due_at=now),
                 dict(event_type='end', due_at=now)])
-        db_leases.bind_servers(STORE, lease_id, res_id, [str(uuid.uuid4())])
+        if bound:
+            db_bindings.bind_servers(STORE, lease_id, res_id,
+                                     [str(uuid.uuid4())])
         return lease_id
+
+    def test_binding_writes_keep_to_the_binding_moves(self):
+        # A server that failed or ended is not passed on to a next
+        # occurrence, nor bound again: it takes no slot of it.
+        self.store()
+        first = self._lease_with_bound_slot('first')
+        uuid_, = [b.instance_uuid for b in db_bindings.of_lease(STORE, first)]
+        following = self._lease_with_bound_slot('next', False, 'n2')
+        res_id = db_leases.reservations(STORE, following)[0].id
+
+        def state():
+            binding, = db_bindings.of_servers(STORE, [uuid_])
+            return binding.lease_id, binding.state
+
+        def holder():
+            slot, = db_ledger.slots(STORE, res_id)
+            return slot.instance_uuid
+        self.assertTrue(db_bindings.set_binding(STORE, uuid_,
+                                                state=status.FAILED))
+        db_bindings.pass_on(STORE, uuid_, following, res_id)
+        self.assertEqual((first, status.FAILED), state())
+        self.assertIsNone(holder())
+        self.assertTrue(db_bindings.set_binding(STORE, uuid_,
+                                                state=status.ENDED))
+        db_bindings.bind_servers(STORE, following, res_id, [uuid_])
+        self.assertEqual((first, status.ENDED), state())
+        self.assertIsNone(holder())
+        # From a state that may move to RESERVED, it goes on.
+        other = self._lease_with_bound_slot('other')
+        uuid_, = [b.instance_uuid for b in db_bindings.of_lease(STORE, other)]
+        db_bindings.pass_on(STORE, uuid_, following, res_id)
+        self.assertEqual((following, status.RESERVED), state())
+        self.assertEqual(uuid_, holder())
 
     def test_outcomes_are_written_in_one_transaction(self):
         self.store()
@@ -263,18 +303,18 @@ class MariaDBStoreTest(testtools.TestCase):
     def test_writes_made_with_one_context_are_one_transaction(self):
         self.store()
         lease_id = self._lease_with_bound_slot('composed')
-        uuid_ = db_leases.bindings(STORE, lease_id)[0].instance_uuid
+        uuid_ = db_bindings.of_lease(STORE, lease_id)[0].instance_uuid
 
         @db_api.writer
         def end_then_fail(ctx):
-            db_leases.servers_gone(ctx, [uuid_])
+            db_bindings.servers_gone(ctx, [uuid_])
             db_events.add(ctx, lease_id, [dict(event_type='bind',
                                                due_at=db_api.utcnow())])
             raise RuntimeError('the third write failed')
         self.assertRaises(RuntimeError, end_then_fail, STORE)
         # Nothing of the first two writes is left.
         self.assertEqual(['BOOTING'], [
-            b.state for b in db_leases.bindings(STORE, lease_id)])
+            b.state for b in db_bindings.of_lease(STORE, lease_id)])
         self.assertEqual([uuid_], [
             s.instance_uuid for r in db_leases.reservations(STORE, lease_id)
             for s in db_ledger.slots(STORE, r.id)])
@@ -296,8 +336,8 @@ class MariaDBStoreTest(testtools.TestCase):
         results = []
         for lease_id in (kept, lost):
             writes = outcomes.Writes()
-            binding = db_leases.bindings(STORE, lease_id)[0]
-            writes.add(db_leases.set_binding, binding.instance_uuid,
+            binding = db_bindings.of_lease(STORE, lease_id)[0]
+            writes.add(db_bindings.set_binding, binding.instance_uuid,
                        state=status.ACTIVE)
             results.append(outcomes.Outcome(
                 claimed[lease_id + 'start'].id, claim, status.DONE,
@@ -307,7 +347,7 @@ class MariaDBStoreTest(testtools.TestCase):
                          outcomes.record(STORE, results))
         self.assertEqual(
             {kept: [status.ACTIVE], lost: [status.BOOTING]},
-            {x: [b.state for b in db_leases.bindings(STORE, x)]
+            {x: [b.state for b in db_bindings.of_lease(STORE, x)]
              for x in (kept, lost)})
 
     def test_details_of_many_leases_in_one_query_per_table(self):

@@ -24,7 +24,8 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation.filters import reservation_filter
-from nova_reservation import planner
+from nova_reservation.lease import relocation as lease_relocation
+from nova_reservation.lease import write as lease_write
 from nova_reservation import status
 from nova_reservation.tests.functional import base
 
@@ -199,8 +200,8 @@ class ChangeRaceTest(GatedTestCase):
         answer = {}
 
         def relocate():
-            answer['moved'] = planner.shared().relocate([failed],
-                                                        time.time())
+            answer['moved'] = lease_relocation.relocate(
+                lease_write.shared(), [failed], time.time())
         moving = threading.Thread(target=relocate)
         moving.start()
         deadline = time.time() + 30

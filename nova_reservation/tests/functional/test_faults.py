@@ -16,6 +16,7 @@ and the lease's states only move the allowed ways.
 """
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
@@ -62,7 +63,7 @@ class BootOptionsTest(base.BootTestCase):
         self.assertEqual(2, len(servers))
         self.assertEqual({s['id'] for s in servers},
                          {b.instance_uuid
-                          for b in db_leases.bindings(STORE, lease.id)})
+                          for b in db_bindings.of_lease(STORE, lease.id)})
         for s in servers:
             self.assertEqual('RESERVED', s['status'])
 

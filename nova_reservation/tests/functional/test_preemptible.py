@@ -19,6 +19,7 @@ import threading
 
 from nova import policy as nova_policy
 
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
@@ -344,8 +345,8 @@ class EvictionTest(PreemptibleTestCase):
         self.preempt(at=start - 5 * 60)
         self.run_engine(at=start + 1)
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease.id).status)
-        leased = [b.instance_uuid for b in db_leases.bindings(STORE,
-                                                              lease.id)]
+        leased = [b.instance_uuid for b in db_bindings.of_lease(STORE,
+                                                                lease.id)]
         self.assertEqual({'host1', 'host2'},
                          {self.node_of(u) for u in leased})
         self.assertEqual({'SHELVED_OFFLOADED'},

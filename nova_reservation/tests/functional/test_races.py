@@ -28,8 +28,9 @@ from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import planner
 from nova_reservation import resource_types
 from nova_reservation import schedule
 
@@ -90,13 +91,13 @@ class RaceTest(testtools.TestCase):
         machine.require(self, machine.mariadb_available(), 'MariaDB')
         self.useFixture(machine.MariaDBStore())
 
-    def planner(self) -> planner.Planner:
+    def planner(self) -> lease_write.Writer:
         """One nova-api worker's planner."""
         # No Nova here: no boot is ever being scheduled.
-        return planner.Planner(ledger_mod.Ledger(), Placement(),
-                               lambda: ledger_mod.to_epoch(db_api.utcnow()),
-                               in_flight=lambda since: set(),
-                               view_age=0)
+        return lease_write.Writer(ledger_mod.Ledger(), Placement(),
+                                  lambda: ledger_mod.to_epoch(db_api.utcnow()),
+                                  in_flight=lambda since: set(),
+                                  view_age=0)
 
     def lease(self, hours: float = 1.0) -> dict:
         now = db_api.utcnow().replace(microsecond=0)
@@ -108,7 +109,7 @@ class RaceTest(testtools.TestCase):
 
     def create(self, amount: int) -> dict:
         lease = self.lease()
-        request = planner.ReservationRequest(
+        request = lease_request.ReservationRequest(
             resource_type=resource_types.FLAVOR, count=amount, need=SLOT,
             flavor_id='f')
         self.planner().create(lease, [request], schedule.lease_events(
@@ -137,7 +138,7 @@ class RaceTest(testtools.TestCase):
         # 12 slots fit (3 nodes of 4 vCPUs); 20 leases of 1 ask at once.
         results = together(20, lambda i: self.create(1))
         unexpected = [r for r in results if isinstance(r, Exception) and
-                      not isinstance(r, planner.NoCapacity)]
+                      not isinstance(r, lease_request.NoCapacity)]
         self.assertEqual([], unexpected)
         made = [r for r in results if isinstance(r, dict)]
         self.assertEqual(12, len(made))
@@ -157,7 +158,7 @@ class RaceTest(testtools.TestCase):
         results = together(10, change)
         unexpected = [r for r in results if isinstance(r, Exception) and
                       not isinstance(r, (db_leases.LeaseChanged,
-                                         planner.LedgerBusy))]
+                                         lease_request.LedgerBusy))]
         self.assertEqual([], unexpected)
         won = [r for r in results if isinstance(r, int)]
         self.assertEqual(1, len(won))

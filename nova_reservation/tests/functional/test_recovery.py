@@ -23,6 +23,7 @@ from nova import context as nova_context
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
@@ -69,7 +70,7 @@ class ReconcilerTest(base.BootTestCase):
         self.assertEqual(1, len(repairs), repairs)
         self.assertEqual('PENDING', db_leases.get(STORE, lease_id).status)
         self.assertEqual([uuid], [b.instance_uuid for b in
-                                  db_leases.bindings(STORE, lease_id)])
+                                  db_bindings.of_lease(STORE, lease_id)])
         self.run_engine()
         self.assertEqual('RESERVED', self.api.get_server(uuid)['status'])
         self.assertEqual([], self.engine.reconcile())

@@ -18,6 +18,7 @@ events; a boot's servers hold nothing between two occurrences.
 import datetime
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import ledger
@@ -234,7 +235,7 @@ class RecurringServerLeaseTest(base.ReservationsTestCase):
         self.assertEqual({}, self.placement.get(
             '/allocations/%s' % uuid).body['allocations'])
         self.assertEqual('TERMINATED', db_leases.get(STORE, first.id).status)
-        binding = db_leases.bindings_of_servers(STORE, [uuid])[0]
+        binding = db_bindings.of_servers(STORE, [uuid])[0]
         self.assertEqual((second.id, 'RESERVED'),
                          (binding.lease_id, binding.state))
         self.assertEqual([uuid], [s.instance_uuid for s in db_ledger.slots(

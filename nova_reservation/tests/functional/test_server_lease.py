@@ -20,6 +20,7 @@ from nova import context as nova_context
 from nova import objects
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -104,7 +105,7 @@ class SnapshotOnEndTest(base.ReservationTestCase):
             self.engine.run_once()
             time.sleep(0.1)
             self.clock.now += 1
-        image_id = db_leases.bindings(STORE, lease.id)[0].image_id
+        image_id = db_bindings.of_lease(STORE, lease.id)[0].image_id
         image = self.glance.show(None, image_id)
         self.assertEqual(('l1-vm', 'active'), (image['name'],
                                                image['status']))
@@ -172,7 +173,7 @@ class MultiCreateTest(base.ReservationTestCase):
         lease_id = resp.body['server']['reservation']['lease_id']
         self.run_engine()
         self.assertEqual(1, len(db_leases.get_all(STORE)))
-        bindings = db_leases.bindings(STORE, lease_id)
+        bindings = db_bindings.of_lease(STORE, lease_id)
         self.assertEqual(2, len(bindings))
         self.assertEqual({'RESERVED'}, {b.state for b in bindings})
         lease = db_leases.get(STORE, lease_id)

@@ -20,9 +20,11 @@ import datetime
 import threading
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import notices as db_notices
+from nova_reservation.db import waiting as db_waiting
 from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
@@ -257,7 +259,7 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
         self.assertEqual('WAITING', lease.status)
         self.assertIn('Not enough capacity', lease.status_reason)
         self.assertEqual(['RESERVED'], [
-            b.state for b in db_leases.bindings(STORE, lease.id)])
+            b.state for b in db_bindings.of_lease(STORE, lease.id)])
         # The user can not run it meanwhile.
         unshelve = self.api.api_post('/servers/%s/action' % uuid,
                                      {'unshelve': None},
@@ -288,8 +290,8 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
                                      retries=1), count=2)
         self.assertEqual(202, resp.status, resp.content)
         lease_id = resp.body['server']['reservation']['lease_id']
-        uuids = [b.instance_uuid for b in db_leases.bindings(STORE,
-                                                             lease_id)]
+        uuids = [b.instance_uuid for b in db_bindings.of_lease(STORE,
+                                                               lease_id)]
         self.assertEqual(2, len(uuids))
         self.clock.now = max(self.clock.now,
                              ledger.to_epoch(db_api.utcnow())) + 61
@@ -365,7 +367,7 @@ class WaitingRaceTest(base.ReservationsTestCase):
         # An engine wrote the slots of a try, then died.
         row = db_leases.get(STORE, lease['id'])
         rid = lease['reservations'][0]['id']
-        db_leases.hold_waiting(STORE, None, lease['id'], {rid: [dict(
+        db_waiting.hold_waiting(STORE, None, lease['id'], {rid: [dict(
             node='host1', start_at=row.start_at, end_at=row.end_at, vcpus=2,
             memory_mb=4096, disk_gb=40)]})
         self.clock.now = max(self.clock.now,

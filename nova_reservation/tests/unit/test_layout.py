@@ -33,28 +33,37 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 
 
+def parsed(top: str, skip: tuple = ()) -> dict:
+    """{file under `top` (relative to the root): its syntax tree}, leaving
+    out the files under the folders `skip`.
+    """
+    found = {}
+    for folder, _, names in os.walk(os.path.join(ROOT, top)):
+        if any(folder.startswith(os.path.join(ROOT, s)) for s in skip):
+            continue
+        for name in names:
+            if name.endswith('.py'):
+                path = os.path.join(folder, name)
+                with open(path) as f:
+                    found[os.path.relpath(path, ROOT)] = ast.parse(
+                        f.read(), path)
+    return found
+
+
 def modules_imported(top: str, skip: Optional[str] = None) -> dict:
     """{file under `top` (relative to the root): the modules it imports},
     leaving out the files under `skip`.
     """
     found = {}
-    for folder, _, names in os.walk(os.path.join(ROOT, top)):
-        if skip and folder.startswith(os.path.join(ROOT, skip)):
-            continue
-        for name in names:
-            if not name.endswith('.py'):
-                continue
-            path = os.path.join(folder, name)
-            with open(path) as f:
-                tree = ast.parse(f.read(), path)
-            imported = set()
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    imported.update(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.module:
-                    imported.update('%s.%s' % (node.module, alias.name)
-                                    for alias in node.names)
-            found[os.path.relpath(path, ROOT)] = imported
+    for path, tree in parsed(top, (skip,) if skip else ()).items():
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.update('%s.%s' % (node.module, alias.name)
+                                for alias in node.names)
+        found[path] = imported
     return found
 
 
@@ -107,6 +116,30 @@ class LayoutTest(testtools.TestCase):
             if wrong:
                 crossing[path] = wrong
         self.assertEqual({}, crossing)
+
+    def test_leases_are_written_through_the_lease_service(self):
+        # The hook, the API and the engine make, change and place leases
+        # by `nova_reservation.lease.service` only: no other module calls
+        # the writes below it.
+        writes = {'create_or_wait', 'create_series', 'create_many',
+                  'hold_waiting', 'placed'}
+        by_store = {('db_leases', 'create'), ('db_leases', 'change'),
+                    ('lease_write', 'change'), ('lease_write', 'place'),
+                    ('lease_write', 'create')}
+        found = {}
+        for path, tree in parsed('nova_reservation', (
+                'nova_reservation/lease', 'nova_reservation/db',
+                'nova_reservation/tests')).items():
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and
+                        isinstance(node.func, ast.Attribute)):
+                    continue
+                owner = ast.unparse(node.func.value).split('.')[0]
+                if node.func.attr in writes or (
+                        owner, node.func.attr) in by_store:
+                    found.setdefault(path, []).append(
+                        ast.unparse(node.func))
+        self.assertEqual({}, found)
 
     def test_suites_are_folders(self):
         # tools/run-tests picks suites by folder, never by a name pattern.

@@ -1,0 +1,53 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""What the hook answers in Nova's shape: faults as nova and openstack
+CLIs print them, and the lease status a server's view shows.
+"""
+
+import webob
+
+from nova_reservation import status
+
+
+FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
+               409: 'conflictingRequest'}
+# The content types whose body Nova reads as JSON; it refuses the others.
+NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
+
+
+class LeaseRefused(Exception):
+    def __init__(self, status: int, message: str, **extra) -> None:
+        super().__init__(message)
+        self.status = status
+        self.extra = extra
+
+
+def fault(status: int, message: str, **extra) -> webob.Response:
+    """An error in Nova's fault shape, which nova and openstack CLIs
+    print.
+    """
+    name = FAULT_NAMES.get(status, 'computeFault')
+    return json_response(status, {name: dict(code=status, message=message,
+                                             **extra)})
+
+
+def json_response(status: int, body: dict) -> webob.Response:
+    return webob.Response(status=status, json_body=body,
+                          content_type='application/json', charset='UTF-8')
+
+
+def lease_view_status(lease, now) -> str:
+    """RESERVED before the start, then the lease's own status."""
+    if lease.status in (status.PENDING, status.CREATING) and \
+            now < lease.start_at:
+        return status.SHOWN_RESERVED
+    return lease.status

@@ -1,0 +1,438 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Boots, as the hook sees ``POST /servers``: a boot with
+``lease_params`` becomes a lease (through the lease service) whose
+servers Nova makes reserved or builds at once; a boot into a reservation
+takes its slots; a preemptible boot is marked; the rest pass unchanged.
+"""
+
+import contextlib
+import json
+from typing import Optional
+
+from nova.api.openstack import common as nova_common
+from nova.compute import api as compute_api
+from nova import exception as nova_exception
+from nova import objects
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import webob
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import hosts as db_hosts
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import preemptibles as db_preemptibles
+from nova_reservation import flavors
+from nova_reservation.hooks.answers import fault
+from nova_reservation.hooks.answers import json_response
+from nova_reservation.hooks.answers import lease_view_status
+from nova_reservation.hooks.answers import LeaseRefused
+from nova_reservation.hooks.answers import NOVA_JSON_TYPES
+from nova_reservation.hooks import params
+from nova_reservation.hooks import projects
+from nova_reservation.hooks import reserved
+from nova_reservation import idempotency
+from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import service as lease_service
+from nova_reservation.lease import write as lease_write
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
+from nova_reservation import notifications
+from nova_reservation import resource_types
+from nova_reservation import status
+from nova_reservation import validation
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+HINT_KEYS = ('os:scheduler_hints', 'OS-SCH-HNT:scheduler_hints')
+SLOTS_HINT = ledger_mod.SLOTS_HINT
+# Server group policies as the ledger's affinity (soft ones bind nothing).
+GROUP_AFFINITY = {'affinity': True, 'anti-affinity': False}
+
+
+class Boots:
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.planner = lease_write.shared()
+        self.ctx = db_api.Context()
+
+    def create(self, req: webob.Request):
+        if req.content_type not in NOVA_JSON_TYPES:
+            return req.get_response(self.app)   # Nova refuses it.
+        try:
+            body = validation.load_json('body', req.body or b'{}')
+        except params.InvalidParam as e:
+            return fault(400, str(e))
+        server = body.get('server') if isinstance(body, dict) else None
+        if not isinstance(server, dict):
+            return req.get_response(self.app)   # Nova reports it.
+        hints = next((body[k] for k in HINT_KEYS if k in body), None)
+        if not isinstance(hints, dict):
+            hints = {}
+            if 'os:scheduler_hints' not in body:
+                body['os:scheduler_hints'] = hints
+        ctx = req.environ['nova.context']
+        try:
+            params.check_metadata(server)
+            # The boot's flavor, read once (None: Nova says what is wrong).
+            found = flavors.of_ref(ctx, server.get('flavorRef'))
+            preempt = params.preemptible_request(
+                hints, dict(found.extra_specs) if found else {})
+            lease = params.lease_request(
+                hints, db_api.utcnow(), CONF.reservation.max_lease_duration,
+                CONF.reservation.max_advance)
+            forced = params.forced_host(server)
+            if lease is None:
+                res = self._reservation_of_boot(ctx, server, hints)
+                if res is None and preempt is not None:
+                    if forced:
+                        raise params.InvalidParam(
+                            'availability_zone', 'a preemptible boot can '
+                            'not force a host: the scheduler keeps it off '
+                            'what running leases and servers need')
+                    return self._boot_preemptible(req, ctx, server, hints,
+                                                  body, preempt)
+                if res is None:
+                    if forced:
+                        self._check_forced(ctx, server, forced, found)
+                        return req.get_response(self.app)
+                    # A project whose boots are leases: this one too.
+                    lease = projects.default_lease(ctx, server)
+                    if lease is None:
+                        return req.get_response(self.app)
+                else:
+                    if forced:
+                        raise params.InvalidParam(
+                            'availability_zone', 'a boot into a reservation '
+                            'can not force a host: the reservation chooses')
+                    hints['reservation'] = res.id
+                    hints.pop(SLOTS_HINT, None)
+                    req.body = json.dumps(body).encode('utf-8')
+                    return self._boot_into(req, ctx, server, res, hints,
+                                           body, found)
+            if 'reservation' in hints:
+                raise params.InvalidParam(
+                    'reservation', 'can not be given with lease_params: '
+                    'the lease makes its own reservation')
+            if forced:
+                raise params.InvalidParam(
+                    'availability_zone', 'a leased server can not force a '
+                    'host: the lease chooses its node')
+            count = params.server_count(
+                server, CONF.reservation.max_servers_per_lease)
+            flavor = self._flavor(server.get('flavorRef'), found)
+            made = lease_service.create(ctx, self._draft(
+                lease, flavor, count, self._group_affinity(ctx, hints),
+                idempotency.digest(body)))
+            if made.again:
+                return self._same_boot(ctx, body, made.lease_id)
+            lease_id, waits = made.lease_id, made.waits
+            reservation_id, = made.reservation_ids
+        except params.InvalidParam as e:
+            return fault(400, str(e))
+        except LeaseRefused as e:
+            return fault(e.status, str(e), **e.extra)
+        except lease_service.Refused as e:
+            return fault(e.status, str(e), **e.details)
+
+        slots = db_ledger.slots(self.ctx, reservation_id)
+        hints['reservation'] = reservation_id
+        hints[SLOTS_HINT] = [str(s.id) for s in slots]
+        metadata = server.setdefault('metadata', {})
+        if isinstance(metadata, dict):
+            metadata[marks.LEASE_ID] = lease_id
+            # Nova's tables hold three-byte UTF-8 only (the lease keeps
+            # the name as given).
+            metadata[marks.LEASE_NAME] = ''.join(
+                c if c <= '\uffff' else '\ufffd' for c in lease.name)[:255]
+        req.body = json.dumps(body).encode('utf-8')
+        # A future or waiting lease's servers are made reserved: nothing is
+        # scheduled or built before the start.
+        boot = (contextlib.nullcontext() if lease.immediate and not waits
+                else reserved.Boot(reservation_id, slots,
+                                   [marks.lease_tag(lease_id)], waits))
+        try:
+            with boot:
+                resp = req.get_response(self.app)
+        except Exception:
+            LOG.exception('Boot of lease %s failed; removing it', lease_id)
+            db_leases.discard(self.ctx, lease_id)
+            raise
+        if resp.status_int >= 400:
+            LOG.info('Nova refused the boot of lease %s (%s): removing the '
+                     'lease', lease_id, resp.status)
+            db_leases.discard(self.ctx, lease_id)
+            return resp
+        # Nova made the servers: from here the lease is kept whatever
+        # happens; one left CREATING is finished by the engine's reconciler
+        # from the servers' metadata.
+        try:
+            uuids = self._created(ctx, resp)
+            if not db_bindings.bind_servers(
+                    self.ctx, lease_id, reservation_id, uuids,
+                    *status.made(lease.immediate, waits),
+                    take_slots=not waits):
+                return self._gone_while_booting(ctx, lease_id, uuids)
+        except Exception:
+            LOG.exception('Lease %s: its servers are left for the engine to '
+                          'bind', lease_id)
+            return resp
+        self._show_reservation(resp, lease, lease_id, reservation_id,
+                               status.WAITING if waits else status.ACTIVE
+                               if lease.immediate else status.SHOWN_RESERVED)
+        try:
+            notifications.api_notifier().lease('create', lease_id)
+        except Exception:
+            LOG.exception('Lease %s: lease.create could not be sent',
+                          lease_id)
+        return resp
+
+    def _boot_preemptible(self, req: webob.Request, ctx, server: dict,
+                          hints: dict, body: dict,
+                          preempt: params.PreemptibleRequest):
+        """A boot that may use capacity promised to leases not started:
+        marked for the scheduler (the hint, kept in the request spec for
+        any later move) and on the server (metadata), and recorded for the
+        engine, which moves it off in time.
+        """
+        hints['preemptible'] = 'true'
+        hints['on_preempt'] = preempt.on_preempt
+        metadata = server.setdefault('metadata', {})
+        if isinstance(metadata, dict):
+            metadata[marks.PREEMPTIBLE] = 'true'
+            metadata[marks.ON_PREEMPT] = preempt.on_preempt
+        req.body = json.dumps(body).encode('utf-8')
+        resp = req.get_response(self.app)
+        if resp.status_int >= 400:
+            return resp
+        try:
+            db_preemptibles.add(self.ctx, self._created(ctx, resp),
+                                ctx.project_id, preempt.on_preempt)
+        except Exception:
+            # The engine finds it by its metadata.
+            LOG.exception('Preemptible boot: its servers are left for the '
+                          'engine to record')
+        return resp
+
+    def _reservation_of_boot(self, ctx, server: dict, hints: dict):
+        """The reservation a boot goes into: its ``reservation`` hint, or
+        the private flavor of a virtual:instance reservation.
+        """
+        rid = params.reservation_hint(hints)
+        if rid is None:
+            flavor_ref = server.get('flavorRef')
+            if not isinstance(flavor_ref, (str, int)):
+                return None
+            res = db_leases.reservation_of_flavor(
+                self.ctx, nova_common.get_id_from_href(str(flavor_ref)))
+            if res is None:
+                return None
+            rid = res.id
+        res = db_leases.reservation(self.ctx, rid)
+        # Another project's reservation is as good as none to this one.
+        if res is None or res.deleted or res.project_id != ctx.project_id:
+            raise LeaseRefused(404, 'reservation: %s not found' % rid)
+        if res.resource_type == resource_types.SERVER:
+            raise LeaseRefused(409, 'reservation: %s holds the servers of '
+                               'lease %s and takes no other server'
+                               % (rid, res.lease_id))
+        lease = db_leases.get(self.ctx, res.lease_id)
+        now = db_api.utcnow()
+        if not (lease.start_at <= now < lease.end_at) or \
+                lease.status not in (status.PENDING, status.ACTIVE):
+            raise LeaseRefused(409, 'reservation: lease %s is not active '
+                               '(it is %s, from %s to %s UTC)' % (
+                                   lease.id, lease.status,
+                                   lease.start_at.replace(microsecond=0),
+                                   lease.end_at.replace(microsecond=0)))
+        return res
+
+    def _boot_into(self, req, ctx, server: dict, res, hints: dict,
+                   body: dict, found):
+        """A boot into a capacity or host reservation."""
+        count = params.server_count(
+            server, CONF.reservation.max_servers_per_lease)
+        claim = None
+        if res.resource_type in (resource_types.FLAVOR,
+                                 resource_types.VIRTUAL):
+            need = capacity.need_of_flavor(
+                self._flavor(server.get('flavorRef'), found))
+            slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
+            if not need.fits_in(slot):
+                raise params.InvalidParam(
+                    'flavorRef', 'the flavor (%s) is larger than the '
+                    'reserved slots (%s)' % (need.describe(),
+                                             slot.describe()))
+            claim = db_ledger.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
+            held = db_ledger.claim_slots(self.ctx, res.id, count, claim)
+            if not held:
+                free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
+                           if s.instance_uuid is None)
+                raise LeaseRefused(409, 'reservation: %d of its %d slots are '
+                                   'free; %d servers asked for'
+                                   % (free, res.amount, count))
+            hints[SLOTS_HINT] = [str(i) for i in held]
+            req.body = json.dumps(body).encode('utf-8')
+        try:
+            resp = req.get_response(self.app)
+        except Exception:
+            if claim:
+                db_ledger.release_claim(self.ctx, claim)
+            raise
+        if resp.status_int >= 400:
+            if claim:
+                db_ledger.release_claim(self.ctx, claim)
+            return resp
+        uuids = self._created(ctx, resp)
+        db_bindings.bind_servers(
+            self.ctx, res.lease_id, res.id, uuids, claim=claim,
+            bind_event=True,
+            take_slots=res.resource_type != resource_types.HOST)
+        return resp
+
+    @staticmethod
+    def _flavor(flavor_ref, found):
+        """The boot's flavor (`found`: as `flavors.of_ref` found it), or
+        InvalidParam naming flavorRef.
+        """
+        if not isinstance(flavor_ref, (str, int)):
+            raise params.InvalidParam('flavorRef', 'is required')
+        if found is None:
+            raise params.InvalidParam('flavorRef', 'flavor %s not found' %
+                                      nova_common.get_id_from_href(
+                                          str(flavor_ref)))
+        return found
+
+    def _same_boot(self, ctx, body: dict, lease_id: str) -> webob.Response:
+        """The answer to a boot retried with its lease's client token: the
+        servers the first made.
+        """
+        lease = db_leases.get(self.ctx, lease_id)
+        uuids = [b.instance_uuid
+                 for b in db_bindings.of_lease(self.ctx, lease.id)]
+        if not uuids:
+            return fault(409, 'client_token: lease %s, made with this '
+                         'token, has no server left' % lease.id)
+        if body.get('return_reservation_id') in (True, 'True', 'true'):
+            return json_response(202, {'reservation_id': compute_api.API().get(
+                ctx, uuids[0]).reservation_id})
+        return json_response(202, {'server': {'id': uuids[0], 'reservation': {
+            'lease_id': lease.id, 'lease_name': lease.name,
+            'reservation_id': db_leases.reservations(
+                self.ctx, lease.id)[0].id,
+            'status': lease_view_status(lease, db_api.utcnow())}}})
+
+    @staticmethod
+    def _draft(lease: params.LeaseRequest, flavor, count: int,
+               affinity: Optional[bool], digest: str) -> lease_service.Draft:
+        """The lease of a boot with ``lease_params``: `count` slots of
+        `flavor`, its servers made by the boot.
+        """
+        values = dict(name=lease.name, start_at=lease.start,
+                      end_at=lease.end, on_end=lease.on_end,
+                      max_extensions=lease.max_extensions,
+                      before_end_minutes=lease.before_end)
+        if lease.waiting:
+            values.update(lease.waiting.columns(lease.immediate))
+        return lease_service.Draft(
+            values, [plan_request.ReservationRequest(
+                resource_type=resource_types.SERVER, count=count,
+                need=capacity.need_of_flavor(flavor),
+                flavor_id=flavor.flavorid, flavor_name=flavor.name,
+                affinity=affinity)],
+            list(lease.occurrences) if lease.occurrences else None,
+            token=lease.client_token, digest=digest, servers=True)
+
+    @staticmethod
+    def _created(ctx, resp) -> list:
+        """The servers a boot made: all of them, for a multi-create, and
+        also when Nova answers with the boot's reservation_id only
+        (``return_reservation_id``).
+        """
+        data = resp.json_body
+        api = compute_api.API()
+        rid = data.get('reservation_id')
+        if rid is None:
+            first = data.get('server', {}).get('id')
+            rid = api.get(ctx, first).reservation_id
+        return sorted(i.uuid for i in api.get_all(
+            ctx, search_opts={'reservation_id': rid}))
+
+    @staticmethod
+    def _show_reservation(resp, lease, lease_id, reservation_id,
+                          state: str) -> None:
+        data = resp.json_body
+        if 'server' in data:
+            data['server']['reservation'] = dict(
+                lease_id=lease_id, lease_name=lease.name,
+                reservation_id=reservation_id, status=state)
+            resp.json_body = data
+
+    @staticmethod
+    def _gone_while_booting(ctx, lease_id: str, uuids: list):
+        """The lease was deleted while Nova made its servers: they go too.
+        """
+        api = compute_api.API()
+        for uuid in uuids:
+            try:
+                api.delete(ctx, api.get(ctx, uuid))
+            except nova_exception.InstanceNotFound:
+                pass
+        return fault(409, 'lease_params: lease %s was deleted while its '
+                     'servers were made; they are deleted too' % lease_id)
+
+    def _group_affinity(self, ctx, hints: dict) -> Optional[bool]:
+        """The slots of a leased boot in a server group follow its policy:
+        each on a node of its own (anti-affinity), or all on one.
+        """
+        group = params.single_hint(hints, 'group')
+        if group is None:
+            return None
+        try:
+            policy = objects.InstanceGroup.get_by_uuid(ctx, str(group)).policy
+        except (nova_exception.InstanceGroupNotFound, ValueError):
+            raise params.InvalidParam('group', 'server group %s not found'
+                                      % str(group)[:64])
+        return GROUP_AFFINITY.get(policy)
+
+    def _check_forced(self, ctx, server: dict, forced: tuple,
+                      found) -> None:
+        """A forced destination skips the scheduler's filters: the hook
+        applies the filter's rule for an ordinary boot to it instead.
+        """
+        host, node = forced
+        need = capacity.need_of_flavor(self._flavor(server.get('flavorRef'),
+                                                    found))
+        nodes = {node} if node else set()
+        if host and not node:
+            try:
+                nodes = {n.hypervisor_hostname for n in
+                         objects.ComputeNodeList.get_all_by_host(
+                             ctx.elevated(), host)}
+            except nova_exception.ComputeHostNotFound:
+                return   # Nova says so itself.
+        where = node or host
+        enrolled = {h.hypervisor_hostname
+                    for h in db_hosts.get_all(self.ctx)}
+        if nodes & enrolled:
+            raise LeaseRefused(409, 'availability_zone: %s is reservable: '
+                               'only its leases boot there' % where)
+        if not self.planner.fits_for_good(nodes, need):
+            raise LeaseRefused(409, 'availability_zone: %s has no room for '
+                               '%s that no lease has been promised'
+                               % (where, need.describe()))

@@ -1,0 +1,118 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Moving the future slots of leases off nodes that failed (their compute
+service is down or disabled) to nodes that fit, as their reservations
+asked.
+"""
+
+from typing import Iterable, Optional
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.lease.request import LedgerBusy
+from nova_reservation.lease.request import NoCapacity
+from nova_reservation.lease.request import ReservationRequest
+from nova_reservation.lease.request import slot_row_of
+from nova_reservation.lease import write
+
+
+def relocate(writer: write.Writer, failed_nodes: Iterable[str],
+             now: float) -> tuple:
+    """Move the future slots off nodes whose compute service is down or
+    disabled, to nodes that fit.
+
+    Returns (moved slot count, leases that could not be moved, which
+    are marked degraded).
+    """
+    failed = set(failed_nodes)
+    for _ in range(write.LEDGER_RETRIES):
+        gen = writer.ledger.refresh()
+        stranded = [s for s in writer.ledger.by_id.values()
+                    if s.node in failed and s.start > now]
+        if not stranded:
+            return 0, []
+        pools = writer.pools(unusable=failed)
+        excluded = {s.id for s in stranded}
+        timelines = {n: tl.copy(excluded) if excluded else tl
+                     for n, tl in writer.ledger.timelines.items()
+                     if n not in failed}
+        moves, degraded = {}, set()
+        fake_id = -1
+        by_reservation: dict = {}
+        for slot in sorted(stranded, key=lambda s: (s.start, s.id)):
+            by_reservation.setdefault(slot.reservation_id, []).append(
+                slot)
+        for rid, slots in by_reservation.items():
+            res = db_leases.reservation(writer.ctx, rid)
+            if res is None or res.deleted:
+                continue
+            placed = _replace(writer, res, slots, pools, timelines,
+                              excluded)
+            if not placed:
+                degraded.add(res.lease_id)
+                continue
+            for slot, (node, resources) in zip(slots, placed):
+                moves[slot.id] = (node, resources)
+            fake_id = writer.overlay(timelines, rid, placed,
+                                     slots[0].start, slots[0].end,
+                                     fake_id)
+        added = [(slot.reservation_id,
+                  slot_row_of(*moves[slot.id], slot.start, slot.end))
+                 for slot in stranded if slot.id in moves and
+                 writer.on_shared_pool(slot.reservation_id)]
+        try:
+            if not added:
+                _move(writer.ctx, gen, moves, degraded)
+            else:
+                writer.guarded(gen, added, timelines, lambda hold: _move(
+                    writer.ctx, None, moves, degraded, hold),
+                    'a server booted meanwhile took the last of node %s')
+            return len(moves), sorted(degraded)
+        except (db_ledger.LedgerConflict, NoCapacity):
+            continue   # The next plan sees the boot's claim.
+    raise LedgerBusy()
+
+
+def _replace(planner, res, slots: list, pools, timelines,
+             moving: set) -> Optional[list]:
+    """New places for some `slots` of reservation `res`, as its request
+    asked: the host requirements, and the affinity with the slots that
+    stay.
+    """
+    req = ReservationRequest(
+        resource_type=res.resource_type, count=len(slots),
+        min_count=len(slots), need=slots[0].resources,
+        affinity=res.affinity,
+        hypervisor_properties=res.hypervisor_properties or '',
+        resource_properties=res.resource_properties or '')
+    staying = {s.node for s in planner.ledger.slots(res.id)
+               if s.id not in moving}
+    shared, reservable = pools
+    if res.affinity is True and staying:
+        shared = [h for h in shared if h.node in staying]
+    elif res.affinity is False:
+        shared = [h for h in shared if h.node not in staying]
+    return planner.place_one(req, (shared, reservable), timelines,
+                             slots[0].start, slots[0].end)
+
+
+@db_api.writer
+def _move(ctx, planned: Optional[int], moves: dict, degraded: Iterable[str],
+          hold: Optional[tuple] = None) -> None:
+    """Slots onto other nodes, and the leases that lost some degraded;
+    `hold` as for `db_leases.change`.
+    """
+    db_ledger.spend_hold(ctx, hold)
+    db_ledger.move_slots(ctx, planned, moves)
+    db_leases.mark_degraded(ctx, degraded)

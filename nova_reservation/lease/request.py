@@ -1,0 +1,157 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What a lease asks for and how the store writes it: a reservation's
+request, the refusals of the planner, and the rows of reservations and
+slots.  Pure: no reads, no writes.
+"""
+
+import dataclasses
+import datetime
+from typing import Optional
+
+from oslo_utils import uuidutils
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import resource_types
+from nova_reservation import schedule
+
+CONF = conf.CONF
+
+
+@dataclasses.dataclass
+class ReservationRequest:
+    resource_type: str
+    count: int                 # servers, amount, or most hosts
+    need: Optional[capacity.Resources] = None   # a slot (shared pool)
+    min_count: Optional[int] = None             # fewest hosts
+    affinity: Optional[bool] = None
+    flavor_id: Optional[str] = None
+    flavor_name: Optional[str] = None           # in messages
+    hypervisor_properties: str = ''
+    resource_properties: str = ''
+    before_end: Optional[str] = None
+    server_group_id: Optional[str] = None
+    private_flavor_id: Optional[str] = None
+    id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
+
+    def describe(self) -> str:
+        if self.resource_type == resource_types.HOST:
+            return '%d to %d reservable hosts' % (self.min_count, self.count)
+        return '%d x %s (%s each)' % (
+            self.count, self.flavor_name or self.flavor_id or
+            self.resource_type, self.need.describe())
+
+
+class NoCapacity(Exception):
+    def __init__(self, message: str,
+                 earliest: Optional[datetime.datetime] = None,
+                 latest_end: Optional[datetime.datetime] = None,
+                 occurrence: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.earliest = earliest
+        self.latest_end = latest_end
+        self.occurrence = occurrence   # of a recurring lease, from 1
+
+    def details(self) -> dict:
+        """What a 409 for it carries besides the message."""
+        found = {}
+        if self.occurrence is not None:
+            found['occurrence'] = self.occurrence
+        if self.earliest is not None:
+            found['earliest_start'] = self.earliest.isoformat() + 'Z'
+        if self.latest_end is not None:
+            found['latest_end'] = self.latest_end.isoformat() + 'Z'
+        return found
+
+
+class LedgerBusy(Exception):
+    """The ledger changed under every plan made for a change."""
+
+
+def request_of(res) -> ReservationRequest:
+    """The request a reservation row was made from."""
+    host = res.resource_type == resource_types.HOST
+    return ReservationRequest(
+        resource_type=res.resource_type,
+        count=res.max_count if host else res.amount,
+        min_count=res.min_count,
+        need=None if host else capacity.Resources(
+            res.vcpus, res.memory_mb, res.disk_gb),
+        affinity=res.affinity, flavor_id=res.flavor_id,
+        hypervisor_properties=res.hypervisor_properties or '',
+        resource_properties=res.resource_properties or '',
+        before_end=res.before_end,
+        server_group_id=res.server_group_id,
+        private_flavor_id=res.private_flavor_id, id=res.id)
+
+
+def reservation_row(lease, req: ReservationRequest) -> dict:
+    get = schedule.getter(lease)
+    need = req.need or capacity.ZERO
+    return dict(
+        id=req.id, lease_id=get('id'), project_id=get('project_id'),
+        resource_type=req.resource_type, flavor_id=req.flavor_id,
+        vcpus=need.vcpus, memory_mb=need.memory_mb,
+        disk_gb=need.disk_gb, amount=req.count, status='pending',
+        min_count=req.min_count,
+        max_count=(req.count if req.resource_type == resource_types.HOST
+                   else None),
+        affinity=req.affinity,
+        hypervisor_properties=req.hypervisor_properties or None,
+        resource_properties=req.resource_properties or None,
+        before_end=req.before_end, server_group_id=req.server_group_id,
+        private_flavor_id=req.private_flavor_id,
+        created_at=db_api.utcnow())
+
+
+def slot_rows(lease, slots, start_at=None, end_at=None) -> list:
+    if isinstance(lease, dict):
+        start_at = start_at or lease['start_at']
+        end_at = end_at or lease['end_at']
+    return [slot_row(node, res, start_at, end_at)
+            for node, res in slots]
+
+
+def slot_row(node: str, res: capacity.Resources,
+             start_at: datetime.datetime,
+             end_at: datetime.datetime) -> dict:
+    """A slot's columns, as the store writes them."""
+    return dict(node=node, vcpus=res.vcpus, memory_mb=res.memory_mb,
+                disk_gb=res.disk_gb, start_at=start_at, end_at=end_at)
+
+
+def slot_row_of(node: str, res: capacity.Resources, start: float,
+                end: float) -> dict:
+    """`slot_row` over [start, end) in seconds since the epoch."""
+    return slot_row(node, res, ledger_mod.from_epoch(start),
+                    ledger_mod.from_epoch(end))
+
+
+def interval(lease: dict) -> tuple:
+    """(start, end) of a lease's row values, in seconds."""
+    return (ledger_mod.to_epoch(lease['start_at']),
+            ledger_mod.to_epoch(lease['end_at']))
+
+
+def retry_interval(lease) -> float:
+    """Seconds between two tries of a waiting lease."""
+    get = schedule.getter(lease)
+    minutes = get('retry_interval')
+    return minutes * 60 if minutes else CONF.reservation.wait_interval
+
+
+def when_text(t: float) -> str:
+    return str(ledger_mod.from_epoch(t).replace(microsecond=0))

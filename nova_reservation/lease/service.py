@@ -1,0 +1,308 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The lease service: the one road by which a lease is made, changed,
+placed and deleted, for the boot hook, the lease API and the engine alike.
+
+An entry point translates its request into a `Draft` (or a change), calls
+one function here and translates the answer: a `Made`, or a `Refused` that
+carries the HTTP status and the kind of refusal, never a planner's or a
+store's exception.
+"""
+
+import dataclasses
+from typing import Callable, Iterable, NamedTuple, Optional
+
+from nova import exception as nova_exception
+from nova import objects
+from oslo_db import exception as db_exception
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from nova_reservation import capacity
+from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import leases as db_leases
+from nova_reservation import flavors
+from nova_reservation import idempotency
+from nova_reservation.lease.request import LedgerBusy
+from nova_reservation.lease.request import NoCapacity
+from nova_reservation.lease.request import request_of
+from nova_reservation.lease.request import ReservationRequest
+from nova_reservation.lease import write
+from nova_reservation import resource_types
+from nova_reservation import schedule
+from nova_reservation import status
+
+LOG = logging.getLogger(__name__)
+BUSY = 'the ledger is too busy to place the lease now; try again'
+
+
+class Refused(Exception):
+    """A lease not made or not changed: `status` (HTTP), `kind` (the
+    lease API's error type), the message, and `details` for the answer.
+    """
+
+    def __init__(self, status: int, kind: str, message: str,
+                 **details) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.details = details
+
+
+@dataclasses.dataclass
+class Draft:
+    """A lease as asked for, whichever entry point asked: the one shape
+    the service takes.
+    """
+    values: dict            # its columns (name, start_at, end_at, ...)
+    requests: list          # [ReservationRequest], one per reservation
+    # [(start, end)] of each occurrence of a recurring lease (else None).
+    intervals: Optional[list] = None
+    token: Optional[str] = None    # client_token
+    digest: Optional[str] = None   # of the request that carries the token
+    # Its servers are made by the boot that asked for it: the lease stays
+    # CREATING until they are bound (`db_bindings.bind_servers`).
+    servers: bool = False
+
+
+class Made(NamedTuple):
+    lease_id: str
+    waits: bool      # written waiting for room (``if_busy: wait``)
+    again: bool      # an earlier create with the same client token made it
+    reservation_ids: list   # of its reservations (the first occurrence's)
+
+
+def _refused(e: Exception) -> Refused:
+    if isinstance(e, NoCapacity):
+        return Refused(409, 'NotEnoughCapacity', str(e), **e.details())
+    return Refused(409, 'Conflict', BUSY)
+
+
+def _known(ctx, draft: Draft) -> Optional[Made]:
+    """What an earlier create with the draft's client token made."""
+    try:
+        lease = idempotency.known(db_api.Context(), ctx.project_id,
+                                  draft.token, draft.digest)
+    except idempotency.Conflict as e:
+        raise Refused(409, 'Conflict', str(e))
+    if lease is None:
+        return None
+    LOG.info('Lease %s: a create retried with its client token', lease.id)
+    return Made(lease.id, lease.status == status.WAITING, True,
+                [r.id for r in db_leases.reservations(db_api.Context(),
+                                                      lease.id)])
+
+
+def create(ctx, draft: Draft) -> Made:
+    """Make the lease of `draft` for the caller of `ctx` (its project and
+    user): planned and written whole, or written waiting for room, or
+    Refused with nothing of it left.
+    """
+    same = _known(ctx, draft)
+    if same is not None:
+        return same
+    lease_id = uuidutils.generate_uuid()
+    values = dict(draft.values, id=lease_id, project_id=ctx.project_id,
+                  user_id=ctx.user_id, created_at=db_api.utcnow(),
+                  status=status.CREATING if draft.servers
+                  else status.PENDING, client_token=draft.token,
+                  request_digest=draft.token and draft.digest)
+    occurrences = (series(values, draft.requests, draft.intervals)
+                   if draft.intervals else None)
+    every = ([r for _, own, _ in occurrences for r in own] if occurrences
+             else draft.requests)
+    made = _nova_objects(ctx, every)
+    writer = write.shared()
+    waits = False
+    try:
+        if occurrences:
+            writer.create_series(occurrences)
+        else:
+            waits = writer.create_or_wait(values, draft.requests)
+    except (NoCapacity, LedgerBusy) as e:
+        raise _refused(e)
+    except db_exception.DBDuplicateEntry:
+        # Another create with this token made its lease first.
+        same = _known(ctx, draft)
+        if same is None:
+            raise
+        return same
+    finally:
+        if not db_leases.get(db_api.Context(), lease_id):
+            for thing in made:   # private flavors and server groups
+                thing.destroy()
+    LOG.info('Lease %s (%s) created: %s%s', lease_id, values['name'],
+             '; '.join(r.describe() for r in draft.requests),
+             ', waiting for room' if waits else '')
+    return Made(lease_id, waits, False, [r.id for r in draft.requests])
+
+
+def series(lease: dict, requests: list, intervals: list) -> list:
+    """The occurrences of a recurring lease (`intervals`: [(start, end)]
+    of each) for `Writer.create_series`: [(row values, requests,
+    events)].  The first keeps the lease's id, which names the series,
+    its requests and its client token.
+    """
+    found = []
+    for number, (start, end) in enumerate(intervals):
+        values = dict(lease, start_at=start, end_at=end,
+                      series_id=lease['id'], occurrence=number)
+        own = requests
+        if number:
+            values.update(id=uuidutils.generate_uuid(), client_token=None,
+                          request_digest=None)
+            own = [dataclasses.replace(r, id=uuidutils.generate_uuid())
+                   for r in requests]
+        found.append((values, own, schedule.lease_events(
+            values, db_api.utcnow())))
+    return found
+
+
+def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
+           replaced: Iterable[str] = (),
+           also: Optional[Callable] = None) -> None:
+    """Change `lease` (its row, at the version read) as
+    `Writer.change` does, or Refused; a reshaped instance reservation's
+    flavor and server group are made again in Nova (`ctx`: the caller's
+    Nova context; None where nothing is reshaped).
+    """
+    replaced = list(replaced)
+    try:
+        write.shared().change(lease, lease.version, values, growth,
+                              replaced, also)
+    except NoCapacity as e:
+        raise _refused(e)
+    except (LedgerBusy, db_leases.LeaseChanged):
+        raise Refused(409, 'Conflict', 'lease %s changed while this change '
+                      'was made; read it again and retry' % lease.id)
+    if replaced:
+        _reshape_in_nova(ctx, lease, replaced)
+
+
+def place(lease, now: float, also: Optional[Callable] = None) -> None:
+    """Place a waiting lease (its row) where it may start as of `now`
+    (`Writer.place`), or Refused.
+    """
+    requests = [request_of(r)
+                for r in db_leases.reservations(db_api.Context(), lease.id)]
+    try:
+        write.shared().place(lease, requests, now, also)
+    except (NoCapacity, LedgerBusy) as e:
+        raise _refused(e)
+
+
+def delete(lease) -> list:
+    """Begin to delete a lease (its row): the engine removes what it made.
+    The series' id (its first occurrence's) deletes the whole series;
+    another occurrence's, that occurrence only.  The ids whose deletion
+    this began, or that are `lease`'s own.
+    """
+    store = db_api.Context()
+    gone = [lease.id]
+    if lease.series_id == lease.id:
+        gone = [x.id for x in db_leases.series(
+            store, [lease.id]).get(lease.id, [])] or gone
+    return [i for i in gone
+            if db_leases.begin_delete(store, i) or i == lease.id]
+
+
+def servers_gone(uuids: Iterable[str]) -> None:
+    """Servers were deleted: their slots are free for other boots, and a
+    lease left with none of its own servers goes.
+    """
+    store = db_api.Context()
+    for lease_id in db_bindings.servers_gone(store, uuids):
+        db_leases.begin_delete(store, lease_id)
+
+
+# ------------------------------------------------------- Nova's objects
+
+def _nova_objects(ctx, requests: Iterable[ReservationRequest]) -> list:
+    """The private flavors and server groups of instance reservations,
+    made before the lease is written (their ids are in its rows).
+    """
+    with_flavor = [r for r in requests
+                   if r.resource_type in resource_types.WITH_FLAVOR]
+    return [_private_flavor(ctx, r) for r in with_flavor] + [
+        _server_group(ctx, r) for r in with_flavor if r.affinity is not None]
+
+
+def _private_flavor(ctx, req: ReservationRequest):
+    """The private flavor of a capacity reservation: its id is the
+    reservation's; a flavor:instance one is a copy of its flavor (extra
+    specs too).  The owner gets access to it at the start.
+    """
+    source = (flavors.find(ctx, req.flavor_id)
+              if req.resource_type == resource_types.FLAVOR else None)
+    flavor = objects.Flavor(
+        context=ctx, name='reservation:%s' % req.id, flavorid=req.id,
+        vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
+        root_gb=req.need.disk_gb,
+        ephemeral_gb=source.ephemeral_gb if source else 0,
+        swap=source.swap if source else 0, is_public=False,
+        extra_specs=dict(source.extra_specs) if source else {})
+    flavor.create()
+    req.private_flavor_id = flavor.flavorid
+    if req.resource_type == resource_types.VIRTUAL:
+        req.flavor_id = flavor.flavorid
+    return flavor
+
+
+def _server_group(ctx, req: ReservationRequest,
+                  project_id: Optional[str] = None,
+                  user_id: Optional[str] = None):
+    """The server group of an instance reservation with an affinity, in
+    the project (the lease's, or else the caller's), as Blazar makes it:
+    its servers boot with ``--hint group=<its id>``.
+    """
+    group = objects.InstanceGroup(
+        context=ctx, project_id=project_id or ctx.project_id,
+        user_id=user_id or ctx.user_id,
+        name='reservation:%s' % req.id,
+        policy='affinity' if req.affinity else 'anti-affinity')
+    group.create()
+    req.server_group_id = group.uuid
+    return group
+
+
+def _reshape_in_nova(ctx, lease, replaced: list) -> None:
+    """A reshaped instance reservation's private flavor and server group
+    are made again to its new shape (no server uses them before the
+    start).
+    """
+    for res in db_leases.reservations(db_api.Context(), lease.id):
+        if res.id not in replaced or \
+                res.resource_type != resource_types.VIRTUAL:
+            continue
+        req = ReservationRequest(
+            id=res.id, resource_type=res.resource_type, count=res.amount,
+            need=capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb),
+            affinity=res.affinity)
+        # Private, and the project has no access to it yet.
+        flavor = flavors.find(ctx.elevated(),
+                              res.private_flavor_id or res.id)
+        if flavor is not None:
+            flavor.destroy()
+        _private_flavor(ctx, req)
+        if res.server_group_id:
+            try:
+                objects.InstanceGroup.get_by_uuid(
+                    ctx, res.server_group_id).destroy()
+            except nova_exception.InstanceGroupNotFound:
+                pass
+        if req.affinity is not None:
+            _server_group(ctx, req, lease.project_id, lease.user_id)
+        db_leases.set_reservation(
+            db_api.Context(), res.id, private_flavor_id=req.private_flavor_id,
+            flavor_id=req.flavor_id, server_group_id=req.server_group_id)

@@ -1,0 +1,399 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Writes of leases on the ledger: a plan written in one transaction
+that commits only if the ledger is still at the generation the plan was
+made on, made again when another writer moved it, and checked against the
+ordinary boots that Nova was scheduling meanwhile.
+"""
+
+import datetime
+import threading
+import time
+from typing import Callable, Iterable, Optional
+
+from nova.scheduler.client import report
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import waiting as db_waiting
+from nova_reservation.lease import plan as plan_mod
+from nova_reservation.lease.request import interval
+from nova_reservation.lease.request import LedgerBusy
+from nova_reservation.lease.request import NoCapacity
+from nova_reservation.lease.request import reservation_row
+from nova_reservation.lease.request import retry_interval
+from nova_reservation.lease.request import slot_row_of
+from nova_reservation.lease.request import slot_rows
+from nova_reservation.lease.request import when_text
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import resource_types
+from nova_reservation import schedule
+from nova_reservation import status
+
+CONF = conf.CONF
+# Plans made again when another lease took the same nodes meanwhile; each
+# time, another writer made progress.
+LEDGER_RETRIES = 20
+
+
+class Writer(plan_mod.Planner):
+    """A planner that writes what it plans."""
+
+    def create(self, lease: dict, requests: list,
+               events: list) -> None:
+        """Plan and write a lease (`lease`: the row's values).
+
+        The lease is written CREATING, then takes its own status once its
+        shared-pool nodes are known to hold it after the boots that Nova
+        was scheduling meanwhile (`_taken_meanwhile`).
+        """
+        self.create_series([(lease, requests, events)])
+
+    def create_series(self, occurrences: list) -> None:
+        """Plan and write the occurrences of a lease (`occurrences`: [(lease
+        row values, requests, events)], whose intervals do not overlap),
+        all or none: NoCapacity names the first that does not fit.
+        """
+        def plans():
+            # The nodes read once for the series (twice if some occurrences
+            # start too soon for the preemptible servers to leave).
+            found, pools = [], {}
+            for number, (lease, requests, _) in enumerate(occurrences, 1):
+                start, end = interval(lease)
+                soon = self.evictable(start) is None
+                if soon not in pools:
+                    pools[soon] = self.pools(start=start)
+                try:
+                    found.append(self.plan(requests, start, end,
+                                           pools=pools[soon]))
+                except NoCapacity as e:
+                    if len(occurrences) == 1:
+                        raise
+                    raise NoCapacity('occurrence %d (from %s UTC) does not '
+                                     'fit: %s' % (number, lease['start_at'],
+                                                  e), e.earliest,
+                                     occurrence=number) from e
+            return found
+
+        def write(gen, found):
+            db_leases.create_many(self.ctx, gen, [(
+                dict(lease, status=status.CREATING), [
+                    (reservation_row(lease, req),
+                     slot_rows(lease, plan.placed[req.id]))
+                    for req in requests], events)
+                for (lease, requests, events), plan in zip(occurrences,
+                                                           found)])
+        found = self.written(plans, write)
+        ids = [lease['id'] for lease, _, _ in occurrences]
+        self.settled(
+            [(lease, requests, plan.placed) for (lease, requests, _), plan
+             in zip(occurrences, found)],
+            lambda: [db_leases.discard(self.ctx, i) for i in ids])
+        for lease, _, _ in occurrences:
+            if lease['status'] != status.CREATING:
+                db_leases.set_status(self.ctx, [lease['id']],
+                                     lease['status'],
+                                     only_from=(status.CREATING,))
+
+    def written(self, plans: Callable, write: Callable):
+        """What `plans()` found, once `write(generation, found)` wrote it,
+        planned again while others wrote the same nodes (LedgerBusy after
+        `LEDGER_RETRIES`); NoCapacity.
+        """
+        for _ in range(LEDGER_RETRIES):
+            gen = self.ledger.refresh()
+            found = plans()
+            try:
+                write(gen, found)
+                return found
+            except db_ledger.LedgerConflict:
+                continue   # Someone else wrote the ledger: plan again.
+        raise LedgerBusy()
+
+    def settled(self, written: list, undo: Callable) -> None:
+        """NoCapacity, once `undo()` took the new slots back, if an ordinary
+        boot took a node of them meanwhile (`written`: [(lease, requests,
+        placed)] of what was written, over the leases' intervals).
+        """
+        timelines = dict(self.ledger.timelines)
+        pieces, fake_id = [], -1
+        for lease, requests, placed in written:
+            start, end = interval(lease)
+            for req in requests:
+                if req.resource_type == resource_types.HOST:
+                    continue
+                pieces += [(node, start, end) for node, _ in placed[req.id]]
+                fake_id = self.overlay(timelines, req.id, placed[req.id],
+                                       start, end, fake_id)
+        taken = self._taken_meanwhile(pieces, timelines)
+        if taken:
+            undo()
+            lease, requests, _ = written[0]
+            start, end = interval(lease)
+            raise NoCapacity(
+                'Not enough capacity for %s from %s to %s UTC: a server '
+                'booted meanwhile took the last of node %s; try again'
+                % ('; '.join(r.describe() for r in requests), when_text(start),
+                   when_text(end), taken))
+
+    def create_or_wait(self, lease: dict, requests: list) -> bool:
+        """Create a lease, or, if it waits for room (``if_busy: wait``) and
+        none is found, write it waiting (no slot, no event, WAITING unless
+        CREATING); whether it waits.  A lease with a flexible start is
+        placed at the earliest start that fits up to its `start_before`.
+        """
+        if lease.get('if_busy') != 'wait':
+            self.create(lease, requests, schedule.lease_events(
+                lease, db_api.utcnow()))
+            return False
+        try:
+            lease.update(self.moved(lease, requests, self.clock()))
+            self.create(lease, requests, schedule.lease_events(
+                lease, db_api.utcnow()))
+            return False
+        except NoCapacity as e:
+            waiting = dict(
+                lease, status_reason='waiting for room: %s' % e,
+                next_try_at=ledger_mod.from_epoch(
+                    self.clock() + retry_interval(lease)))
+            if lease['status'] != status.CREATING:
+                waiting['status'] = status.WAITING
+            db_leases.create(self.ctx, None, waiting, [
+                (reservation_row(lease, req), []) for req in requests],
+                [])
+            return True
+
+    def place(self, lease, requests: list, now: float,
+              also: Optional[Callable] = None) -> None:
+        """Place a waiting lease (`lease`: its row) where it may start as
+        of `now`: its slots, dates and events written, its servers each
+        holding a slot, and PENDING (with `also(store)` in the same
+        transaction); NoCapacity.
+        """
+        moved = self.moved(lease, requests, now)
+        plan = self.written(
+            lambda: self.plan(requests, *interval(moved)),
+            lambda gen, plan: db_waiting.hold_waiting(
+                self.ctx, gen, lease.id, {
+                    req.id: slot_rows(moved, plan.placed[req.id])
+                    for req in requests}))
+        self.settled([(moved, requests, plan.placed)],
+                     lambda: db_waiting.unhold_waiting(self.ctx, lease.id))
+        due = dict(moved, before_end_minutes=lease.before_end_minutes)
+        if not db_waiting.placed(self.ctx, lease.id, moved, [
+                r.id for r in requests
+                if r.resource_type == resource_types.SERVER],
+                schedule.lease_events(due, ledger_mod.from_epoch(now)),
+                also):
+            db_waiting.unhold_waiting(self.ctx, lease.id)   # deleted
+
+    def _taken_meanwhile(self, pieces: Iterable[tuple],
+                         timelines: dict) -> Optional[str]:
+        """A node of `pieces` ((node, start, end): shared-pool capacity a
+        lease was just given) that an ordinary boot took meanwhile, or None;
+        `timelines`: the nodes' timelines as the plan that gave it left
+        them (whoever wrote the nodes since planned with it, and checks
+        itself).
+
+        An ordinary boot is kept off promised capacity by the scheduler's
+        filter, which reads a copy of the ledger at most `ledger_max_age`
+        old; one filtered on a copy older than this write did not see it.
+        Such a boot still has its build request now (`db.builds`), or its
+        claim is in Placement: once those boots have claimed, Placement
+        tells whether the nodes still hold the lease.  (Whole hosts take no
+        ordinary boot: their pieces are not asked about.)
+        """
+        pieces = sorted(set(pieces))
+        if not pieces:
+            return None
+        # A scheduler may filter on a ledger as old as `ledger_max_age`:
+        # the boots filtered without this write have build requests by
+        # then (or their claims).
+        view_age = self.view_age
+        if view_age is None:
+            view_age = CONF.reservation.ledger_max_age
+        time.sleep(view_age)
+        timeout = CONF.reservation.boot_settle_timeout
+        since = db_api.utcnow() - datetime.timedelta(seconds=timeout)
+        waiting = self.in_flight(since)
+        deadline = time.monotonic() + timeout
+        while waiting and time.monotonic() < deadline:
+            time.sleep(0.05)
+            waiting &= self.in_flight(since)
+        hosts = self.nodes.hosts_of(
+            self.client, {n for n, _, _ in pieces},
+            self.evictable(min(s for _, s, _ in pieces)))
+        for node, start, end in pieces:
+            if node not in hosts or not capacity.fits(
+                    hosts[node], timelines.get(node),
+                    capacity.ZERO, start, end):
+                return node
+        return None
+
+    def guarded(self, gen: int, added: list, timelines: dict,
+                write: Callable, taken_message: str) -> None:
+        """Write a change that adds shared-pool capacity to a lease
+        (`added`: (reservation id, slot columns) of what it adds, on the
+        plan's `timelines`) so that no ordinary boot in flight takes it
+        too: the added slots are held first (on generation `gen`), then
+        checked (`_taken_meanwhile`), then `write(hold)` makes the change
+        in the transaction that drops them.  NoCapacity (`taken_message`
+        % node) if a boot took a node; LedgerConflict if the plan was
+        stale.  Nothing is released before the change is written, so no
+        other lease can take what a refused change gives back.
+        """
+        hold_id = db_ledger.hold_id(self.clock())
+        db_ledger.hold(self.ctx, gen, hold_id, added)
+        try:
+            taken = self._taken_meanwhile(
+                [(values['node'], ledger_mod.to_epoch(values['start_at']),
+                  ledger_mod.to_epoch(values['end_at']))
+                 for _, values in added], timelines)
+            if taken:
+                raise NoCapacity(taken_message % taken)
+            write((hold_id, len(added)))
+        except Exception:
+            db_ledger.drop_hold(self.ctx, hold_id)
+            raise
+
+    def _added(self, own: list, placed: dict, growth: list, start: float,
+               end: float) -> list:
+        """What a change gives a lease on the shared pool that it did not
+        have: its slots' time outside their current interval, and its new
+        slots; (reservation id, slot columns) pairs.
+        """
+        added = []
+        for slot in own:
+            if not self.on_shared_pool(slot.reservation_id):
+                continue
+            for a, b in ((start, min(end, slot.start)),
+                         (max(start, slot.end), end)):
+                if a < b:
+                    added.append((slot.reservation_id, slot_row_of(
+                        slot.node, slot.resources, a, b)))
+        for req in growth:
+            if req.resource_type != resource_types.HOST:
+                added.extend((req.id, slot_row_of(node, res, start, end))
+                             for node, res in placed.get(req.id, ()))
+        return added
+
+    def change(self, lease, version: int, values: dict,
+               growth: Iterable[tuple] = (), replaced: Iterable[str] = (),
+               also: Optional[Callable] = None) -> None:
+        """Rename, move, extend, shorten, grow or reshape a lease, all or
+        nothing.
+
+        The lease keeps its nodes; `growth` holds ``(request, sizes)``
+        pairs: extra slots (the request's count, maybe none) for some of
+        its reservations (same ids), and their new sizes as columns.  A
+        reservation in `replaced` is placed again whole: its request is
+        its new shape and count, and its slots go.
+        Refused with NoCapacity, or db_leases.LeaseChanged if the lease
+        changed since `version`.  What it adds on the shared pool is
+        guarded against the boots in flight (`guarded`).  `also(store)`:
+        more to write in the change's transaction.
+        """
+        replaced = set(replaced)
+        sizes = {req.id: columns for req, columns in growth}
+        growth = [req for req, _ in growth if req.count]
+        start_at = values.get('start_at', lease.start_at)
+        end_at = values.get('end_at', lease.end_at)
+        start = ledger_mod.to_epoch(start_at)
+        end = ledger_mod.to_epoch(end_at)
+        due = schedule.due_times(dict(
+            start_at=start_at, end_at=end_at, before_end_minutes=values.get(
+                'before_end_minutes', lease.before_end_minutes)))
+        message = ('Not enough capacity to change lease %s to %s - %s UTC: '
+                   'a server booted meanwhile took the last of node %%s; '
+                   'try again' % (lease.id, when_text(start), when_text(end)))
+        for _ in range(LEDGER_RETRIES):
+            gen = self.ledger.refresh()
+            own, dropped = [], []
+            for r in db_leases.reservations(self.ctx, lease.id):
+                (dropped if r.id in replaced else own).extend(
+                    self.ledger.slots(r.id))
+            try:
+                placed, timelines = self.plan(growth, start, end, moved=own,
+                                              dropped=dropped)
+            except NoCapacity as e:
+                if growth or replaced or start_at != lease.start_at or \
+                        end_at <= lease.end_at:
+                    raise
+                raise self._refused_extension(e, own, lease.end_at)
+            slots = {rid: (columns, slot_rows(
+                lease, placed.get(rid, []), start_at, end_at))
+                for rid, columns in sizes.items()}
+            added = self._added(own, placed, growth, start, end)
+            try:
+                if not added:
+                    db_leases.change(self.ctx, gen, lease.id, version,
+                                     values, slots, due, replaced=replaced,
+                                     also=also)
+                else:
+                    def write(hold):
+                        db_leases.change(self.ctx, None, lease.id, version,
+                                         values, slots, due, hold=hold,
+                                         replaced=replaced, also=also)
+                    self.guarded(gen, added, timelines, write, message)
+                return
+            except db_ledger.LedgerConflict:
+                continue
+        raise LedgerBusy()
+
+    def _refused_extension(self, refused: NoCapacity, own: list,
+                           end_at: datetime.datetime) -> NoCapacity:
+        """A refused extension, with the latest end to which the lease's
+        slots (`own`, on their nodes until `end_at`) can all run.
+        """
+        end = ledger_mod.to_epoch(end_at)
+        shared, reservable = self.pools(fresh=True, start=end)
+        hosts = {h.node: h for h in shared}
+        hosts.update({h.node: h for h, _ in reservable})
+        need: dict = {}
+        for s in own:
+            need[s.node] = need.get(s.node, capacity.ZERO) + s.resources
+        excluded = {s.id for s in own}
+        latest = capacity.FOREVER
+        for node, resources in need.items():
+            if node not in hosts:
+                return refused
+            timeline = self.ledger.timelines.get(node)
+            latest = min(latest, capacity.held_until(
+                hosts[node], timeline and timeline.copy(excluded),
+                [resources], end)[0])
+        if not end < latest < capacity.FOREVER:
+            return refused
+        when = ledger_mod.from_epoch(latest).replace(microsecond=0)
+        return NoCapacity('%s; the latest end that fits is %s UTC'
+                          % (refused, when), latest_end=when)
+
+
+_SHARED: dict = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(placement_client=None) -> Writer:
+    """The process's planner, on the real clock: nova-api's hook and lease
+    API use one, so that the process holds one copy of the ledger and one
+    view of the nodes.
+    """
+    with _SHARED_LOCK:
+        if 'planner' not in _SHARED:
+            if placement_client is None:
+                placement_client = report.report_client_singleton()
+            _SHARED['planner'] = Writer(ledger_mod.Ledger(),
+                                        placement_client, time.time)
+        return _SHARED['planner']
