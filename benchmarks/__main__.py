@@ -23,6 +23,7 @@ import sys
 
 from benchmarks import blazar_placement
 from benchmarks import capacity_math
+from benchmarks import claim_delay
 from benchmarks import events
 from benchmarks import lease_placement
 from benchmarks import leases_at_once
@@ -145,7 +146,21 @@ def run(quick: bool) -> list:
                    better='higher'),
             figure('engine / bare store claim-and-finish, %d engine(s)'
                    % row['engines'], row['engine_vs_store'], 'x')]
+    figures += settle_wait(quick)
     return figures + spare_capacity(quick)
+
+
+def settle_wait(quick: bool) -> list:
+    """The scheduler's filter-to-claim time, which bounds how long a new
+    lease waits for the boots in flight (`boot_settle_timeout`).
+    """
+    row = claim_delay.run(*((4, 2, 4) if quick else (10, 4, 8)))
+    at = '%d servers in %d boots, %d nodes' % (
+        row['servers'], row['boots'], row['nodes'])
+    return [
+        figure('scheduler filter-to-claim p50, ' + at, row['p50_ms'], 'ms'),
+        figure('scheduler filter-to-claim max, ' + at, row['max_ms'], 'ms',
+               1000.0)]
 
 
 def spare_capacity(quick: bool) -> list:

@@ -47,6 +47,9 @@ CONF = conf.CONF
 # Plans made again when another lease took the same nodes meanwhile; each
 # time, another writer made progress.
 LEDGER_RETRIES = 20
+# Seconds after which a build request is taken as left behind by a boot
+# that failed, not one being scheduled: no lease waits for it.
+STUCK_BUILD = 3600
 
 
 class Writer(plan_mod.Planner):
@@ -210,26 +213,24 @@ class Writer(plan_mod.Planner):
 
         An ordinary boot is kept off promised capacity by the scheduler's
         filter, which reads a copy of the ledger at most `ledger_max_age`
-        old; one filtered on a copy older than this write did not see it.
-        Such a boot still has its build request now (`db.builds`), or its
-        claim is in Placement: once those boots have claimed, Placement
-        tells whether the nodes still hold the lease.  (Whole hosts take no
-        ordinary boot: their pieces are not asked about.)
+        old: once that long has passed, every boot filtered without this
+        write was filtered already, and each claims in Placement at most
+        `boot_settle_timeout` after its filters (a boot filtered later sees
+        the write).  So the boots in flight (their build requests) are
+        waited for that long at most, and then Placement tells whether the
+        nodes still hold the lease.  (Whole hosts take no ordinary boot:
+        their pieces are not asked about.)
         """
         pieces = sorted(set(pieces))
         if not pieces:
             return None
-        # A scheduler may filter on a ledger as old as `ledger_max_age`:
-        # the boots filtered without this write have build requests by
-        # then (or their claims).
         view_age = self.view_age
         if view_age is None:
             view_age = CONF.reservation.ledger_max_age
         time.sleep(view_age)
-        timeout = CONF.reservation.boot_settle_timeout
-        since = db_api.utcnow() - datetime.timedelta(seconds=timeout)
+        since = db_api.utcnow() - datetime.timedelta(seconds=STUCK_BUILD)
         waiting = self.in_flight(since)
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + CONF.reservation.boot_settle_timeout
         while waiting and time.monotonic() < deadline:
             time.sleep(0.05)
             waiting &= self.in_flight(since)

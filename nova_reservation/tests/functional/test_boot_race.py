@@ -19,6 +19,7 @@ import time
 from nova.scheduler import weights
 import sqlalchemy as sa
 
+from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -29,6 +30,7 @@ from nova_reservation.lease import write as lease_write
 from nova_reservation import status
 from nova_reservation.tests.functional import base
 
+CONF = conf.CONF
 STORE = db_api.Context()
 
 
@@ -218,6 +220,34 @@ class ChangeRaceTest(GatedTestCase):
         slot, = db_ledger.slots(STORE, rid)
         self.assertNotIn(slot.node, (failed, node))
         self.assertEqual(set(), self.holds())
+        self.assert_invariants()
+
+
+class SettleBoundTest(GatedTestCase):
+    NODES = ('host1', 'host2')
+
+    def test_a_lease_waits_for_boots_in_flight_at_most_the_bound(self):
+        # The request thread of a new lease is held no longer than
+        # ledger_max_age and the scheduler's filter-to-claim bound (by
+        # default), even while a boot stays in flight far longer.
+        bound = (CONF.reservation.ledger_max_age +
+                 CONF.reservation.boot_settle_timeout)
+        self.assertLessEqual(bound, 15)
+        server = self.held_boot()
+        started = time.monotonic()
+        creating, answer = lease_meanwhile(self, 1)
+        creating.join(30)
+        waited = time.monotonic() - started
+        self.assertFalse(creating.is_alive())
+        self.assertEqual(201, answer['resp'].status_code,
+                         answer['resp'].text)
+        self.assertLess(waited, bound + 5)
+        # The boot goes where the lease is not.
+        rid = answer['resp'].json()['lease']['reservations'][0]['id']
+        leased, = {s.node for s in db_ledger.slots(STORE, rid)}
+        GateWeigher.prefer, = set(self.NODES) - {leased}
+        GateWeigher.gate.set()
+        self.assertEqual(GateWeigher.prefer, self.node_of_active(server))
         self.assert_invariants()
 
 
