@@ -30,6 +30,7 @@ import random
 
 from benchmarks import timing
 from nova_reservation import capacity
+from nova_reservation import timeline as timeline_mod
 
 SLOT = capacity.Resources(1, 1024, 10)
 HOURS = 3600.0
@@ -72,7 +73,7 @@ def run(sizes=(1_000, 10_000, 100_000), budget: float = 0.5) -> list:
     rows = []
     for n in sizes:
         allocations = timeline_of(n)
-        timeline = capacity.Timeline(allocations)
+        timeline = timeline_mod.Timeline(allocations)
         timeline.peak(0, 1)   # built once, as the ledger keeps it
         span = 365 * 24 * HOURS
         queries = [(s, s + 8 * HOURS) for s in

@@ -37,6 +37,7 @@ from nova_reservation.db import models
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import schedule
+from nova_reservation import timeline as timeline_mod
 
 # The order in which a lease's events run (`bind` has none).
 EVENT_ORDER = ('reserve',) + schedule.TIMED
@@ -136,7 +137,7 @@ def _capacity(slots: list, placement: Callable, now: float,
     timelines: dict = {}
     bound = set(leased)
     for s in slots:
-        timelines.setdefault(s['node'], capacity.Timeline()).add(
+        timelines.setdefault(s['node'], timeline_mod.Timeline()).add(
             capacity.Slot(s['id'], s['reservation_id'], s['node'],
                           ledger_mod.to_epoch(s['start_at']),
                           ledger_mod.to_epoch(s['end_at']),

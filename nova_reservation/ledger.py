@@ -15,7 +15,7 @@
 nova-scheduler asks the ledger once per host per request, and nova-api
 once per lease; neither may read the whole ledger each time.  The copy
 reads only the rows written since the generation it holds (one cheap query
-when nothing changed) and keeps one `capacity.Timeline` per node.  In
+when nothing changed) and keeps one `timeline_mod.Timeline` per node.  In
 nova-scheduler a thread keeps it fresh (`keep_fresh`), so that a request
 reads no database: its copy is at most `[reservation] ledger_max_age` old.
 """
@@ -34,6 +34,7 @@ from oslo_log import log as logging
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import timeline as timeline_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -143,11 +144,11 @@ class _NextView:
         self._own_timelines: set = set()
         self._own_slots: set = set()
 
-    def _timeline(self, node: str) -> capacity.Timeline:
+    def _timeline(self, node: str) -> timeline_mod.Timeline:
         if node not in self._own_timelines:
             known = self.timelines.get(node)
             self.timelines[node] = (known.copy() if known is not None
-                                    else capacity.Timeline())
+                                    else timeline_mod.Timeline())
             self._own_timelines.add(node)
         return self.timelines[node]
 

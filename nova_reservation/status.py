@@ -79,12 +79,15 @@ FINISHED = (REFUSED, TERMINATED, DELETING, DELETED)
 
 # A reservation's status follows its lease's, in Blazar's words (pending,
 # then active, then deleted once the lease is over).
-RESERVATION_OF_LEASE = {CREATING: 'pending', WAITING: 'pending',
-                        REFUSED: 'deleted', PENDING: 'pending',
-                        STARTING: 'pending', UPDATING: 'pending',
-                        ACTIVE: 'active', TERMINATING: 'active',
-                        TERMINATED: 'deleted', DELETING: 'deleted',
-                        DELETED: 'deleted', ERROR: 'error'}
+RESERVATION_PENDING, RESERVATION_ACTIVE = 'pending', 'active'
+RESERVATION_DELETED, RESERVATION_ERROR = 'deleted', 'error'
+RESERVATION_OF_LEASE = {
+    CREATING: RESERVATION_PENDING, WAITING: RESERVATION_PENDING,
+    REFUSED: RESERVATION_DELETED, PENDING: RESERVATION_PENDING,
+    STARTING: RESERVATION_PENDING, UPDATING: RESERVATION_PENDING,
+    ACTIVE: RESERVATION_ACTIVE, TERMINATING: RESERVATION_ACTIVE,
+    TERMINATED: RESERVATION_DELETED, DELETING: RESERVATION_DELETED,
+    DELETED: RESERVATION_DELETED, ERROR: RESERVATION_ERROR}
 
 # Events.
 UNDONE, IN_PROGRESS, DONE = 'UNDONE', 'IN_PROGRESS', 'DONE'

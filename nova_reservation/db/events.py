@@ -205,7 +205,9 @@ def finish(ctx, event_ids: Iterable[int], new: str,
            error: Optional[str], now: datetime.datetime) -> None:
     """The events are over: DONE or ERROR."""
     t = models.Event
-    ctx.session.execute(sa.update(t).where(t.id.in_(list(event_ids))).values(
+    ctx.session.execute(sa.update(t).where(
+        t.id.in_(list(event_ids)),
+        t.status.in_(status.EVENT.sources(new))).values(
         status=new, last_error=error, updated_at=now, finished_at=now,
         runs=t.runs + int(new == DONE)))
 
@@ -227,7 +229,8 @@ def put_back(ctx, event_ids: Iterable[int], due_at: datetime.datetime,
         values.update(started_at=sa.case(
             (t.runs + t.attempts == 0, None), else_=t.started_at))
     ctx.session.execute(sa.update(t).where(
-        t.id.in_(list(event_ids))).values(**values))
+        t.id.in_(list(event_ids)),
+        t.status.in_(status.EVENT.sources(UNDONE))).values(**values))
 
 
 @api.writer

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from nova_reservation.db import api
 from nova_reservation.db import events
+from nova_reservation.db import holds
 from nova_reservation.db import ledger
 from nova_reservation.db import models
 from nova_reservation import status
@@ -261,11 +262,11 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
 
     `hold`: (hold, slot count) of the slots held for this change
     (`ledger.hold`), which cover whatever it adds: they go
-    (`ledger.spend_hold`), and the change needs no plan (`planned` None).
+    (`holds.spend_hold`), and the change needs no plan (`planned` None).
     `replaced`: reservations whose slots in `growth` replace all they had.
     `also(ctx)`: more to write in the same transaction.
     """
-    ledger.spend_hold(ctx, hold)
+    holds.spend_hold(ctx, hold)
     own = [r.id for r in reservations(ctx, lease_id)]
     gen = ledger.bump(ctx, planned, ledger.nodes_of(ctx, own) + [
         s['node'] for _, slots in growth.values() for s in slots])

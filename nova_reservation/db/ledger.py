@@ -22,17 +22,17 @@ import datetime
 from typing import Iterable, NamedTuple, Optional
 
 from oslo_db import api as oslo_db_api
-from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from nova_reservation.db import api
 from nova_reservation.db import models
 from nova_reservation import resource_types
+from nova_reservation import status
 
 # What `claim_slots` holds slots with, until the boot's servers exist.
 CLAIM_PREFIX = 'boot-'
 # What `hold` marks the slots of a lease change with until it is written
-# (`leases.change`) or given up (`drop_hold`): they count against the
+# (`leases.change`) or given up (`holds.drop_hold`): they count against the
 # nodes like any slot, and belong to no reservation's slots (`slots`).
 HOLD_PREFIX = 'hold-'
 
@@ -257,7 +257,7 @@ def release(ctx, lease_id: str) -> None:
         deleted=True, generation=gen))
     ctx.session.execute(sa.update(models.Reservation).where(
         models.Reservation.lease_id == lease_id).values(
-        deleted=True, status='deleted', generation=gen))
+        deleted=True, status=status.RESERVATION_DELETED, generation=gen))
 
 
 @api.writer
@@ -380,56 +380,6 @@ def claims(ctx, prefix: str = CLAIM_PREFIX) -> set:
     return set(ctx.session.execute(sa.select(s.instance_uuid).where(
         s.instance_uuid.like(prefix + '%'),
         s.deleted == sa.false()).distinct()).scalars())
-
-
-def hold_id(now: float) -> str:
-    """A new hold's id: when it was made (seconds, hex), then a random
-    part, so that one left behind is known by its age (`hold_made`).
-    """
-    return '%s%08x%s' % (HOLD_PREFIX, int(now),
-                         uuidutils.generate_uuid(dashed=False)[:23])
-
-
-def hold_made(name: str) -> float:
-    """When the hold `name` (`hold_id`) was made (0: unknown)."""
-    try:
-        return float(int(name[len(HOLD_PREFIX):][:8], 16))
-    except ValueError:
-        return 0.0
-
-
-@api.writer
-def hold(ctx, planned: int, name: str, slots: Iterable[tuple]) -> None:
-    """Slots that a lease change adds, held as `name` while the change is
-    checked against the boots in flight (`slots`: (reservation id,
-    columns) pairs), if their nodes are as they were at generation
-    `planned` (else LedgerConflict).
-    """
-    slots = list(slots)
-    gen = bump(ctx, planned, [values['node'] for _, values in slots])
-    for reservation_id, values in slots:
-        add_slots(ctx, gen, reservation_id,
-                  [dict(values, instance_uuid=name)])
-
-
-@api.writer
-def drop_hold(ctx, name: str) -> int:
-    """The slots held as `name` go; how many there were."""
-    gen = bump(ctx)
-    return ctx.session.execute(sa.update(models.Slot).where(
-        models.Slot.instance_uuid == name,
-        models.Slot.deleted == sa.false()).values(
-        deleted=True, generation=gen)).rowcount
-
-
-@api.writer
-def spend_hold(ctx, hold: Optional[tuple]) -> None:
-    """The held slots of a change being written go (`hold`: (its name,
-    slot count), or None); LedgerConflict if some were taken back meanwhile
-    (left behind for too long), so that the change is planned again.
-    """
-    if hold is not None and drop_hold(ctx, hold[0]) != hold[1]:
-        raise LedgerConflict()
 
 
 @api.writer

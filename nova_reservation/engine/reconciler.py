@@ -30,6 +30,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
+from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
@@ -206,8 +207,8 @@ class Reconciler:
         """
         oldest = self.clock() - CONF.reservation.creating_timeout
         for hold in sorted(holds):
-            if (db_ledger.hold_made(hold) < oldest and
-                    db_ledger.drop_hold(self.ctx, hold)):
+            if (db_holds.hold_made(hold) < oldest and
+                    db_holds.drop_hold(self.ctx, hold)):
                 LOG.warning('Reconciler: slots held by change %s released',
                             hold)
                 repairs.append('%s: released' % hold)

@@ -29,7 +29,6 @@ import time
 from typing import Any, Callable, NamedTuple, Optional
 
 from oslo_log import log as logging
-from oslo_service import periodic_task
 from oslo_service import service as oslo_service
 from oslo_utils import uuidutils
 
@@ -44,6 +43,7 @@ from nova_reservation.engine import outbox
 from nova_reservation.engine import outcomes
 from nova_reservation.engine import preemption
 from nova_reservation.engine import reconciler
+from nova_reservation.engine import recurring
 from nova_reservation.engine import relocation
 from nova_reservation.engine import waiting
 from nova_reservation.lease import service as lease_service
@@ -409,57 +409,6 @@ class Engine:
         self._pool.shutdown(wait=True)
 
 
-class Recurring(periodic_task.PeriodicTasks):
-    """The engine's recurring work besides events, as periodic tasks at the
-    intervals of ``[reservation]`` (read again on SIGHUP).
-    """
-
-    # Task name: the interval option.
-    INTERVALS = {'check_hosts': 'host_check_interval',
-                 'reconcile': 'reconcile_interval',
-                 'preempt': 'preempt_check_interval',
-                 'watch_idle': 'idle_check_interval',
-                 'place_waiting': 'wait_interval'}
-
-    def __init__(self, engine: Engine) -> None:
-        super().__init__(CONF)
-        self.engine = engine
-        self.configure()
-
-    def configure(self) -> None:
-        self._periodic_spacing = {
-            name: getattr(CONF.reservation, option)
-            for name, option in self.INTERVALS.items()}
-
-    def _run(self, task: Callable, what: str) -> None:
-        try:
-            task()
-        except Exception as e:
-            # Nova or Placement away: events still run.
-            LOG.warning('Could not %s: %s', what, e)
-
-    @periodic_task.periodic_task(run_immediately=True)
-    def check_hosts(self, context) -> None:
-        self._run(self.engine.check_hosts, 'check the compute nodes')
-
-    @periodic_task.periodic_task
-    def reconcile(self, context) -> None:
-        self._run(self.engine.reconcile_in_turn,
-                  'compare the store with Nova')
-
-    @periodic_task.periodic_task(run_immediately=True)
-    def preempt(self, context) -> None:
-        self._run(self.engine.preempt, 'look at the preemptible servers')
-
-    @periodic_task.periodic_task
-    def watch_idle(self, context) -> None:
-        self._run(self.engine.watch_idle, 'measure the leases\' use')
-
-    @periodic_task.periodic_task(run_immediately=True)
-    def place_waiting(self, context) -> None:
-        self._run(self.engine.place_waiting, 'try the waiting leases')
-
-
 class EngineService(oslo_service.Service):
     """The engine as an oslo.service service: the events in a thread of
     its own, the recurring work as periodic tasks.  A stop (SIGTERM)
@@ -470,7 +419,7 @@ class EngineService(oslo_service.Service):
     def __init__(self, engine: Engine) -> None:
         super().__init__()
         self.engine = engine
-        self.recurring = Recurring(engine)
+        self.recurring = recurring.Recurring(engine)
         self.started = threading.Event()
 
     def start(self) -> None:

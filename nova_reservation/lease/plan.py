@@ -38,6 +38,7 @@ from nova_reservation import placement
 from nova_reservation import properties
 from nova_reservation import resource_types
 from nova_reservation import schedule
+from nova_reservation import timeline as timeline_mod
 
 CONF = conf.CONF
 # The last day a date can name (year 9999): searches stop there.
@@ -196,7 +197,7 @@ class Planner:
         for node, res in slots:
             tl = timelines[node] = (timelines[node].copy()
                                     if node in timelines
-                                    else capacity.Timeline())
+                                    else timeline_mod.Timeline())
             tl.add(capacity.Slot(fake_id, rid, node, start, end, res))
             fake_id -= 1
         return fake_id

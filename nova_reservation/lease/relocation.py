@@ -18,6 +18,7 @@ asked.
 from typing import Iterable, Optional
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease.request import LedgerBusy
@@ -113,6 +114,6 @@ def _move(ctx, planned: Optional[int], moves: dict, degraded: Iterable[str],
     """Slots onto other nodes, and the leases that lost some degraded;
     `hold` as for `db_leases.change`.
     """
-    db_ledger.spend_hold(ctx, hold)
+    db_holds.spend_hold(ctx, hold)
     db_ledger.move_slots(ctx, planned, moves)
     db_leases.mark_degraded(ctx, degraded)

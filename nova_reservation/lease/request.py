@@ -27,6 +27,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import resource_types
 from nova_reservation import schedule
+from nova_reservation import status
 
 CONF = conf.CONF
 
@@ -105,7 +106,8 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         id=req.id, lease_id=get('id'), project_id=get('project_id'),
         resource_type=req.resource_type, flavor_id=req.flavor_id,
         vcpus=need.vcpus, memory_mb=need.memory_mb,
-        disk_gb=need.disk_gb, amount=req.count, status='pending',
+        disk_gb=need.disk_gb, amount=req.count,
+        status=status.RESERVATION_PENDING,
         min_count=req.min_count,
         max_count=(req.count if req.resource_type == resource_types.HOST
                    else None),

@@ -26,6 +26,7 @@ from nova.scheduler.client import report
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import waiting as db_waiting
@@ -256,8 +257,8 @@ class Writer(plan_mod.Planner):
         stale.  Nothing is released before the change is written, so no
         other lease can take what a refused change gives back.
         """
-        hold_id = db_ledger.hold_id(self.clock())
-        db_ledger.hold(self.ctx, gen, hold_id, added)
+        hold_id = db_holds.hold_id(self.clock())
+        db_holds.hold(self.ctx, gen, hold_id, added)
         try:
             taken = self._taken_meanwhile(
                 [(values['node'], ledger_mod.to_epoch(values['start_at']),
@@ -267,7 +268,7 @@ class Writer(plan_mod.Planner):
                 raise NoCapacity(taken_message % taken)
             write((hold_id, len(added)))
         except Exception:
-            db_ledger.drop_hold(self.ctx, hold_id)
+            db_holds.drop_hold(self.ctx, hold_id)
             raise
 
     def _added(self, own: list, placed: dict, growth: list, start: float,

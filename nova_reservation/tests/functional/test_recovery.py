@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
@@ -192,8 +193,8 @@ class ReconcilerTest(base.BootTestCase):
         slot, = db_ledger.slots(STORE, rid)
         lease = db_leases.get(STORE, db_leases.reservation(
             STORE, rid).lease_id)
-        hold = db_ledger.hold_id(self.clock())
-        db_ledger.hold(STORE, None, hold, [(rid, dict(
+        hold = db_holds.hold_id(self.clock())
+        db_holds.hold(STORE, None, hold, [(rid, dict(
             node=slot.node, vcpus=slot.vcpus, memory_mb=slot.memory_mb,
             disk_gb=slot.disk_gb, start_at=slot.end_at,
             end_at=slot.end_at + datetime.timedelta(hours=1)))])

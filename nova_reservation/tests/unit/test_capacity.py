@@ -20,6 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from nova_reservation import capacity
+from nova_reservation import timeline as timeline_mod
 
 R = capacity.Resources
 
@@ -49,7 +50,7 @@ def timelines(rows) -> dict:
     for i, (node, (a, b), cpus, ram) in enumerate(rows):
         nodes.setdefault(node, []).append(
             alloc(i, a, b, cpus, node=node, ram=ram))
-    return {n: capacity.Timeline(a) for n, a in nodes.items()}
+    return {n: timeline_mod.Timeline(a) for n, a in nodes.items()}
 
 
 intervals = st.tuples(st.integers(0, 100), st.integers(1, 30)).map(
@@ -61,17 +62,17 @@ allocations = st.lists(st.tuples(intervals, st.integers(1, 4),
 class TimelineTest(unittest.TestCase):
 
     def test_empty(self):
-        self.assertEqual(capacity.ZERO, capacity.Timeline().peak(0, 10))
+        self.assertEqual(capacity.ZERO, timeline_mod.Timeline().peak(0, 10))
 
     def test_touching_intervals_do_not_overlap(self):
-        tl = capacity.Timeline([alloc(1, 0, 10, 2), alloc(2, 10, 20, 3)])
+        tl = timeline_mod.Timeline([alloc(1, 0, 10, 2), alloc(2, 10, 20, 3)])
         self.assertEqual(2, tl.peak(0, 10).vcpus)
         self.assertEqual(3, tl.peak(5, 15).vcpus)
         self.assertEqual(3, tl.peak(10, 11).vcpus)
         self.assertEqual(0, tl.peak(20, 30).vcpus)
 
     def test_add_and_remove(self):
-        tl = capacity.Timeline([alloc(1, 0, 10, 2)])
+        tl = timeline_mod.Timeline([alloc(1, 0, 10, 2)])
         tl.add(alloc(2, 5, 15, 3))
         self.assertEqual(5, tl.peak(0, 20).vcpus)
         tl.remove(1)
@@ -79,18 +80,18 @@ class TimelineTest(unittest.TestCase):
         self.assertEqual(0, tl.peak(0, 5).vcpus)
 
     def test_exclude(self):
-        tl = capacity.Timeline([alloc(1, 0, 10, 2), alloc(2, 0, 10, 3)])
+        tl = timeline_mod.Timeline([alloc(1, 0, 10, 2), alloc(2, 0, 10, 3)])
         self.assertEqual(3, tl.peak(0, 10, exclude=[1]).vcpus)
 
     @settings(max_examples=300, deadline=None)
     @given(allocations, intervals, st.sampled_from([0, 1000]))
     def test_peak_matches_brute_force(self, rows, query, long_span):
         # Both ways of answering: the sparse table, and the scan.
-        capacity.LONG_SPAN, saved = long_span, capacity.LONG_SPAN
+        timeline_mod.LONG_SPAN, saved = long_span, timeline_mod.LONG_SPAN
         self.addCleanup(setattr, capacity, 'LONG_SPAN', saved)
         allocs = [alloc(i, s, e, v, ram=m)
                   for i, ((s, e), v, m) in enumerate(rows)]
-        tl = capacity.Timeline(allocs)
+        tl = timeline_mod.Timeline(allocs)
         self.assertEqual(brute_peak(allocs, *query), tl.peak(*query))
 
     @settings(max_examples=300, deadline=None)
@@ -98,7 +99,7 @@ class TimelineTest(unittest.TestCase):
     def test_peak_after_matches_brute_force(self, rows, t):
         allocs = [alloc(i, s, e, v, ram=m)
                   for i, ((s, e), v, m) in enumerate(rows)]
-        tl = capacity.Timeline(allocs)
+        tl = timeline_mod.Timeline(allocs)
         self.assertEqual(tuple(brute_peak(allocs, t, capacity.FOREVER)),
                          tuple(tl.peak_after(t)))
 
@@ -111,11 +112,11 @@ class TimelineTest(unittest.TestCase):
         # with the same id) and removed, answers every question as a
         # timeline built from the slots it ends with; the original is
         # untouched.
-        capacity.LONG_SPAN, saved = long_span, capacity.LONG_SPAN
+        timeline_mod.LONG_SPAN, saved = long_span, timeline_mod.LONG_SPAN
         self.addCleanup(setattr, capacity, 'LONG_SPAN', saved)
         before = [alloc(i, s, e, v, ram=m)
                   for i, ((s, e), v, m) in enumerate(first)]
-        original = capacity.Timeline(before)
+        original = timeline_mod.Timeline(before)
         original.peak_after(0)   # built
         expected = (original.peak(*query), original.peak_after(t),
                     original.next_drop(t))
@@ -129,7 +130,7 @@ class TimelineTest(unittest.TestCase):
             after[i * 2] = alloc(i * 2, s, e, v, ram=m)
         for i in gone:
             after.pop(i, None)
-        anew = capacity.Timeline(after.values())
+        anew = timeline_mod.Timeline(after.values())
         for tl in (changed, anew):
             self.assertEqual(len(after), len(tl))
         self.assertEqual(brute_peak(list(after.values()), *query),
@@ -165,8 +166,8 @@ class PlanTest(unittest.TestCase):
         self.assertIsNone(capacity.plan(hosts, {}, R(2, 1, 1), 1, 50, 60))
 
     def test_earliest_start_is_the_first_that_fits(self):
-        tl = {'n0': capacity.Timeline([alloc(1, 0, 50, 4, node='n0'),
-                                       alloc(2, 60, 70, 4, node='n0')])}
+        tl = {'n0': timeline_mod.Timeline([alloc(1, 0, 50, 4, node='n0'),
+                                           alloc(2, 60, 70, 4, node='n0')])}
         hosts = [capacity.Host('n0', R(4, 8192, 100))]
         need = R(1, 1, 1)
 
@@ -301,7 +302,7 @@ class PlanTest(unittest.TestCase):
 
     def test_a_window_ends_where_a_slot_would_overlap_the_next_lease(self):
         hosts = [capacity.Host('n0', R(2, 4096, 100))]
-        tl = {'n0': capacity.Timeline([alloc(1, 100, 200, 2, node='n0')])}
+        tl = {'n0': timeline_mod.Timeline([alloc(1, 100, 200, 2, node='n0')])}
 
         def place(a, b):
             return capacity.plan(hosts, tl, R(1, 0, 0), 1, a, b)
@@ -333,7 +334,7 @@ class PlanTest(unittest.TestCase):
                                         affinity=False))
 
     def test_whole_hosts(self):
-        tl = {'n0': capacity.Timeline([alloc(1, 0, 50, 1, node='n0')])}
+        tl = {'n0': timeline_mod.Timeline([alloc(1, 0, 50, 1, node='n0')])}
         hosts = self.hosts(3)
         self.assertEqual(['n1', 'n2'], capacity.plan_hosts(hosts, tl, 10, 20,
                                                            1, 2))
@@ -352,7 +353,7 @@ class PlanTest(unittest.TestCase):
         hosts = [capacity.Host('n%d' % i, R(8, 1e9, 1e9)) for i in range(3)]
         timelines = {}
         for a in allocs:
-            timelines.setdefault(a.node, capacity.Timeline()).add(a)
+            timelines.setdefault(a.node, timeline_mod.Timeline()).add(a)
         need = R(vcpus, 0, 0)
         chosen = capacity.plan(hosts, timelines, need, count, *query)
         for h in hosts:
@@ -404,7 +405,7 @@ class HeldUntilTest(unittest.TestCase):
 
     def test_newest_yields_first(self):
         host = capacity.Host('n1', R(4, 0, 0), R(1, 0, 0))
-        tl = capacity.Timeline([alloc(1, 50, 60, 2), alloc(2, 80, 90, 3)])
+        tl = timeline_mod.Timeline([alloc(1, 50, 60, 2), alloc(2, 80, 90, 3)])
         # 1 ordinary + 1 + 1: the 3-vCPU slot at 80 leaves room for none
         # of them; the 2-vCPU one at 50 for the first only.
         self.assertEqual([80, 50], capacity.held_until(
@@ -424,7 +425,7 @@ class HeldUntilTest(unittest.TestCase):
     def test_matches_brute_force(self, rows, uses, base, now):
         allocs = [alloc(i, s, e, v, ram=m)
                   for i, ((s, e), v, m) in enumerate(rows)]
-        tl = capacity.Timeline(allocs)
+        tl = timeline_mod.Timeline(allocs)
         host = capacity.Host('n1', R(8, 4096, 0), R(base, 0, 0))
         found = capacity.held_until(host, tl, [R(u, 0, 0) for u in uses],
                                     now)

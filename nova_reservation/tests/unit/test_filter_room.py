@@ -27,6 +27,7 @@ import testtools
 from nova_reservation import capacity
 from nova_reservation import filters
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import timeline as timeline_mod
 
 objects.register_all()
 NOW = 1_000_000.0
@@ -75,7 +76,7 @@ def view(*promised) -> ledger_mod.View:
     slots = [capacity.Slot(i, 'r1', 'n1', NOW + HOUR, NOW + 2 * HOUR,
                            capacity.Resources(*need))
              for i, need in enumerate(promised, 1)]
-    return ledger_mod.View(timelines={'n1': capacity.Timeline(slots)})
+    return ledger_mod.View(timelines={'n1': timeline_mod.Timeline(slots)})
 
 
 class RoomTest(testtools.TestCase):

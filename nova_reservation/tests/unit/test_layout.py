@@ -141,6 +141,20 @@ class LayoutTest(testtools.TestCase):
                         ast.unparse(node.func))
         self.assertEqual({}, found)
 
+    def test_no_module_is_over_450_lines(self):
+        # A module that grows past this holds more than one concept.
+        longer = {}
+        for folder, _, names in os.walk(os.path.join(ROOT,
+                                                     'nova_reservation')):
+            for name in names:
+                if name.endswith('.py'):
+                    path = os.path.join(folder, name)
+                    with open(path) as f:
+                        count = sum(1 for _ in f)
+                    if count > 450:
+                        longer[os.path.relpath(path, ROOT)] = count
+        self.assertEqual({}, longer)
+
     def test_suites_are_folders(self):
         # tools/run-tests picks suites by folder, never by a name pattern.
         with open(os.path.join(ROOT, 'tools', 'run-tests')) as f:

@@ -21,7 +21,7 @@ import types
 
 import testtools
 
-from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import holds as db_holds
 from nova_reservation import ledger as ledger_mod
 
 NODES = ('n1', 'n2', 'n3', 'n4')
@@ -127,7 +127,7 @@ class LedgerViewTest(testtools.TestCase):
         self.assertIs(view.peaks_after(0), again.peaks_after(0))
 
     def test_a_held_slot_counts_on_its_node_and_is_no_reservation_s(self):
-        hold = db_ledger.hold_id(1000)
+        hold = db_holds.hold_id(1000)
         self.store.write(slot_row(1, 'n1'), slot_row(2, 'n1', instance=hold))
         self.ledger.refresh()
         view = self.ledger.view
@@ -142,7 +142,7 @@ class LedgerViewTest(testtools.TestCase):
         view = self.ledger.view
         self.assertEqual(2, view.timelines['n1'].peak(0, 10000).vcpus)
         self.assertEqual([1, 3], [s.id for s in view.slots('r1')])
-        self.assertEqual(1000, db_ledger.hold_made(hold))
+        self.assertEqual(1000, db_holds.hold_made(hold))
 
     def test_peaks_after_are_each_node_s_until_a_usage_changes(self):
         self.store.write(slot_row(1, 'n1', start=1000, end=5000),
