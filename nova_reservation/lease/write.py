@@ -154,19 +154,21 @@ class Writer(plan_mod.Planner):
                    when_text(end), taken))
 
     def create_or_wait(self, lease: dict, requests: list) -> bool:
-        """Create a lease, or, if it waits for room (``if_busy: wait``) and
-        none is found, write it waiting (no slot, no event, WAITING unless
-        CREATING); whether it waits.  A lease with a flexible start is
-        placed at the earliest start that fits up to its `start_before`.
+        """Create a lease (`lease`: the row's values, left as they are),
+        or, if it waits for room (``if_busy: wait``) and none is found,
+        write it waiting, with the dates it asked for (no slot, no event,
+        WAITING unless CREATING); whether it waits.  A lease with a
+        flexible start is placed at the earliest start that fits up to its
+        `start_before`.
         """
         if lease.get('if_busy') != 'wait':
             self.create(lease, requests, schedule.lease_events(
                 lease, db_api.utcnow()))
             return False
         try:
-            lease.update(self.moved(lease, requests, self.clock()))
-            self.create(lease, requests, schedule.lease_events(
-                lease, db_api.utcnow()))
+            placed = dict(lease, **self.moved(lease, requests, self.clock()))
+            self.create(placed, requests, schedule.lease_events(
+                placed, db_api.utcnow()))
             return False
         except NoCapacity as e:
             waiting = dict(
