@@ -136,9 +136,14 @@ class Boots:
             count = params.server_count(
                 server, CONF.reservation.max_servers_per_lease)
             flavor = self._flavor(server.get('flavorRef'), found)
-            made = lease_service.create(ctx, self._draft(
-                lease, flavor, count, self._group_affinity(ctx, hints),
-                idempotency.digest(body)))
+            digest = idempotency.digest(body)
+            # A retried boot is answered before the rest of its request is
+            # read again (its server group may be gone since).
+            made = lease_service.known(ctx, lease.client_token, digest)
+            if made is None:
+                made = lease_service.create(ctx, self._draft(
+                    lease, flavor, count, self._group_affinity(ctx, hints),
+                    digest))
             if made.again:
                 return self._same_boot(ctx, body, made.lease_id)
             lease_id, waits = made.lease_id, made.waits

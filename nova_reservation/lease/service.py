@@ -45,6 +45,8 @@ from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
 BUSY = 'the ledger is too busy to place the lease now; try again'
+# The kind of refusal of a lease that does not fit.
+NO_ROOM = 'NotEnoughCapacity'
 
 
 class Refused(Exception):
@@ -85,15 +87,18 @@ class Made(NamedTuple):
 
 def _refused(e: Exception) -> Refused:
     if isinstance(e, NoCapacity):
-        return Refused(409, 'NotEnoughCapacity', str(e), **e.details())
+        return Refused(409, NO_ROOM, str(e), **e.details())
     return Refused(409, 'Conflict', BUSY)
 
 
-def _known(ctx, draft: Draft) -> Optional[Made]:
-    """What an earlier create with the draft's client token made."""
+def known(ctx, token: Optional[str], digest: str) -> Optional[Made]:
+    """What an earlier create of the caller's project with the client
+    `token` made (for the request of `digest`), or None; Refused where it
+    can not be the answer.
+    """
     try:
-        lease = idempotency.known(db_api.Context(), ctx.project_id,
-                                  draft.token, draft.digest)
+        lease = idempotency.known(db_api.Context(), ctx.project_id, token,
+                                  digest)
     except idempotency.Conflict as e:
         raise Refused(409, 'Conflict', str(e))
     if lease is None:
@@ -109,7 +114,7 @@ def create(ctx, draft: Draft) -> Made:
     user): planned and written whole, or written waiting for room, or
     Refused with nothing of it left.
     """
-    same = _known(ctx, draft)
+    same = known(ctx, draft.token, draft.digest)
     if same is not None:
         return same
     lease_id = uuidutils.generate_uuid()
@@ -134,7 +139,7 @@ def create(ctx, draft: Draft) -> Made:
         raise _refused(e)
     except db_exception.DBDuplicateEntry:
         # Another create with this token made its lease first.
-        same = _known(ctx, draft)
+        same = known(ctx, draft.token, draft.digest)
         if same is None:
             raise
         return same

@@ -121,6 +121,19 @@ class BootTokenTest(base.ReservationTestCase):
             search_opts={'all_tenants': 1})))
         self.assertEqual(1, len(self.leases()))
 
+    def test_a_retried_boot_is_answered_though_its_group_is_gone(self):
+        group = self.api.post_server_groups(
+            {'name': 'g', 'policy': 'anti-affinity'})
+        hints = {'group': group['id']}
+        first = self.boot(self.lease_params(), extra_hints=hints)
+        self.assertEqual(202, first.status, first.content)
+        self.admin_api.api_delete('/os-server-groups/%s' % group['id'])
+        again = self.boot(self.lease_params(), extra_hints=hints)
+        self.assertEqual(202, again.status, again.content)
+        self.assertEqual(first.body['server']['id'],
+                         again.body['server']['id'])
+        self.assertEqual(1, len(self.leases()))
+
     def test_the_token_with_another_boot_is_a_409(self):
         self.assertEqual(202, self.boot(self.lease_params()).status)
         other = self.boot(self.lease_params(on_end='shelve'))
