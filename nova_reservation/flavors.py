@@ -30,13 +30,21 @@ def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
         return None
 
 
-def of_ref(ctx, flavor_ref) -> Optional["objects.Flavor"]:
-    """The flavor a boot's ``flavorRef`` (an id or a link) names, or None
-    (none such, or no usable flavorRef).
+def id_of_ref(flavor_ref) -> Optional[str]:
+    """The flavor id a boot's ``flavorRef`` (an id or a link) names, or
+    None (no usable flavorRef).
     """
     if not isinstance(flavor_ref, (str, int)):
         return None
-    return find(ctx, nova_common.get_id_from_href(str(flavor_ref)))
+    return nova_common.get_id_from_href(str(flavor_ref))
+
+
+def of_ref(ctx, flavor_ref) -> Optional["objects.Flavor"]:
+    """The flavor a boot's ``flavorRef`` names, or None (none such, or no
+    usable flavorRef).
+    """
+    flavor_id = id_of_ref(flavor_ref)
+    return None if flavor_id is None else find(ctx, flavor_id)
 
 
 def need_finder(ctx) -> Callable:

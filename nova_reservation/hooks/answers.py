@@ -24,13 +24,6 @@ FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
 NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
 
 
-class LeaseRefused(Exception):
-    def __init__(self, status: int, message: str, **extra) -> None:
-        super().__init__(message)
-        self.status = status
-        self.extra = extra
-
-
 def fault(status: int, message: str, **extra) -> webob.Response:
     """An error in Nova's fault shape, which nova and openstack CLIs
     print.

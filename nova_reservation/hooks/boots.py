@@ -19,7 +19,6 @@ import contextlib
 import json
 from typing import Optional
 
-from nova.api.openstack import common as nova_common
 from nova.compute import api as compute_api
 from nova import exception as nova_exception
 from nova import objects
@@ -39,7 +38,6 @@ from nova_reservation import flavors
 from nova_reservation.hooks.answers import fault
 from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
-from nova_reservation.hooks.answers import LeaseRefused
 from nova_reservation.hooks.answers import NOVA_JSON_TYPES
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
@@ -145,13 +143,11 @@ class Boots:
                     lease, flavor, count, self._group_affinity(ctx, hints),
                     digest))
             if made.again:
-                return self._same_boot(ctx, body, made.lease_id)
+                return self._same_boot(ctx, body, made)
             lease_id, waits = made.lease_id, made.waits
             reservation_id, = made.reservation_ids
         except params.InvalidParam as e:
             return fault(400, str(e))
-        except LeaseRefused as e:
-            return fault(e.status, str(e), **e.extra)
         except lease_service.Refused as e:
             return fault(e.status, str(e), **e.details)
 
@@ -240,29 +236,29 @@ class Boots:
         """
         rid = params.reservation_hint(hints)
         if rid is None:
-            flavor_ref = server.get('flavorRef')
-            if not isinstance(flavor_ref, (str, int)):
+            flavor_id = flavors.id_of_ref(server.get('flavorRef'))
+            if flavor_id is None:
                 return None
-            res = db_leases.reservation_of_flavor(
-                self.ctx, nova_common.get_id_from_href(str(flavor_ref)))
+            res = db_leases.reservation_of_flavor(self.ctx, flavor_id)
             if res is None:
                 return None
             rid = res.id
         res = db_leases.reservation(self.ctx, rid)
         # Another project's reservation is as good as none to this one.
         if res is None or res.deleted or res.project_id != ctx.project_id:
-            raise LeaseRefused(404, 'reservation: %s not found' % rid)
+            raise lease_service.Refused(404, 'reservation: %s not found'
+                                        % rid)
         if res.resource_type == resource_types.SERVER:
-            raise LeaseRefused(409, 'reservation: %s holds the servers of '
-                               'lease %s and takes no other server'
-                               % (rid, res.lease_id))
+            raise lease_service.Refused(
+                409, 'reservation: %s holds the servers of lease %s and '
+                'takes no other server' % (rid, res.lease_id))
         lease = db_leases.get(self.ctx, res.lease_id)
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \
                 lease.status not in (status.PENDING, status.ACTIVE):
-            raise LeaseRefused(409, 'reservation: lease %s is not active '
-                               '(it is %s, from %s to %s UTC)' % (
-                                   lease.id, lease.status,
+            raise lease_service.Refused(
+                409, 'reservation: lease %s is not active (it is %s, from '
+                '%s to %s UTC)' % (lease.id, lease.status,
                                    lease.start_at.replace(microsecond=0),
                                    lease.end_at.replace(microsecond=0)))
         return res
@@ -288,9 +284,9 @@ class Boots:
             if not held:
                 free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
                            if s.instance_uuid is None)
-                raise LeaseRefused(409, 'reservation: %d of its %d slots are '
-                                   'free; %d servers asked for'
-                                   % (free, res.amount, count))
+                raise lease_service.Refused(
+                    409, 'reservation: %d of its %d slots are free; %d '
+                    'servers asked for' % (free, res.amount, count))
             hints[SLOTS_HINT] = [str(i) for i in held]
             req.body = json.dumps(body).encode('utf-8')
         try:
@@ -315,19 +311,20 @@ class Boots:
         """The boot's flavor (`found`: as `flavors.of_ref` found it), or
         InvalidParam naming flavorRef.
         """
-        if not isinstance(flavor_ref, (str, int)):
+        flavor_id = flavors.id_of_ref(flavor_ref)
+        if flavor_id is None:
             raise params.InvalidParam('flavorRef', 'is required')
         if found is None:
-            raise params.InvalidParam('flavorRef', 'flavor %s not found' %
-                                      nova_common.get_id_from_href(
-                                          str(flavor_ref)))
+            raise params.InvalidParam('flavorRef', 'flavor %s not found'
+                                      % flavor_id)
         return found
 
-    def _same_boot(self, ctx, body: dict, lease_id: str) -> webob.Response:
+    def _same_boot(self, ctx, body: dict,
+                   made: lease_service.Made) -> webob.Response:
         """The answer to a boot retried with its lease's client token: the
         servers the first made.
         """
-        lease = db_leases.get(self.ctx, lease_id)
+        lease = db_leases.get(self.ctx, made.lease_id)
         uuids = [b.instance_uuid
                  for b in db_bindings.of_lease(self.ctx, lease.id)]
         if not uuids:
@@ -338,8 +335,7 @@ class Boots:
                 ctx, uuids[0]).reservation_id})
         return json_response(202, {'server': {'id': uuids[0], 'reservation': {
             'lease_id': lease.id, 'lease_name': lease.name,
-            'reservation_id': db_leases.reservations(
-                self.ctx, lease.id)[0].id,
+            'reservation_id': made.reservation_ids[0],
             'status': lease_view_status(lease, db_api.utcnow())}}})
 
     @staticmethod
@@ -435,9 +431,10 @@ class Boots:
         enrolled = {h.hypervisor_hostname
                     for h in db_hosts.get_all(self.ctx)}
         if nodes & enrolled:
-            raise LeaseRefused(409, 'availability_zone: %s is reservable: '
-                               'only its leases boot there' % where)
+            raise lease_service.Refused(
+                409, 'availability_zone: %s is reservable: only its leases '
+                'boot there' % where)
         if not self.planner.fits_for_good(nodes, need):
-            raise LeaseRefused(409, 'availability_zone: %s has no room for '
-                               '%s that no lease has been promised'
-                               % (where, need.describe()))
+            raise lease_service.Refused(
+                409, 'availability_zone: %s has no room for %s that no '
+                'lease has been promised' % (where, need.describe()))

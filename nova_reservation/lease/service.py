@@ -45,20 +45,23 @@ from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
 BUSY = 'the ledger is too busy to place the lease now; try again'
-# The kind of refusal of a lease that does not fit.
+# The kind of refusal of a lease that does not fit; the kinds of the
+# others, by status.
 NO_ROOM = 'NotEnoughCapacity'
+KINDS = {404: 'NotFound', 409: 'Conflict'}
 
 
 class Refused(Exception):
-    """A lease not made or not changed: `status` (HTTP), `kind` (the
-    lease API's error type), the message, and `details` for the answer.
+    """A lease not made, changed or booted into: `status` (HTTP), the
+    message, `kind` (the lease API's error type; by default the status's)
+    and `details` for the answer.
     """
 
-    def __init__(self, status: int, kind: str, message: str,
+    def __init__(self, status: int, message: str, kind: Optional[str] = None,
                  **details) -> None:
         super().__init__(message)
         self.status = status
-        self.kind = kind
+        self.kind = kind or KINDS[status]
         self.details = details
 
 
@@ -87,8 +90,8 @@ class Made(NamedTuple):
 
 def _refused(e: Exception) -> Refused:
     if isinstance(e, NoCapacity):
-        return Refused(409, NO_ROOM, str(e), **e.details())
-    return Refused(409, 'Conflict', BUSY)
+        return Refused(409, str(e), NO_ROOM, **e.details())
+    return Refused(409, BUSY)
 
 
 def known(ctx, token: Optional[str], digest: str) -> Optional[Made]:
@@ -100,7 +103,7 @@ def known(ctx, token: Optional[str], digest: str) -> Optional[Made]:
         lease = idempotency.known(db_api.Context(), ctx.project_id, token,
                                   digest)
     except idempotency.Conflict as e:
-        raise Refused(409, 'Conflict', str(e))
+        raise Refused(409, str(e))
     if lease is None:
         return None
     LOG.info('Lease %s: a create retried with its client token', lease.id)
@@ -189,8 +192,8 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
     except NoCapacity as e:
         raise _refused(e)
     except (LedgerBusy, db_leases.LeaseChanged):
-        raise Refused(409, 'Conflict', 'lease %s changed while this change '
-                      'was made; read it again and retry' % lease.id)
+        raise Refused(409, 'lease %s changed while this change was made; '
+                      'read it again and retry' % lease.id)
     if replaced:
         _reshape_in_nova(ctx, lease, replaced)
 
