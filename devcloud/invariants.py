@@ -19,7 +19,10 @@ check the same things.
 - no slot is held for a boot, a lease change or a server that is not there;
 - no server carries a lease that is gone (or never finished);
 - no node is promised more than it has: the ledger at its peak from now
-  on, with the ordinary servers on the node (which run for good).
+  on, with the ordinary servers on the node (which run for good);
+- no floating IP address is promised twice at any instant, or promised
+  at all once it is no longer registered; no floating IP made for a
+  reservation outlives its lease.
 
 The store is read with SQL through an SQLAlchemy engine; Nova through
 `servers` (every project's servers, as the compute API lists them) and
@@ -34,6 +37,7 @@ import sqlalchemy as sa
 from nova_reservation import capacity
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
+from nova_reservation import floatingips
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import schedule
@@ -52,11 +56,13 @@ def _rows(engine: sa.engine.Engine, table) -> list:
 def violations(engine: sa.engine.Engine, servers: Iterable[dict],
                placement: Callable[[str], dict],
                now: datetime.datetime = None,
-               engines: bool = False) -> List[str]:
+               engines: bool = False,
+               floating_ips: Iterable[dict] = ()) -> List[str]:
     """Each invariant that does not hold, in words (none: all hold).
 
     `engines`: engines run the cloud's events, so no lease is left being
-    deleted either.
+    deleted either.  `floating_ips`: Neutron's floating IPs (as an admin
+    lists them).
     """
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(
         tzinfo=None)
@@ -78,6 +84,48 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
         engine, models.ServerBinding.__table__) if b['state'] != 'ENDED'}
     found += _capacity(slots, placement, ledger_mod.to_epoch(now),
                        preemptible, leased)
+    found += _addresses(slots, _rows(engine, models.FloatingIP.__table__),
+                        ledger_mod.to_epoch(now))
+    found += _floating_ips(floating_ips, _rows(
+        engine, models.Reservation.__table__), leases)
+    return found
+
+
+def _addresses(slots: list, registered: list, now: float) -> list:
+    known = {floatingips.node_of(r['id']) for r in registered}
+    timelines: dict = {}
+    for s in slots:
+        if not floatingips.is_address(s['node']):
+            continue
+        if s['node'] not in known and \
+                ledger_mod.to_epoch(s['end_at']) > now:
+            return ['slot %d holds %s, which is not registered'
+                    % (s['id'], s['node'])]
+        timelines.setdefault(s['node'], timeline_mod.Timeline()).add(
+            capacity.Slot(s['id'], s['reservation_id'], s['node'],
+                          ledger_mod.to_epoch(s['start_at']),
+                          ledger_mod.to_epoch(s['end_at']),
+                          floatingips.UNIT))
+    return ['address %s is promised %g times at once' % (node, peak.vcpus)
+            for node, peak in sorted(
+                (n, tl.peak(0, capacity.FOREVER))
+                for n, tl in timelines.items())
+            if not peak.fits_in(floatingips.UNIT)]
+
+
+def _floating_ips(fips: Iterable[dict], reservations: list,
+                  leases: dict) -> list:
+    lease_of = {r['id']: r['lease_id'] for r in reservations}
+    found = []
+    for fip in fips:
+        text = fip.get('description') or ''
+        if not text.startswith('reservation:'):
+            continue
+        lease = leases.get(lease_of.get(text[len('reservation:'):]))
+        if lease is None or lease['status'] != 'ACTIVE':
+            found.append('floating IP %s (%s) outlives its lease %s' % (
+                fip['floating_ip_address'], text,
+                lease and '%s (%s)' % (lease['id'], lease['status'])))
     return found
 
 

@@ -185,6 +185,23 @@ def plan_hosts(hosts: Sequence[Host], timelines: dict, start: float,
     return free[:max_count] if len(free) >= min_count else None
 
 
+def plan_units(units: Sequence[Host], timelines: dict, start: float,
+               end: float, required: Sequence[str],
+               count: int) -> Optional[list]:
+    """`count` of the one-slot `units` (floating IP addresses) free over
+    [start, end), the `required` ones among them, else None.  The others
+    are taken in the order of `units`.
+    """
+    free = {h.node for h in units
+            if fits(h, timelines.get(h.node), h.capacity, start, end)}
+    if not set(required) <= free or len(set(required)) > count:
+        return None
+    chosen = list(dict.fromkeys(required))
+    chosen += [h.node for h in units
+               if h.node in free and h.node not in chosen]
+    return chosen[:count] if len(chosen) >= count else None
+
+
 def _score(room: Resources, need: Resources) -> float:
     """How many more slots of `need` the room holds (for spreading).
 

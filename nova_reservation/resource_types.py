@@ -23,3 +23,9 @@ VIRTUAL = 'virtual:instance'
 WITH_FLAVOR = (FLAVOR, VIRTUAL)
 # Whole reservable hosts, in an aggregate of the lease's own.
 HOST = 'physical:host'
+# Floating IP addresses of an external network that an admin registered
+# (/v1/floatingips); at the start they become floating IPs of the
+# lease's project in Neutron.
+FLOATINGIP = 'virtual:floatingip'
+# The kinds whose slots are capacity on the shared pool's compute nodes.
+SHARED_POOL = (SERVER, FLAVOR, VIRTUAL)

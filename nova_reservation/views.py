@@ -13,6 +13,8 @@
 """Leases in Blazar's shapes: the lease API's views and the payloads of
 the lease notifications."""
 
+import json
+
 from nova_reservation import resource_types
 from nova_reservation import schedule
 from nova_reservation import status
@@ -35,7 +37,12 @@ def reservation(res, servers: list, lease_status: str) -> dict:
             'created_at': date(res.created_at),
             'updated_at': date(res.updated_at),
             'missing_resources': False, 'resources_changed': False}
-    if res.resource_type == resource_types.HOST:
+    if res.resource_type == resource_types.FLOATINGIP:
+        view.update(network_id=res.network_id, amount=res.amount,
+                    required_floatingips=json.loads(
+                        res.required_floatingips or '[]'),
+                    resource_id=res.id)
+    elif res.resource_type == resource_types.HOST:
         view.update(min=res.min_count, max=res.max_count,
                     hypervisor_properties=res.hypervisor_properties or '',
                     resource_properties=res.resource_properties or '',

@@ -20,6 +20,7 @@ import webob
 import webob.dec
 
 from nova_reservation.api.handlers import availability
+from nova_reservation.api.handlers import floatingips
 from nova_reservation.api.handlers import hosts
 from nova_reservation.api.handlers import leases
 from nova_reservation.api.handlers import ledger
@@ -49,6 +50,10 @@ ROUTES = [
     ('GET', r'/v1/os-hosts/' + ID, hosts.show_host),
     ('PUT', r'/v1/os-hosts/' + ID, hosts.update_host),
     ('DELETE', r'/v1/os-hosts/' + ID, hosts.delete_host),
+    ('GET', r'/v1/floatingips', floatingips.list_floatingips),
+    ('POST', r'/v1/floatingips', floatingips.create_floatingip),
+    ('GET', r'/v1/floatingips/' + ID, floatingips.show_floatingip),
+    ('DELETE', r'/v1/floatingips/' + ID, floatingips.delete_floatingip),
     ('GET', r'/v1/openapi.json', lambda ctx, req: _openapi()),
 ]
 OPENAPI_PATH = '/v1/openapi.json'

@@ -21,6 +21,7 @@ import re
 import sys
 
 from nova_reservation.schemas import availability
+from nova_reservation.schemas import floatingips
 from nova_reservation.schemas import hosts
 from nova_reservation.schemas import leases
 from nova_reservation.schemas import ledger
@@ -63,6 +64,15 @@ OPERATIONS = {
                                    hosts.UPDATE, 200),
     ('DELETE', '/v1/os-hosts/{id}'): ('Remove a reservable host (admin)',
                                       None, 204),
+    ('GET', '/v1/floatingips'): (
+        'List the floating IPs leases may take (admin)', None, 200),
+    ('POST', '/v1/floatingips'): (
+        'Register a floating IP that leases may take (admin)',
+        floatingips.CREATE, 201),
+    ('GET', '/v1/floatingips/{id}'): ('Show a registered floating IP '
+                                      '(admin)', None, 200),
+    ('DELETE', '/v1/floatingips/{id}'): ('Remove a registered floating IP '
+                                         '(admin)', None, 204),
     ('GET', '/v1/openapi.json'): ('This description', None, 200),
 }
 # The query parameters an operation takes: the search's own, and one
@@ -72,7 +82,8 @@ QUERIES = {('GET', '/v1/availability'): dict(
         field: {'type': 'string', 'maxLength': 4096}
         for field in ('resource_type', 'flavor_id', 'amount', 'affinity',
                       'vcpus', 'memory_mb', 'disk_gb', 'min', 'max',
-                      'hypervisor_properties', 'resource_properties')}),
+                      'hypervisor_properties', 'resource_properties',
+                      'network_id', 'required_floatingips')}),
            ('GET', '/v1/ledger'): ledger.QUERY['properties']}
 REQUIRED = {('GET', '/v1/availability'): availability.SEARCH['required']}
 REFUSALS = {'400': 'Bad input; the message names the field',

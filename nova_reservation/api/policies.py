@@ -47,6 +47,10 @@ HOSTS_LIST_ALLOCATIONS = 'reservation:os-hosts:list_allocations'
 HOSTS_GET_ALLOCATION = 'reservation:os-hosts:get_allocation'
 HOSTS_LIST_PROPERTIES = 'reservation:os-hosts:list_properties'
 HOSTS_UPDATE_PROPERTY = 'reservation:os-hosts:update_property'
+FLOATINGIPS_LIST = 'reservation:floatingips:list'
+FLOATINGIPS_GET = 'reservation:floatingips:get'
+FLOATINGIPS_CREATE = 'reservation:floatingips:create'
+FLOATINGIPS_DELETE = 'reservation:floatingips:delete'
 
 # The one rule that covered every os-hosts operation before they had a
 # rule each: an operator's override of it still applies to every one of
@@ -120,6 +124,14 @@ RULES = [
                 'Make an extra capability of the reservable hosts private '
                 '(seen by admins only), or not.',
                 'PATCH', '/v1/os-hosts/properties/{name}'),
+    _rule(FLOATINGIPS_LIST, ADMIN, 'List the floating IP addresses that '
+          'leases may take.', 'GET', '/v1/floatingips'),
+    _rule(FLOATINGIPS_GET, ADMIN, 'Show a floating IP address that leases '
+          'may take.', 'GET', '/v1/floatingips/{id}'),
+    _rule(FLOATINGIPS_CREATE, ADMIN, 'Register an address of an external '
+          'network that leases may take.', 'POST', '/v1/floatingips'),
+    _rule(FLOATINGIPS_DELETE, ADMIN, 'Remove a floating IP address from '
+          'those leases may take.', 'DELETE', '/v1/floatingips/{id}'),
 ]
 
 _ENFORCER = None

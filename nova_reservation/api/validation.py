@@ -23,6 +23,7 @@ import json
 from typing import Callable, Optional
 
 from nova_reservation import capacity
+from nova_reservation import floatingips
 from nova_reservation.lease import request as plan_request
 from nova_reservation import properties
 from nova_reservation import resource_types
@@ -77,13 +78,60 @@ def parse_requirements(field: str, value) -> str:
     return value
 
 
-def reservation(index: Optional[int], value: dict, flavor_need: Callable
+def addresses(field: str, value: list) -> tuple:
+    """Floating IP addresses as they are kept, each once."""
+    found = []
+    for i, text in enumerate(value):
+        try:
+            address = floatingips.canonical(text)
+        except ValueError:
+            raise Invalid('%s[%d]' % (field, i), '%s is not an IP address'
+                          % json.dumps(text)[:64])
+        if address in found:
+            raise Invalid('%s[%d]' % (field, i), '%s is given twice'
+                          % address)
+        found.append(address)
+    return tuple(found)
+
+
+def floating_ips(prefix: str, value: dict, registered: Callable
+                 ) -> plan_request.ReservationRequest:
+    """A virtual:floatingip reservation; `registered(network id)`: the
+    addresses of that network that leases may take.
+    """
+    amount = whole(prefix + 'amount', value.get('amount'))
+    wanted = addresses(prefix + 'required_floatingips',
+                       value.get('required_floatingips', []))
+    if len(wanted) > amount:
+        raise Invalid(prefix + 'required_floatingips', 'names %d addresses; '
+                      'amount is %d' % (len(wanted), amount))
+    network_id = value['network_id']
+    known = registered(network_id)
+    if not known:
+        raise Invalid(prefix + 'network_id', 'network %s has no floating IP '
+                      'that leases may take (see /v1/floatingips)'
+                      % network_id)
+    for i, address in enumerate(wanted):
+        if address not in known:
+            raise Invalid('%srequired_floatingips[%d]' % (prefix, i),
+                          '%s is not a floating IP of network %s that '
+                          'leases may take' % (address, network_id))
+    return plan_request.ReservationRequest(
+        resource_type=resource_types.FLOATINGIP, count=amount,
+        need=floatingips.UNIT, network_id=network_id, addresses=wanted)
+
+
+def reservation(index: Optional[int], value: dict, flavor_need: Callable,
+                registered: Callable = lambda network_id: ()
                 ) -> plan_request.ReservationRequest:
     """One reservation of a lease body (the `index`th; None: the query of
-    an availability search), checked against its schema.
+    an availability search), checked against its schema; `registered`:
+    as `floating_ips` takes it.
     """
     prefix = '' if index is None else 'reservations[%d].' % index
     kind = value['resource_type']
+    if kind == resource_types.FLOATINGIP:
+        return floating_ips(prefix, value, registered)
     if kind == resource_types.HOST:
         low = whole(prefix + 'min', value.get('min'))
         high = whole(prefix + 'max', value['max'])
@@ -133,7 +181,8 @@ def before_end_minutes(value, start: datetime.datetime,
 
 
 def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
-          flavor_need: Callable) -> tuple:
+          flavor_need: Callable,
+          registered: Callable = lambda network_id: ()) -> tuple:
     """(values of the lease row, reservation requests, [(start, end)] of
     each occurrence) of a POST body.
 
@@ -148,7 +197,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                                      'end_date', body['end_date'], now,
                                      max_duration, max_advance)
     validation.check(schemas.CREATE, body, whole='lease')
-    requests = [reservation(i, r, flavor_need)
+    requests = [reservation(i, r, flavor_need, registered)
                 for i, r in enumerate(body.get('reservations', []))]
     values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
@@ -221,8 +270,8 @@ def _after(query: dict, now: datetime.datetime) -> datetime.datetime:
 
 
 def availability(query: dict, now: datetime.datetime, max_duration: int,
-                 max_advance: int, horizon: int, flavor_need: Callable
-                 ) -> tuple:
+                 max_advance: int, horizon: int, flavor_need: Callable,
+                 registered: Callable = lambda network_id: ()) -> tuple:
     """(reservation request, after, before, duration in seconds, limit)
     of an availability search's query.
 
@@ -238,6 +287,7 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
               if k not in search_schemas.FIELDS}
     if 'resource_type' not in wanted:
         wanted['resource_type'] = (
+            resource_types.FLOATINGIP if 'network_id' in wanted else
             resource_types.HOST if {'min', 'max'} & set(wanted) else
             resource_types.VIRTUAL if 'vcpus' in wanted else
             resource_types.FLAVOR)
@@ -246,8 +296,12 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
             wanted.setdefault('max', wanted['min'])
     else:
         wanted.setdefault('amount', '1')
+    if isinstance(wanted.get('required_floatingips'), str):
+        # A query string names them separated by commas.
+        wanted['required_floatingips'] = [
+            a for a in wanted['required_floatingips'].split(',') if a]
     validation.check(schemas.RESERVATION, wanted, whole='query')
-    req = reservation(None, wanted, flavor_need)
+    req = reservation(None, wanted, flavor_need, registered)
     text = query['duration']
     duration = int(text.rstrip('mhdw')) * UNITS.get(text[-1], 60)
     if duration > max_duration:

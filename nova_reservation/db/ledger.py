@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from nova_reservation.db import api
 from nova_reservation.db import models
+from nova_reservation import floatingips
 from nova_reservation import resource_types
 from nova_reservation import status
 
@@ -69,6 +70,14 @@ def bump(ctx, planned: Optional[int] = None,
         s = models.Slot
         if ctx.session.execute(sa.select(s.id).where(
                 s.node.in_(nodes), s.generation > planned).limit(1)).first():
+            raise LedgerConflict()
+        # An address taken must still be registered: its removal bumps
+        # the generation first (`floatingips.delete`), so it is seen here.
+        ids = {n[len(floatingips.PREFIX):] for n in nodes
+               if floatingips.is_address(n)}
+        f = models.FloatingIP
+        if ids and ctx.session.execute(sa.select(sa.func.count(f.id)).where(
+                f.id.in_(sorted(ids)))).scalar_one() < len(ids):
             raise LedgerConflict()
     return ctx.session.execute(sa.select(table.c.generation).where(
         table.c.id == 1)).scalar_one()

@@ -104,6 +104,10 @@ class Reservation(Base):
     private_flavor_id = sa.Column(sa.String(255))
     # flavor:instance and virtual:instance
     affinity = sa.Column(sa.Boolean)
+    # virtual:floatingip: the external network, and the addresses asked
+    # for by name (a JSON list).
+    network_id = sa.Column(sa.String(36))
+    required_floatingips = sa.Column(sa.Text)
     created_at = sa.Column(Timestamp)
     updated_at = sa.Column(Timestamp)
 
@@ -254,3 +258,21 @@ class HostProperty(Base):
     name = sa.Column(sa.String(64), primary_key=True)
     private = sa.Column(sa.Boolean, nullable=False, default=False)
     updated_at = sa.Column(Timestamp, nullable=False)
+
+
+class FloatingIP(Base):
+    """An address of an external network that leases may take
+    (/v1/floatingips); the ledger's slots of it are on its node
+    (`floatingips.node_of`).
+    """
+    __tablename__ = 'rsv_floatingips'
+    __table_args__ = (sa.UniqueConstraint(
+        'floating_network_id', 'floating_ip_address',
+        name='rsv_floatingips_address_uc'),)
+    id = sa.Column(sa.String(36), primary_key=True)
+    floating_network_id = sa.Column(sa.String(36), nullable=False)
+    subnet_id = sa.Column(sa.String(36), nullable=False)
+    floating_ip_address = sa.Column(sa.String(64), nullable=False)
+    reservable = sa.Column(sa.Boolean, nullable=False, default=True)
+    created_at = sa.Column(Timestamp, nullable=False)
+    updated_at = sa.Column(Timestamp)

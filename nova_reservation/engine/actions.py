@@ -29,11 +29,14 @@ from oslo_log import log as logging
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
+from nova_reservation import floatingips
 from nova_reservation import marks
+from nova_reservation import neutron
 from nova_reservation import resource_types
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
@@ -184,6 +187,34 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
             nova.delete_aggregate(agg)
 
 
+def _floating_ips(details, make: bool) -> None:
+    """At the start, each address a floating IP reservation holds becomes
+    a floating IP of the lease's project (all or, this time, none: those
+    made are deleted again if one fails); at the end, they are deleted.
+    """
+    lease = details.lease
+    for res in details.reservations:
+        if res.resource_type != resource_types.FLOATINGIP:
+            continue
+        if not make:
+            neutron.remove(res.network_id, lease.project_id, res.id)
+            continue
+        try:
+            for slot in db_ledger.slots(STORE, res.id):
+                row = db_floatingips.get(
+                    STORE, slot.node[len(floatingips.PREFIX):])
+                neutron.make(row.floating_network_id, row.subnet_id,
+                             row.floating_ip_address, lease.project_id,
+                             res.id)
+        except (neutron.Unusable, neutron.Unavailable) as e:
+            try:
+                neutron.remove(res.network_id, lease.project_id, res.id)
+            except neutron.Unavailable:
+                pass   # the end removes them
+            raise ActionFailed('floating IPs of reservation %s: %s'
+                               % (res.id, e))
+
+
 def start(nova, details, now, writes) -> str:
     """Each server runs on its reserved node; reserved hosts and flavors
     are handed to the project.
@@ -197,6 +228,7 @@ def start(nova, details, now, writes) -> str:
             # Its servers are still the occurrence before's.
             raise Pending()
     _pool_moves(nova, details, True, writes)
+    _floating_ips(details, make=True)
 
     def step(binding, server, state):
         if state == 'active':
@@ -266,6 +298,7 @@ def end(nova, details, now, writes) -> Optional[str]:
     # A server in ERROR still gets the end action (deleted, say).
     _step_each(nova, lease, details.bindings, step, error_fails=False)
     _pool_moves(nova, details, False, writes)
+    _floating_ips(details, make=False)
     if lease.status == status.REFUSED:
         return None   # it stays refused, with its reason
     return (status.DELETED if lease.status == status.DELETING
@@ -310,6 +343,7 @@ def _pass_on(nova, details, following, writes) -> None:
         return False
     _step_each(nova, lease, details.bindings, step, error_fails=False)
     _pool_moves(nova, details, False, writes)
+    _floating_ips(details, make=False)
 
 
 def bind(nova, details, now, writes) -> None:

@@ -100,6 +100,8 @@ class Idle:
         """
         unused, reserved, used = [], 0.0, 0.0
         for res in details.reservations:
+            if res.resource_type == resource_types.FLOATINGIP:
+                continue   # idle is measured by vCPUs
             for slot in db_ledger.slots(self.ctx, res.id):
                 if not (slot.start_at <= now < slot.end_at):
                     continue

@@ -252,6 +252,10 @@ class Boots:
             raise lease_service.Refused(
                 409, 'reservation: %s holds the servers of lease %s and '
                 'takes no other server' % (rid, res.lease_id))
+        if res.resource_type == resource_types.FLOATINGIP:
+            raise lease_service.Refused(
+                409, 'reservation: %s holds floating IPs of lease %s and '
+                'takes no server' % (rid, res.lease_id))
         lease = db_leases.get(self.ctx, res.lease_id)
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \

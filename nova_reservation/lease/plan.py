@@ -28,8 +28,10 @@ from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import builds as db_builds
+from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import preemptibles as db_preemptibles
+from nova_reservation import floatingips
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease.request import when_text
@@ -84,6 +86,8 @@ class Planner:
         self.nodes = placement.HostView(self._leased)
         # (mark, {node: host row}): `_enrolled`.
         self._hosts: Optional[tuple] = None
+        # (mark, [address row]): `_registered`.
+        self._addresses: Optional[tuple] = None
 
     def _leased(self, uuids: Iterable[str]) -> set:
         """Those of the servers that hold a slot of the ledger (servers of
@@ -113,6 +117,34 @@ class Planner:
                 h.hypervisor_hostname: h for h in db_hosts.get_all(self.ctx)})
         return known[1]
 
+    def _registered(self) -> list:
+        """The registered floating IP addresses, read again only when one
+        was registered or removed since the last read.
+        """
+        mark = db_floatingips.mark(self.ctx)
+        known = self._addresses
+        if known is None or known[0] != mark:
+            known = self._addresses = (mark, db_floatingips.get_all(
+                self.ctx))
+        return known[1]
+
+    def addresses(self, network_id: Optional[str] = None) -> tuple:
+        """([capacity.Host] of the registered addresses (of `network_id`),
+        {address: its node}).
+        """
+        rows = [r for r in self._registered() if network_id in (
+            None, r.floating_network_id) and r.reservable]
+        return floatingips.units(rows), {
+            r.floating_ip_address: floatingips.node_of(r.id) for r in rows}
+
+    def _all_nodes(self, pools) -> dict:
+        """{node: capacity.Host} of `pools` and of every address."""
+        shared, reservable = pools
+        hosts = {h.node: h for h in shared}
+        hosts.update({h.node: h for h, _ in reservable})
+        hosts.update({h.node: h for h in self.addresses()[0]})
+        return hosts
+
     def pools(self, unusable: Iterable[str] = (),
               fresh: bool = False, start: Optional[float] = None) -> tuple:
         """(shared pool nodes, reservable nodes with their host rows),
@@ -133,6 +165,14 @@ class Planner:
                   end) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
         shared, reservable = pools
+        if req.resource_type == resource_types.FLOATINGIP:
+            units, nodes = self.addresses(req.network_id)
+            if not set(req.addresses) <= set(nodes):
+                return None   # one was removed meanwhile
+            chosen = capacity.plan_units(
+                units, timelines, start, end,
+                [nodes[a] for a in req.addresses], req.count)
+            return chosen and [(n, floatingips.UNIT) for n in chosen]
         if req.resource_type == resource_types.HOST:
             hyp = properties.parse(req.hypervisor_properties)
             res = properties.parse(req.resource_properties)
@@ -202,12 +242,9 @@ class Planner:
             fake_id -= 1
         return fake_id
 
-    @staticmethod
-    def _check_moved(moved, pools, timelines, start, end) -> None:
+    def _check_moved(self, moved, pools, timelines, start, end) -> None:
         """A changed lease keeps its nodes: they must hold it then."""
-        shared, reservable = pools
-        hosts = {h.node: h for h in shared}
-        hosts.update({h.node: h for h, _ in reservable})
+        hosts = self._all_nodes(pools)
         need_by_node = {}
         for s in moved:
             need_by_node[s.node] = need_by_node.get(
@@ -228,7 +265,7 @@ class Planner:
         if CONF.reservation.max_advance:
             horizon = min(horizon,
                           self.clock() + CONF.reservation.max_advance)
-        if req.resource_type != resource_types.HOST and (
+        if req.resource_type in resource_types.SHARED_POOL and (
                 req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
@@ -269,7 +306,8 @@ class Planner:
     def calendar(self, after: datetime.datetime,
                  before: datetime.datetime, needs: dict) -> dict:
         """The ledger over [after, before), read only: {'nodes': [(Host,
-        reservable, [Slot])], 'reservations': {id: ReservationInfo},
+        reservable, [Slot])], 'addresses': [(registered floating IP row,
+        [Slot])], 'reservations': {id: ReservationInfo},
         'free': {name: [(t, count)]}} with `needs` {name: Resources}
         counted on the shared pool (times in epoch seconds).
         """
@@ -285,6 +323,13 @@ class Planner:
                        if h.node in timelines else [])
                       for h, is_host in sorted(nodes,
                                                key=lambda n: n[0].node)],
+            'addresses': [
+                (r, timelines[n].meeting(start, end) if n in timelines
+                 else []) for r, n in (
+                    (r, floatingips.node_of(r.id)) for r in sorted(
+                        self._registered(), key=lambda r: (
+                            r.floating_network_id,
+                            floatingips.sort_key(r.floating_ip_address))))],
             'reservations': view.reservations,
             'free': {name: capacity.free_counts(shared, timelines, need,
                                                 start, end)
@@ -335,7 +380,8 @@ class Planner:
 
     def on_shared_pool(self, reservation_id: str) -> bool:
         info = self.ledger.view.reservation(reservation_id)
-        return info is not None and info.resource_type != resource_types.HOST
+        return (info is not None and
+                info.resource_type in resource_types.SHARED_POOL)
 
     def fits_for_good(self, nodes: Iterable[str],
                       need: capacity.Resources) -> bool:

@@ -17,6 +17,7 @@ slots.  Pure: no reads, no writes.
 
 import dataclasses
 import datetime
+import json
 from typing import Optional
 
 from oslo_utils import uuidutils
@@ -46,11 +47,18 @@ class ReservationRequest:
     before_end: Optional[str] = None
     server_group_id: Optional[str] = None
     private_flavor_id: Optional[str] = None
+    # virtual:floatingip: the external network, the addresses asked for.
+    network_id: Optional[str] = None
+    addresses: tuple = ()
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
         if self.resource_type == resource_types.HOST:
             return '%d to %d reservable hosts' % (self.min_count, self.count)
+        if self.resource_type == resource_types.FLOATINGIP:
+            return '%d floating IP(s) of network %s%s' % (
+                self.count, self.network_id, ' (%s among them)' % ', '.join(
+                    self.addresses) if self.addresses else '')
         return '%d x %s (%s each)' % (
             self.count, self.flavor_name or self.flavor_id or
             self.resource_type, self.need.describe())
@@ -96,7 +104,10 @@ def request_of(res) -> ReservationRequest:
         resource_properties=res.resource_properties or '',
         before_end=res.before_end,
         server_group_id=res.server_group_id,
-        private_flavor_id=res.private_flavor_id, id=res.id)
+        private_flavor_id=res.private_flavor_id,
+        network_id=res.network_id,
+        addresses=tuple(json.loads(res.required_floatingips or '[]')),
+        id=res.id)
 
 
 def reservation_row(lease, req: ReservationRequest) -> dict:
@@ -116,6 +127,9 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         resource_properties=req.resource_properties or None,
         before_end=req.before_end, server_group_id=req.server_group_id,
         private_flavor_id=req.private_flavor_id,
+        network_id=req.network_id,
+        required_floatingips=(json.dumps(list(req.addresses))
+                              if req.network_id else None),
         created_at=db_api.utcnow())
 
 

@@ -137,7 +137,7 @@ class Writer(plan_mod.Planner):
         for lease, requests, placed in written:
             start, end = interval(lease)
             for req in requests:
-                if req.resource_type == resource_types.HOST:
+                if req.resource_type not in resource_types.SHARED_POOL:
                     continue
                 pieces += [(node, start, end) for node, _ in placed[req.id]]
                 fake_id = self.overlay(timelines, req.id, placed[req.id],
@@ -289,7 +289,7 @@ class Writer(plan_mod.Planner):
                     added.append((slot.reservation_id, slot_row_of(
                         slot.node, slot.resources, a, b)))
         for req in growth:
-            if req.resource_type != resource_types.HOST:
+            if req.resource_type in resource_types.SHARED_POOL:
                 added.extend((req.id, slot_row_of(node, res, start, end))
                              for node, res in placed.get(req.id, ()))
         return added
@@ -363,9 +363,7 @@ class Writer(plan_mod.Planner):
         slots (`own`, on their nodes until `end_at`) can all run.
         """
         end = ledger_mod.to_epoch(end_at)
-        shared, reservable = self.pools(fresh=True, start=end)
-        hosts = {h.node: h for h in shared}
-        hosts.update({h.node: h for h, _ in reservable})
+        hosts = self._all_nodes(self.pools(fresh=True, start=end))
         need: dict = {}
         for s in own:
             need[s.node] = need.get(s.node, capacity.ZERO) + s.resources

@@ -87,10 +87,23 @@ RESERVATION_FIELDS = {
         'resource_properties': common.REQUIREMENTS,
     },
 }
+# Blazar's floating IP reservation: `amount` addresses of an external
+# network, the `required_floatingips` among them.
+ADDRESS = {'type': 'string', 'minLength': 2, 'maxLength': 45,
+           'pattern': '^[0-9a-fA-F.:]+$',
+           'description': 'an IPv4 or IPv6 address'}
+ADDRESSES = {'type': 'array', 'maxItems': 100, 'items': ADDRESS}
+RESERVATION_FIELDS['virtual:floatingip'] = {
+    'network_id': dict(common.UUID, description='the id of an external '
+                       'network'),
+    'amount': common.WHOLE,
+    'required_floatingips': ADDRESSES,
+}
 RESOURCE_TYPE = {'type': 'string', 'enum': sorted(RESERVATION_FIELDS)}
 REQUIRED = {'physical:host': ['min', 'max'],
             'flavor:instance': ['flavor_id', 'amount'],
-            'virtual:instance': ['vcpus', 'memory_mb', 'amount']}
+            'virtual:instance': ['vcpus', 'memory_mb', 'amount'],
+            'virtual:floatingip': ['network_id', 'amount']}
 
 RESERVATION = {
     'type': 'object',
@@ -139,6 +152,7 @@ RESERVATION_CHANGE = common.strict({
     'disk_gb': common.WHOLE, 'affinity': common.AFFINITY,
     'hypervisor_properties': common.REQUIREMENTS,
     'resource_properties': common.REQUIREMENTS,
+    'network_id': common.UUID, 'required_floatingips': ADDRESSES,
 }, required=('id',))
 
 UPDATE = common.strict(dict(

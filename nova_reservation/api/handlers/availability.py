@@ -12,6 +12,7 @@
 
 """/v1/availability: when a reservation would fit ("then when?")."""
 
+from nova_reservation.api.handlers import floatingips
 from nova_reservation.api import policies
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
@@ -32,7 +33,7 @@ def show_availability(ctx, req):
         wanted, after, before, duration, limit = validation.availability(
             wsgi.query(req), now, CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, CONF.reservation.search_horizon,
-            flavors.need_finder(ctx))
+            flavors.need_finder(ctx), floatingips.registered)
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     found = lease_write.shared().windows(wanted, after, before, duration,

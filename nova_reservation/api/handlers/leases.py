@@ -12,11 +12,13 @@
 
 """/v1/leases: list, create, show, update, delete."""
 
+import json
 from typing import Optional
 
 from oslo_log import log as logging
 from oslo_utils import uuidutils
 
+from nova_reservation.api.handlers import floatingips
 from nova_reservation.api import policies
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
@@ -121,7 +123,8 @@ def create_lease(ctx, req):
     try:
         values, requests, intervals = validation.lease(
             body, db_api.utcnow(), CONF.reservation.max_lease_duration,
-            CONF.reservation.max_advance, flavors.need_finder(ctx))
+            CONF.reservation.max_advance, flavors.need_finder(ctx),
+            floatingips.registered)
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     draft = lease_service.Draft(
@@ -143,13 +146,18 @@ def create_lease(ctx, req):
 SIZES = {resource_types.HOST: ('max', 'min'),
          resource_types.FLAVOR: ('amount',),
          resource_types.VIRTUAL: ('amount',),
-         resource_types.SERVER: ('amount',)}
+         resource_types.SERVER: ('amount',),
+         resource_types.FLOATINGIP: ('amount',)}
+# As in Blazar: a floating IP reservation keeps its network, and its
+# required addresses or none.
+KEPT = {resource_types.FLOATINGIP: ('network_id', 'required_floatingips')}
 SHAPES = {resource_types.HOST: ('hypervisor_properties',
                                 'resource_properties'),
           resource_types.FLAVOR: (),
           resource_types.VIRTUAL: ('vcpus', 'memory_mb', 'disk_gb',
                                    'affinity'),
-          resource_types.SERVER: ()}
+          resource_types.SERVER: (),
+          resource_types.FLOATINGIP: ()}
 
 
 def _shape(prefix: str, res, entry: dict) -> dict:
@@ -197,11 +205,14 @@ def _growth(lease, entries: list) -> tuple:
         host = res.resource_type == resource_types.HOST
         sizes = set(SIZES[res.resource_type])
         changeable = sizes | set(SHAPES[res.resource_type])
-        unknown = sorted(set(entry) - changeable - {'id', 'resource_type'})
+        kept = KEPT.get(res.resource_type, ())
+        unknown = sorted(set(entry) - changeable - set(kept) -
+                         {'id', 'resource_type'})
         if unknown:
             raise validation.Invalid(prefix + unknown[0], 'can not change '
                                      '(only %s can)' % ', '.join(
                                          sorted(changeable)))
+        _keeps(prefix, res, entry, kept)
         shape = _shape(prefix, res, entry)
         if shape and lease.status != status.PENDING:
             raise wsgi.Fault(409, 'InvalidState', '%s%s: lease %s is %s; '
@@ -243,9 +254,27 @@ def _growth(lease, entries: list) -> tuple:
             # Extra slots are placed as before: anywhere they fit.
             affinity=shaped['affinity'] if shape else None,
             hypervisor_properties=shaped['hypervisor_properties'] or '',
-            resource_properties=shaped['resource_properties'] or ''),
+            resource_properties=shaped['resource_properties'] or '',
+            network_id=res.network_id),
             columns))
     return growth, replaced
+
+
+def _keeps(prefix: str, res, entry: dict, kept: tuple) -> None:
+    """A change may name what a reservation keeps, as it is; its required
+    floating IPs may also be emptied (they stay taken).
+    """
+    for field in kept:
+        if field not in entry:
+            continue
+        now = getattr(res, field)
+        if field == 'required_floatingips':
+            asked = validation.addresses(prefix + field, entry[field])
+            if not asked or set(asked) == set(json.loads(now or '[]')):
+                continue
+        elif entry[field] == now:
+            continue
+        raise validation.Invalid(prefix + field, 'can not change')
 
 
 def update_lease(ctx, req, id):

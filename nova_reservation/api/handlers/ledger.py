@@ -11,9 +11,10 @@
 #    under the License.
 
 """/v1/ledger: the ledger as a calendar (every node's allocations over
-time, and the free capacity per flavor), read only.  An admin sees every
-node by name; a project sees its own allocations, on nodes named as
-Nova's hostId names them to it, and the free capacity.
+time, the free capacity per flavor, and the floating IP addresses' leases),
+read only.  An admin sees every node by name and every registered address;
+a project sees its own allocations, on nodes named as Nova's hostId names
+them to it, the addresses it reserved, and the free capacity.
 """
 
 import hashlib
@@ -115,9 +116,24 @@ def show_ledger(ctx, req):
             nodes.append(dict(name=_host_id(ctx.project_id, host.node),
                               reservable=None, capacity=None,
                               allocations=allocations))
+    addresses = []
+    for row, slots in found['addresses']:
+        slots = [s for s in slots if visible(s)]
+        if not (slots or everything):
+            continue
+        held = []
+        for s in slots:
+            info = reservations.get(s.reservation_id)
+            lease = info and db_leases.get(db_api.Context(), info.lease_id)
+            held.append({k: v for k, v in _allocation(s, info, lease).items()
+                         if k not in ('vcpus', 'memory_mb', 'disk_gb',
+                                      'server_id', 'held')})
+        addresses.append(dict(address=row.floating_ip_address,
+                              network_id=row.floating_network_id,
+                              allocations=held))
     return wsgi.json_response(200, {'ledger': {
         'after': views.date(after), 'before': views.date(before),
-        'nodes': nodes,
+        'nodes': nodes, 'floatingips': addresses,
         'free': [dict(_amounts(capacity.need_of_flavor(f)),
                       flavor_id=f.flavorid, flavor_name=f.name,
                       steps=[{'start': _date(t), 'count': n}

@@ -219,7 +219,9 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
             detail=True, search_opts={'all_tenants': 1})
         self.assertEqual([], invariants.violations(
             db_api.get_engine(), servers,
-            lambda path: self.placement.get(path).body, db_api.utcnow()))
+            lambda path: self.placement.get(path).body, db_api.utcnow(),
+            floating_ips=self.cloud.neutron.list_floatingips()[
+                'floatingips']))
 
     def placement_usage(self, node: str) -> dict:
         rp = self._get_provider_uuid_by_host(node)

@@ -179,7 +179,8 @@ class EmbeddedCloud(fixture.GabbiFixture):
     its nova-api.
 
     Sets PROJECT_ID (the project of the user "fake"), OTHER_PROJECT_ID,
-    ADMIN_PROJECT_ID, IMAGE_ID (an image in Glance) and the dates of
+    ADMIN_PROJECT_ID, IMAGE_ID (an image in Glance), PUBLIC_NETWORK_ID (an
+    external network, 172.24.4.0/24, pool .10 to .99) and the dates of
     `dates`.
     """
 
@@ -197,7 +198,8 @@ class EmbeddedCloud(fixture.GabbiFixture):
             PROJECT_ID=nova_fixtures.PROJECT_ID,
             OTHER_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
             ADMIN_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
-            IMAGE_ID=Cloud.IMAGE))
+            IMAGE_ID=Cloud.IMAGE,
+            PUBLIC_NETWORK_ID=embedded.NeutronFixture.public_network['id']))
 
     def stop_fixture(self) -> None:
         global _CLOUD

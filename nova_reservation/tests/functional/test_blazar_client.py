@@ -22,6 +22,7 @@ import fixtures
 from nova import context as nova_context
 from openstackclient import shell
 
+from devcloud import embedded
 from nova_reservation.db import api as db_api
 from nova_reservation.tests.functional import base
 
@@ -125,3 +126,43 @@ class BlazarClientTest(base.ReservationTestCase):
         self.assertEqual([], self.openstack('lease', 'list', '-f', 'json'))
         self.openstack('host', 'delete', str(host['id']))
         self.assertEqual([], self.openstack('host', 'list', '-f', 'json'))
+
+    def test_floating_ips_and_their_leases(self):
+        network = embedded.NeutronFixture.public_network['id']
+        made = self.openstack('floatingip', 'create', network,
+                              '172.24.4.200', '-f', 'json')
+        self.assertEqual('172.24.4.200', made['floating_ip_address'])
+        self.assertEqual(network, made['floating_network_id'])
+        self.openstack('floatingip', 'create', network, '172.24.4.201')
+        listed = self.openstack('floatingip', 'list', '-f', 'json')
+        self.assertEqual(['172.24.4.200', '172.24.4.201'], sorted(
+            f['floating_ip_address'] for f in listed))
+        shown = self.openstack('floatingip', 'show', made['id'], '-f',
+                               'json')
+        self.assertEqual(made['subnet_id'], shown['subnet_id'])
+
+        lease = self.openstack(
+            'lease', 'create', '--start-date', at(60), '--end-date', at(120),
+            '--reservation', 'resource_type=virtual:floatingip,network_id=%s,'
+            'amount=2,required_floatingips=["172.24.4.201"]' % network,
+            'fip-lease', '-f', 'json')
+        self.assertEqual('PENDING', lease['status'])
+        shown = self.openstack('lease', 'show', lease['id'], '-f', 'json')
+        reservation = shown['reservations']
+        if isinstance(reservation, str):   # the CLI shows it as text
+            reservation = json.loads(reservation)
+        reservation = reservation[0] if isinstance(reservation, list) \
+            else reservation
+        self.assertEqual('virtual:floatingip', reservation['resource_type'])
+        self.assertEqual(2, reservation['amount'])
+        self.assertEqual(['172.24.4.201'],
+                         reservation['required_floatingips'])
+        self.openstack('lease', 'set', '--reservation',
+                       'id=%s,amount=2' % reservation['id'], lease['id'])
+
+        self.openstack('lease', 'delete', lease['id'])
+        self.run_engine()
+        for fip in listed:
+            self.openstack('floatingip', 'delete', fip['id'])
+        self.assertEqual([], self.openstack('floatingip', 'list', '-f',
+                                            'json'))
