@@ -14,6 +14,6 @@
 package: the embedded cloud, Nova in one process (``devcloud.embedded``);
 the main job's scenario on it (``devcloud.demo``); the local
 multi-process cloud (``devcloud.localcloud``); the machine's MariaDB and
-RabbitMQ with engine processes (``devcloud.machine``); and stand-ins for
-services (``devcloud.standins``).
+RabbitMQ with engine processes (``devcloud.machine``); and a stand-in
+HTTP server for the tests' fake services (``devcloud.standins``).
 """

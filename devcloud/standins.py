@@ -10,20 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Stand-ins for services: a small threaded HTTP server for a WSGI
-application (``serve``), on loopback only, with JSON replies
+"""Stand-ins for services in tests: a small threaded HTTP server for a
+WSGI application (``serve``), on loopback only, with JSON replies
 (``json_reply``); the tests answer for Nova with it.
-
-And the stand-in for the one service of the local cloud that can not run
-here: networking (Neutron needs agents, bridges and namespaces).  It owns
-nothing: every list is empty, which is all that servers booted with
-``--nic none`` need from it.  It trusts every caller: it is for tests and
-demos.
-
-    python -m devcloud.standins --port 19696
 """
 
-import argparse
 import json
 import socketserver
 import threading
@@ -38,24 +29,6 @@ def json_reply(start_response, status: str, body: dict) -> list:
     start_response(status, [('Content-Type', 'application/json'),
                             ('Content-Length', str(len(data)))])
     return [data]
-
-
-def network_service(environ, start_response):
-    """A network service that owns no port, network or address."""
-    path = environ['PATH_INFO'].rstrip('/')
-    if path == '':
-        return json_reply(start_response, '200 OK', {'versions': [{
-            'id': 'v2.0', 'status': 'CURRENT', 'links': [{
-                'rel': 'self', 'href': 'http://%s/v2.0/' %
-                environ['HTTP_HOST']}]}]})
-    parts = path.split('/')[2:]   # after /v2.0
-    if environ['REQUEST_METHOD'] == 'GET' and len(parts) == 1:
-        name = parts[0].split('.')[0]
-        return json_reply(start_response, '200 OK',
-                          {name.replace('-', '_'): []})
-    return json_reply(start_response, '404 Not Found', {'NeutronError': {
-        'type': 'NotFound', 'message': '%s not found' % path,
-        'detail': ''}})
 
 
 class _Server(socketserver.ThreadingMixIn, simple_server.WSGIServer):
@@ -75,15 +48,3 @@ def serve(app, port: int) -> simple_server.WSGIServer:
                                        _QuietHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description='A network stand-in.')
-    parser.add_argument('--port', type=int, required=True)
-    args = parser.parse_args()
-    serve(network_service, args.port)
-    threading.Event().wait()
-
-
-if __name__ == '__main__':
-    main()

@@ -12,14 +12,17 @@
 
 """A local multi-process cloud for tests and demos, on loopback only.
 
-Real Keystone, Glance, Placement, nova-api and Horizon (with
-blazar-dashboard) under gunicorn; nova-conductor,
+Real Keystone, Glance, Placement, Neutron, Cinder's API, nova-api and
+Horizon (with blazar-dashboard) under gunicorn; nova-conductor,
 nova-scheduler and several nova-compute processes (fake driver, small
-hosts, stable node identities); the reservation engine(s); on the machine's
-MariaDB and RabbitMQ with their own databases and vhost.  Networking is a
-stand-in (``devcloud.standins``).  Nova is configured for
-nova-reservation by ``nova_reservation.deploy``, the code that the devstack
-plugin runs too.
+hosts, stable node identities); cinder-scheduler and cinder-volume (Cinder's
+fake driver); the reservation engine(s); on the machine's MariaDB and
+RabbitMQ with their own databases and vhost.  Neutron is ML2 with no agent:
+its one stand-in is the mechanism driver that binds ports
+(``ml2_binding``), for the data plane that can not run here.  Each project
+has a network and a router to the external network ``public``.  Nova is
+configured for nova-reservation by ``nova_reservation.deploy``, the code
+that the devstack plugin runs too.
 """
 
 import contextlib
@@ -35,6 +38,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from typing import Optional
 
@@ -47,12 +51,13 @@ from nova_reservation import deploy
 
 HOST = '127.0.0.1'
 PORTS = dict(keystone=15000, nova=18774, placement=18778, image=19292,
-             network=19696, dashboard=18080)
+             network=19696, volume=18776, dashboard=18080)
 DB_USER = DB_PASSWORD = 'nrsv_localcloud'
 DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
                  nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
                  nova_cell0='nrsv_lc_nova_cell0',
-                 placement='nrsv_lc_placement')
+                 placement='nrsv_lc_placement', neutron='nrsv_lc_neutron',
+                 cinder='nrsv_lc_cinder')
 VHOST = 'nrsv_localcloud'
 REGION = 'RegionOne'
 # name: (project, roles); every password is "<name>-secret".
@@ -63,15 +68,26 @@ USERS = {
     'nova': ('service', ('admin', 'service')),
     'placement': ('service', ('admin', 'service')),
     'glance': ('service', ('admin', 'service')),
+    'neutron': ('service', ('admin', 'service')),
+    'cinder': ('service', ('admin', 'service')),
     'nova-reservation': ('service', ('admin',)),
 }
 FLAVORS = {'m1.tiny': (1, 512, 1), 'm1.small': (1, 2048, 20),
            'm1.large': (4, 8192, 80)}
 IMAGE = 'cirros'
+# Each project's network (<project>-net, its subnet <project>-subnet and its
+# router <project>-router to the external network).
+PROJECT_NETWORKS = {'admin': '10.0.0.0/24', 'alpha': '10.0.1.0/24',
+                    'beta': '10.0.2.0/24'}
+# The external network (flat, admin's), where routers have their gateway
+# and floating IPs come from.
+PUBLIC = dict(name='public', cidr='172.24.4.0/24', gateway='172.24.4.1',
+              pool=('172.24.4.10', '172.24.4.200'))
 BIN = os.path.dirname(sys.executable)
 PACKAGE = 'devcloud.localcloud'
 # The checkout, first on the services' import path: they import this
-# package (the WSGI modules, the network stand-in), which is not installed,
+# package (the WSGI modules, Neutron's binding driver, Cinder's volume
+# driver), which is not installed,
 # and nova_reservation from the same tree.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -82,7 +98,8 @@ def password(user: str) -> str:
 
 
 def url(service: str) -> str:
-    path = {'keystone': '/v3', 'nova': '/v2.1'}.get(service, '')
+    path = {'keystone': '/v3', 'nova': '/v2.1', 'volume': '/v3'}.get(
+        service, '')
     return 'http://%s:%d%s' % (HOST, PORTS[service], path)
 
 
@@ -115,11 +132,13 @@ def _port_open(port: int) -> bool:
 def _environ(extra: Optional[dict] = None) -> dict:
     """This process's environment with the checkout first on the import
     path, and `extra`: what a service or setup command of the cloud runs
-    with.
+    with (its PYTHONPATH, if any, before the checkout).
     """
-    path = [ROOT] + [p for p in os.environ.get('PYTHONPATH', '').split(
-        os.pathsep) if p]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(path), **(extra or {}))
+    extra = dict(extra or {})
+    path = [p for p in (extra.pop('PYTHONPATH', '').split(os.pathsep) +
+                        [ROOT] + os.environ.get('PYTHONPATH', '').split(
+                            os.pathsep)) if p]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path), **extra)
 
 
 def _run(*cmd: str, env: Optional[dict] = None, log=None) -> None:
@@ -337,12 +356,83 @@ class LocalCloud:
                 filesystem_store_datadir=os.path.join(glance, 'tasks')),
             'oslo_concurrency': dict(lock_path=os.path.join(glance, 'lock')),
         })
+        rabbit = 'rabbit://guest:guest@%s:5672/%s' % (HOST, VHOST)
+        # Neutron: ML2 with no agent (none could run here); ports are
+        # bound by the local cloud's own mechanism driver (ml2_binding).
+        neutron = os.path.join(self.data, 'neutron')
+        self._write_ini('neutron.conf', {
+            'DEFAULT': dict(
+                host='controller', state_path=neutron,
+                transport_url=rabbit, core_plugin='ml2',
+                service_plugins='router', auth_strategy='keystone',
+                api_workers='1', allow_overlapping_ips='true',
+                # No DHCP agent to tell.
+                dhcp_agent_notification='false',
+                api_paste_config=os.path.join(sys.prefix, 'etc', 'neutron',
+                                              'api-paste.ini'),
+                # network-vif-plugged, -changed and -deleted, as in
+                # production.
+                notify_nova_on_port_status_changes='true',
+                notify_nova_on_port_data_changes='true',
+                send_events_interval='1',
+                default_log_levels='amqp=WARN,oslo.messaging=INFO,'
+                'oslo_messaging=INFO,sqlalchemy=WARN,stevedore=WARN,'
+                'urllib3.connectionpool=WARN,keystoneauth=WARN,'
+                'keystonemiddleware=WARN,oslo_policy=INFO,'
+                'neutron.wsgi=WARN'),
+            'database': dict(connection=db_url('neutron')),
+            'keystone_authtoken': authtoken('neutron'),
+            'nova': dict(service_auth('neutron'), endpoint_type='public'),
+            'oslo_concurrency': dict(lock_path=os.path.join(neutron,
+                                                            'lock')),
+            'oslo_messaging_notifications': dict(driver='noop'),
+            # A cloud for tests: no limit on what the tests make.
+            'quotas': dict(quota_network='-1', quota_subnet='-1',
+                           quota_port='-1', quota_router='-1',
+                           quota_floatingip='-1'),
+        })
+        self._write_ini('ml2_conf.ini', {
+            'ml2': dict(type_drivers='local,flat,vlan',
+                        project_network_types='local',
+                        mechanism_drivers='localcloud',
+                        extension_drivers='port_security'),
+            'ml2_type_flat': dict(flat_networks=PUBLIC['name']),
+        })
+        # Cinder: api, scheduler and volume, with Cinder's fake driver
+        # (cinder_driver).
+        cinder = os.path.join(self.data, 'cinder')
+        self._write_ini('cinder.conf', {
+            'DEFAULT': dict(
+                host='controller', my_ip=HOST, state_path=cinder,
+                transport_url=rabbit, auth_strategy='keystone',
+                enabled_backends='fake',
+                api_paste_config=os.path.join(sys.prefix, 'etc', 'cinder',
+                                              'api-paste.ini'),
+                rootwrap_config=os.path.join(sys.prefix, 'etc', 'cinder',
+                                             'rootwrap.conf'),
+                # Which filters the API takes (volume list --name, ...).
+                resource_query_filters_file=os.path.join(
+                    sys.prefix, 'etc', 'cinder', 'resource_filters.json'),
+                default_log_levels='amqp=WARN,oslo.messaging=INFO,'
+                'oslo_messaging=INFO,sqlalchemy=WARN,stevedore=WARN,'
+                'urllib3.connectionpool=WARN,keystoneauth=WARN,'
+                'keystonemiddleware=WARN,oslo_policy=INFO'),
+            'database': dict(connection=db_url('cinder')),
+            # Nova's service token is required to detach a volume that Nova
+            # attached (Cinder checks that Nova agrees).
+            'keystone_authtoken': authtoken('cinder'),
+            'nova': dict(service_auth('cinder'), interface='public'),
+            'fake': dict(volume_driver=PACKAGE + '.cinder_driver.'
+                         'ClonedImageDriver', volume_backend_name='fake'),
+            'oslo_concurrency': dict(lock_path=os.path.join(cinder, 'lock')),
+            'oslo_messaging_notifications': dict(driver='noop'),
+            'quota': dict(volumes='-1', snapshots='-1', gigabytes='-1'),
+        })
         nova = {
             'DEFAULT': dict(
                 host='controller', my_ip=HOST,
                 state_path=os.path.join(self.data, 'nova'),
-                transport_url='rabbit://guest:guest@%s:5672/%s'
-                % (HOST, VHOST),
+                transport_url=rabbit,
                 compute_driver='fake.FakeDriverWithoutFakeNodes',
                 # The fake driver has 1000 vCPUs, 800000 MiB and 600000 GB:
                 # what it keeps back leaves each node the size of a small
@@ -352,6 +442,9 @@ class LocalCloud:
                 reserved_host_disk_mb=str((600000 - 80) * 1024),
                 cpu_allocation_ratio='1.0', ram_allocation_ratio='1.0',
                 disk_allocation_ratio='1.0',
+                # Ports are bound by a driver, not plugged by an agent:
+                # a boot does not wait long for network-vif-plugged.
+                vif_plugging_is_fatal='false', vif_plugging_timeout='5',
                 use_rootwrap_daemon='false', max_concurrent_builds='10',
                 max_concurrent_snapshots='10',
                 default_log_levels='amqp=WARN,oslo.messaging=INFO,'
@@ -364,6 +457,11 @@ class LocalCloud:
             'placement': dict(service_auth('nova'),
                               valid_interfaces='public'),
             'neutron': dict(service_auth('nova'), valid_interfaces='public'),
+            'cinder': dict(service_auth('nova'), os_region_name=REGION),
+            # The user's token and Nova's: Cinder lets only Nova detach
+            # what Nova attached.
+            'service_user': dict(service_auth('nova'),
+                                 send_service_user_token='true'),
             'glance': dict(valid_interfaces='public', region_name=REGION),
             'keystone': dict(valid_interfaces='public', region_name=REGION),
             'conductor': dict(workers='1'),
@@ -487,6 +585,7 @@ class LocalCloud:
             'placement': ('placement', url('placement')),
             'image': ('glance', url('image')),
             'network': ('neutron', url('network')),
+            'volumev3': ('cinderv3', url('volume') + '/%(project_id)s'),
             # The lease API in nova-api; Blazar's clients add /leases.
             'reservation': ('nova-reservation',
                             'http://%s:%d/reservation/v1'
@@ -507,11 +606,139 @@ class LocalCloud:
                     admin.patch('%s/endpoints/%s' % (ks, found[0]['id']),
                                 json={'endpoint': {'url': endpoint}})
 
-    def start_network(self) -> None:
-        self.start('network', sys.executable, '-m', 'devcloud.standins',
-                   '--port', str(PORTS['network']))
-        _wait('the network stand-in', lambda: _port_open(PORTS['network']),
-              alive=lambda: 'network' in self.running())
+    # ------------------------------------------------- Neutron and Cinder
+    def register_binding_driver(self) -> str:
+        """Declare the binding driver's entry point; the directory to put
+        on Neutron's import path.
+
+        ML2 loads mechanism drivers by entry point only
+        (``neutron.ml2.mechanism_drivers``).  The product's setup.cfg is
+        no place for a test-only driver, and the virtual environment is
+        shared with what else runs from it: the entry point is declared
+        by a distribution's metadata (``*.dist-info/entry_points.txt``, as
+        pip writes it) in a directory of the cloud's own, which only
+        Neutron's processes have on their import path.
+        """
+        path = os.path.join(self.base, 'python')
+        info = os.path.join(path, 'nrsv_localcloud_ml2-1.0.dist-info')
+        os.makedirs(info, exist_ok=True)
+        files = {
+            'METADATA': 'Metadata-Version: 2.1\nName: nrsv-localcloud-ml2\n'
+                        'Version: 1.0\n',
+            'entry_points.txt': '[neutron.ml2.mechanism_drivers]\n'
+                                'localcloud = %s.ml2_binding:BindingDriver\n'
+                                % PACKAGE,
+        }
+        for name, text in files.items():
+            with open(os.path.join(info, name), 'w') as f:
+                f.write(text)
+        return path
+
+    def _neutron_env(self) -> dict:
+        return dict(OS_NEUTRON_CONFIG_DIR=self.etc,
+                    OS_NEUTRON_CONFIG_FILES='neutron.conf;ml2_conf.ini',
+                    PYTHONPATH=self.register_binding_driver())
+
+    def sync_neutron(self) -> None:
+        os.makedirs(os.path.join(self.data, 'neutron', 'lock'),
+                    exist_ok=True)
+        self._setup(os.path.join(BIN, 'neutron-db-manage'), '--config-file',
+                    os.path.join(self.etc, 'neutron.conf'), '--config-file',
+                    os.path.join(self.etc, 'ml2_conf.ini'), 'upgrade',
+                    'heads', env=self._neutron_env())
+
+    def start_neutron(self) -> None:
+        self._gunicorn('neutron', PACKAGE + '.neutron_wsgi:application',
+                       PORTS['network'], self._neutron_env())
+
+    def wait_neutron(self) -> None:
+        admin = self.session('admin')
+        _wait('Neutron', lambda: admin.get(
+            url('network') + '/v2.0/networks').ok,
+            alive=lambda: 'neutron' in self.running())
+
+    def sync_cinder(self) -> None:
+        os.makedirs(os.path.join(self.data, 'cinder', 'lock'),
+                    exist_ok=True)
+        self._setup(os.path.join(BIN, 'cinder-manage'), '--config-file',
+                    os.path.join(self.etc, 'cinder.conf'), 'db', 'sync')
+
+    def start_cinder(self) -> None:
+        conf = os.path.join(self.etc, 'cinder.conf')
+        self._gunicorn('cinder-api', PACKAGE + '.cinder_wsgi:application',
+                       PORTS['volume'], dict(CINDER_CONFIG_FILE=conf))
+        for service in ('scheduler', 'volume'):
+            self.start('cinder-' + service,
+                       os.path.join(BIN, 'cinder-' + service),
+                       '--config-file', conf)
+
+    def wait_cinder(self) -> None:
+        """Until the API answers and the scheduler and the volume service
+        are up.
+        """
+        admin = self.session('admin')
+        services = admin.get_endpoint(service_type='volumev3',
+                                      interface='public') + '/os-services'
+
+        def up():
+            found = admin.get(services).json()['services']
+            return {s['binary'] for s in found if s['state'] == 'up'} >= {
+                'cinder-scheduler', 'cinder-volume'}
+        _wait('Cinder', up, timeout=180, alive=lambda: {
+            'cinder-api', 'cinder-scheduler', 'cinder-volume'} <= set(
+                self.running()))
+
+    def create_networks(self) -> None:
+        """The external network and each project's network, subnet and
+        router (idempotent).
+
+        A router for each project, as a project has it in production:
+        its gateway on ``public``, an interface on the project's subnet;
+        the project's floating IPs go through it.
+        """
+        admin = self.session('admin')
+        api = url('network') + '/v2.0'
+        ks = url('keystone')
+
+        def find_or_create(kind: str, body: dict) -> dict:
+            query = {k: body[k] for k in ('name', 'project_id')
+                     if k in body}
+            found = admin.get('%s/%ss' % (api, kind),
+                              params=query).json()[kind + 's']
+            if found:
+                return found[0]
+            return admin.post('%s/%ss' % (api, kind),
+                              json={kind: body}).json()[kind]
+
+        projects = {p['name']: p['id'] for p in admin.get(
+            ks + '/projects').json()['projects']}
+        public = find_or_create('network', {
+            'name': PUBLIC['name'], 'project_id': projects['admin'],
+            'router:external': True, 'provider:network_type': 'flat',
+            'provider:physical_network': PUBLIC['name']})
+        start, end = PUBLIC['pool']
+        find_or_create('subnet', {
+            'name': PUBLIC['name'] + '-subnet', 'project_id': projects[
+                'admin'], 'network_id': public['id'], 'ip_version': 4,
+            'cidr': PUBLIC['cidr'], 'gateway_ip': PUBLIC['gateway'],
+            'enable_dhcp': False,
+            'allocation_pools': [{'start': start, 'end': end}]})
+        for project, cidr in PROJECT_NETWORKS.items():
+            owner = projects[project]
+            net = find_or_create('network', {
+                'name': project + '-net', 'project_id': owner})
+            subnet = find_or_create('subnet', {
+                'name': project + '-subnet', 'project_id': owner,
+                'network_id': net['id'], 'ip_version': 4, 'cidr': cidr})
+            router = find_or_create('router', {
+                'name': project + '-router', 'project_id': owner,
+                'external_gateway_info': {'network_id': public['id']}})
+            ports = admin.get(api + '/ports', params=dict(
+                device_id=router['id'], network_id=net['id'])).json()[
+                'ports']
+            if not ports:
+                admin.put('%s/routers/%s/add_router_interface' % (
+                    api, router['id']), json={'subnet_id': subnet['id']})
 
     def start_glance(self) -> None:
         for d in ('images', 'staging', 'tasks', 'lock'):
@@ -685,18 +912,30 @@ class LocalCloud:
             ('databases', lambda: self.create_databases(fresh)),
             ('RabbitMQ', self.ensure_rabbitmq),
             ('configuration', self.write_config),
+            # Their databases and processes need neither Keystone nor
+            # Nova: they are set up and started while those start, and
+            # waited for where they are first needed.
+            ('Neutron and Cinder: databases and processes started in the '
+             'background', lambda: background.update(
+                 neutron=_Background(self.sync_neutron, self.start_neutron),
+                 cinder=_Background(self.sync_cinder, self.start_cinder))),
             ('Keystone', lambda: self.start_keystone(fresh)),
             ('users, projects and catalog', self.create_identities),
             ('Glance', self.start_glance),
-            ('network stand-in', self.start_network),
             ('Placement', self.start_placement),
             ('Nova databases', lambda: self.sync_nova(fresh)),
             ('Nova', lambda: self.start_nova(computes)),
+            ('Neutron', lambda: background['neutron'].result() or
+             self.wait_neutron()),
+            ('networks and routers', self.create_networks),
             ('dashboard static files', self.build_horizon),
             ('dashboard', self.start_horizon),
             ('flavors, image, freepool', self.create_resources),
+            ('Cinder', lambda: background['cinder'].result() or
+             self.wait_cinder()),
             ('%d engine(s)' % engines, lambda: self.start_engines(engines)),
         ]
+        background: dict = {}
         t0 = time.time()
         for name, step in steps:
             try:
@@ -706,8 +945,8 @@ class LocalCloud:
                 print('local cloud: %s failed: %s (logs in %s)'
                       % (name, e, self.logs), file=sys.stderr)
                 raise SystemExit(1)
-            print('[%5.1fs] %s ready' % (time.time() - t0, name),
-                  file=sys.stderr)
+            print('[%5.1fs] %s%s' % (time.time() - t0, name, '' if (
+                'background' in name) else ' ready'), file=sys.stderr)
         with open(os.path.join(self.base, 'state.json'), 'w') as f:
             json.dump(dict(engines=engines, computes=computes,
                            ports=PORTS, vhost=VHOST,
@@ -754,6 +993,30 @@ class LocalCloud:
             OS_REGION_NAME=REGION, OS_INTERFACE='public',
             OS_COMPUTE_API_VERSION='2.latest',
             PATH='%s:%s' % (BIN, os.environ.get('PATH', '')))
+
+
+class _Background(threading.Thread):
+    """Steps run one after the other in a thread of their own, from
+    now; `result` waits for them and raises what one raised.
+    """
+
+    def __init__(self, *steps) -> None:
+        super().__init__(daemon=True)
+        self.steps = steps
+        self.error: Optional[Exception] = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            for step in self.steps:
+                step()
+        except Exception as e:
+            self.error = e
+
+    def result(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
 
 
 def _group_alive(pid: int) -> bool:
