@@ -425,7 +425,7 @@ class LeaseAPI:
 
 class EmbeddedCloud(fixtures.Fixture):
     """Nova in this process with nova-reservation configured, on compute
-    nodes named `nodes` (10 vCPU, 8 GB and 40 GB each, allocation ratios
+    nodes named `nodes` (10 vCPU, 8 GB and 1028 GB each, allocation ratios
     1.0), in cell1 or the cell `cells` names ({node: cell name});
     `cast_as_call`: Nova's casts wait for their outcome, so that a boot
     returns once its server is built.

@@ -351,8 +351,11 @@ def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
     return found
 
 
-def need_of_flavor(flavor) -> Resources:
-    """What a server of `flavor` takes, as Placement counts it."""
+def need_of_flavor(flavor, volume_backed: bool = False) -> Resources:
+    """What a server of `flavor` takes, as Placement counts it: a server
+    whose root disk is a volume takes none of the node's disk for it.
+    """
     swap_gb = math.ceil((flavor.swap or 0) / 1024)
+    root_gb = 0 if volume_backed else flavor.root_gb
     return Resources(flavor.vcpus, flavor.memory_mb,
-                     flavor.root_gb + flavor.ephemeral_gb + swap_gb)
+                     root_gb + flavor.ephemeral_gb + swap_gb)

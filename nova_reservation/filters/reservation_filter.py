@@ -115,7 +115,7 @@ class ReservationFilter(filters.BaseHostFilter):
         capacity less its usage and the ledger's peak) is kept from one
         request to the next while neither changes.
         """
-        need_v, need_m, need_d = capacity.need_of_flavor(spec_obj.flavor)
+        need_v, need_m, need_d = _need(spec_obj)
         peaks = view.peaks_after(self.clock())
         table, rooms = self._rooms
         if table is not peaks:
@@ -158,7 +158,7 @@ class ReservationFilter(filters.BaseHostFilter):
         now: never what a running lease, an ordinary server or another
         preemptible server uses.
         """
-        need = capacity.need_of_flavor(spec_obj.flavor)
+        need = _need(spec_obj)
         now = self.clock()
         until = now + CONF.reservation.preempt_margin * 60
         freepool = CONF.reservation.freepool_name
@@ -286,3 +286,11 @@ def lease_usage(host_state, bound: dict) -> tuple:
                 for k, amount in enumerate(bound[uuid]):
                     total[k] += amount
     return tuple(total)
+
+
+def _need(spec_obj) -> capacity.Resources:
+    """What the request's server takes, as Placement counts it (no root
+    disk for a server booted from a volume).
+    """
+    return capacity.need_of_flavor(spec_obj.flavor, bool(
+        spec_obj.obj_attr_is_set('is_bfv') and spec_obj.is_bfv))

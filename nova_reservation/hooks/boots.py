@@ -140,8 +140,8 @@ class Boots:
             made = lease_service.known(ctx, lease.client_token, digest)
             if made is None:
                 made = lease_service.create(ctx, self._draft(
-                    lease, flavor, count, self._group_affinity(ctx, hints),
-                    digest))
+                    lease, flavor, self._need(server, found), count,
+                    self._group_affinity(ctx, hints), digest))
             if made.again:
                 return self._same_boot(ctx, body, made)
             lease_id, waits = made.lease_id, made.waits
@@ -275,8 +275,7 @@ class Boots:
         claim = None
         if res.resource_type in (resource_types.FLAVOR,
                                  resource_types.VIRTUAL):
-            need = capacity.need_of_flavor(
-                self._flavor(server.get('flavorRef'), found))
+            need = self._need(server, found)
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
             if not need.fits_in(slot):
                 raise params.InvalidParam(
@@ -309,6 +308,12 @@ class Boots:
             bind_event=True,
             take_slots=res.resource_type != resource_types.HOST)
         return resp
+
+    def _need(self, server: dict, found) -> capacity.Resources:
+        """What a server of the boot takes, as Placement counts it."""
+        return capacity.need_of_flavor(
+            self._flavor(server.get('flavorRef'), found),
+            params.volume_backed(server))
 
     @staticmethod
     def _flavor(flavor_ref, found):
@@ -343,10 +348,11 @@ class Boots:
             'status': lease_view_status(lease, db_api.utcnow())}}})
 
     @staticmethod
-    def _draft(lease: params.LeaseRequest, flavor, count: int,
-               affinity: Optional[bool], digest: str) -> lease_service.Draft:
+    def _draft(lease: params.LeaseRequest, flavor, need: capacity.Resources,
+               count: int, affinity: Optional[bool],
+               digest: str) -> lease_service.Draft:
         """The lease of a boot with ``lease_params``: `count` slots of
-        `flavor`, its servers made by the boot.
+        `need` (of `flavor`), its servers made by the boot.
         """
         values = dict(name=lease.name, start_at=lease.start,
                       end_at=lease.end, on_end=lease.on_end,
@@ -357,7 +363,7 @@ class Boots:
         return lease_service.Draft(
             values, [plan_request.ReservationRequest(
                 resource_type=resource_types.SERVER, count=count,
-                need=capacity.need_of_flavor(flavor),
+                need=need,
                 flavor_id=flavor.flavorid, flavor_name=flavor.name,
                 affinity=affinity)],
             list(lease.occurrences) if lease.occurrences else None,
@@ -421,8 +427,7 @@ class Boots:
         applies the filter's rule for an ordinary boot to it instead.
         """
         host, node = forced
-        need = capacity.need_of_flavor(self._flavor(server.get('flavorRef'),
-                                                    found))
+        need = self._need(server, found)
         nodes = {node} if node else set()
         if host and not node:
             try:

@@ -207,6 +207,16 @@ def forced_host(server: dict) -> Optional[tuple]:
     return (host, node) if host or node else None
 
 
+def volume_backed(server: dict) -> bool:
+    """Whether the boot's root disk is a volume (its block device of boot
+    index 0 has a volume as its destination), as Nova tells it.
+    """
+    for bdm in server.get('block_device_mapping_v2') or []:
+        if isinstance(bdm, dict) and str(bdm.get('boot_index')) == '0':
+            return bdm.get('destination_type') == 'volume'
+    return False
+
+
 def server_count(body: dict, limit: int) -> int:
     """How many servers the boot makes (Nova's max_count, else min)."""
     counts = {}
