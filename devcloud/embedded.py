@@ -350,6 +350,11 @@ class NeutronFixture(nova_fixtures.NeutronFixture):
             raise neutron_client_exc.ConnectionFailed(
                 reason='the network service is down')
 
+    def _get_client(self, context, admin=False):
+        if self.down:
+            return _Unreachable()
+        return super()._get_client(context, admin)
+
     def show_network(self, network_id, **_params):
         self._reachable()
         return super().show_network(network_id, **_params)
@@ -402,6 +407,16 @@ class NeutronFixture(nova_fixtures.NeutronFixture):
             body = dict(body, port={k: v for k, v in port.items()
                                     if k != 'binding:host_id'})
         return super().update_port(port_id, body)
+
+
+class _Unreachable:
+    """A client of a Neutron that does not answer."""
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            raise neutron_client_exc.ConnectionFailed(
+                reason='the network service is down')
+        return call
 
 
 class LeaseAPI:

@@ -19,7 +19,7 @@ from nova_reservation import status
 
 
 FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
-               409: 'conflictingRequest'}
+               409: 'conflictingRequest', 503: 'serviceUnavailable'}
 # The content types whose body Nova reads as JSON; it refuses the others.
 NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
 
@@ -31,6 +31,15 @@ def fault(status: int, message: str, **extra) -> webob.Response:
     name = FAULT_NAMES.get(status, 'computeFault')
     return json_response(status, {name: dict(code=status, message=message,
                                              **extra)})
+
+
+def message_of(resp: webob.Response) -> str:
+    """The message of a fault Nova answered with."""
+    try:
+        body = resp.json_body
+        return next(iter(body.values()))['message'][:400]
+    except Exception:
+        return resp.status
 
 
 def json_response(status: int, body: dict) -> webob.Response:

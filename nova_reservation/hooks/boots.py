@@ -38,6 +38,7 @@ from nova_reservation import flavors
 from nova_reservation.hooks.answers import fault
 from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
+from nova_reservation.hooks.answers import message_of
 from nova_reservation.hooks.answers import NOVA_JSON_TYPES
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
@@ -178,6 +179,12 @@ class Boots:
             LOG.info('Nova refused the boot of lease %s (%s): removing the '
                      'lease', lease_id, resp.status)
             db_leases.discard(self.ctx, lease_id)
+            if resp.status_int >= 500:
+                # A service Nova needs failed (Neutron, Cinder, Glance):
+                # nothing is kept, and the same boot may work later.
+                return fault(503, 'the servers of the lease could not be '
+                             'made: %s; nothing of the lease is kept, try '
+                             'again' % message_of(resp))
             return resp
         # Nova made the servers: from here the lease is kept whatever
         # happens; one left CREATING is finished by the engine's reconciler
