@@ -22,15 +22,21 @@ check the same things.
   on, with the ordinary servers on the node (which run for good);
 - no floating IP address is promised twice at any instant, or promised
   at all once it is no longer registered; no floating IP made for a
-  reservation outlives its lease.
+  reservation outlives its lease;
+- where Neutron's ports are given: no port is left to a server that is
+  gone (nor kept for Nova with no server), and no floating IP is on such a
+  port;
+- where Cinder's volumes are given: no volume is attached, or reserved
+  for an attachment, to a server that is gone, and none is in error.
 
 The store is read with SQL through an SQLAlchemy engine; Nova through
 `servers` (every project's servers, as the compute API lists them) and
-`placement` (a GET of Placement, its body).
+`placement` (a GET of Placement, its body); Neutron and Cinder through
+what their APIs list for an admin, every project's.
 """
 
 import datetime
-from typing import Callable, Iterable, List
+from typing import Callable, Iterable, List, Optional
 
 import sqlalchemy as sa
 
@@ -57,12 +63,18 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
                placement: Callable[[str], dict],
                now: datetime.datetime = None,
                engines: bool = False,
-               floating_ips: Iterable[dict] = ()) -> List[str]:
+               floating_ips: Iterable[dict] = (),
+               ports: Optional[Iterable[dict]] = None,
+               volumes: Optional[Iterable[dict]] = None,
+               attachments: Iterable[dict] = ()) -> List[str]:
     """Each invariant that does not hold, in words (none: all hold).
 
     `engines`: engines run the cloud's events, so no lease is left being
-    deleted either.  `floating_ips`: Neutron's floating IPs (as an admin
-    lists them).
+    deleted either.  `floating_ips`, `ports`: Neutron's floating IPs and
+    ports (as an admin lists them); the ports checked where given.
+    `volumes`, `attachments`: Cinder's volumes and attachments (as an
+    admin lists them, the attachments from microversion 3.27), checked
+    where given.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(
         tzinfo=None)
@@ -86,8 +98,65 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
                        preemptible, leased)
     found += _addresses(slots, _rows(engine, models.FloatingIP.__table__),
                         ledger_mod.to_epoch(now))
+    floating_ips = list(floating_ips)
     found += _floating_ips(floating_ips, _rows(
         engine, models.Reservation.__table__), leases)
+    if ports is not None:
+        found += _ports(list(ports), floating_ips, servers)
+    if volumes is not None:
+        found += _volumes(list(volumes), list(attachments), servers)
+    return found
+
+
+def _ports(ports: list, floating_ips: list, servers: dict) -> list:
+    """Ports that Nova made or took for a server that is gone, or that
+    it keeps with no server; floating IPs on such ports.
+    """
+    found = []
+    orphans = set()
+    for p in ports:
+        owner, device = p['device_owner'] or '', p['device_id'] or ''
+        if not owner.startswith('compute:'):
+            continue
+        if device and device not in servers:
+            orphans.add(p['id'])
+            found.append('port %s (%s) is left to server %s, which is not '
+                         'there' % (p['id'], _fixed_ips(p), device))
+        elif not device:
+            orphans.add(p['id'])
+            found.append('port %s (%s) is kept for Nova (%s) with no server'
+                         % (p['id'], _fixed_ips(p), owner))
+    for fip in floating_ips:
+        if fip.get('port_id') in orphans:
+            found.append('floating IP %s is on port %s, left by a server '
+                         'that is gone' % (fip['floating_ip_address'],
+                                           fip['port_id']))
+    return found
+
+
+def _fixed_ips(port: dict) -> str:
+    return ', '.join(f['ip_address'] for f in port['fixed_ips']) or (
+        'no address')
+
+
+def _volumes(volumes: list, attachments: list, servers: dict) -> list:
+    """Volumes in error; volumes attached, or reserved for an attachment,
+    to a server that is gone.
+    """
+    found = ['volume %s is in %s' % (v['id'], v['status'])
+             for v in volumes if v['status'].startswith('error')]
+    for v in volumes:
+        for a in v.get('attachments') or ():
+            if a.get('server_id') and a['server_id'] not in servers:
+                found.append('volume %s is attached to server %s, which is '
+                             'not there' % (v['id'], a['server_id']))
+    for a in attachments:
+        if a.get('instance') and a['instance'] not in servers and (
+                a['status'] != 'detached'):
+            found.append('volume %s has an attachment %s (%s) for server '
+                         '%s, which is not there' % (
+                             a['volume_id'], a['id'], a['status'],
+                             a['instance']))
     return found
 
 

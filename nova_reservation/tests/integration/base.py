@@ -33,6 +33,9 @@ from devcloud.localcloud import cloud
 CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
 LEASES = 'http://%s:%d/reservation/v1/leases' % (cloud.HOST,
                                                  cloud.PORTS['nova'])
+# {project name: its network's id}, as `CloudTestCase.network` found it
+# (a project made by a test has a name of its own).
+_NETWORKS: dict = {}
 
 
 def utc(seconds: float) -> str:
@@ -96,14 +99,29 @@ class CloudTestCase(testtools.TestCase):
         def placement(path: str) -> dict:
             return admin.get(cloud.url('placement') + path, headers={
                 'OpenStack-API-Version': 'placement 1.14'}).json()
+
+        def network(kind: str) -> list:
+            return admin.get('%s/v2.0/%s' % (cloud.url('network'), kind)
+                             ).json()[kind.replace('-', '_')]
+        volume = admin.get_endpoint(service_type='volumev3',
+                                    interface='public')
         deadline = time.time() + timeout
         while True:
             servers = admin.get(
                 cloud.url('nova') + '/servers/detail?all_tenants=1',
                 headers={'OpenStack-API-Version': 'compute 2.91'}).json()[
                 'servers']
-            found = invariants.violations(engine, servers, placement,
-                                          engines=True)
+            found = invariants.violations(
+                engine, servers, placement, engines=True,
+                ports=network('ports'),
+                floating_ips=network('floatingips'),
+                volumes=admin.get(volume + '/volumes/detail', params=dict(
+                    all_tenants=1)).json()['volumes'],
+                attachments=admin.get(
+                    volume + '/attachments/detail',
+                    params=dict(all_tenants=1), headers={
+                        'OpenStack-API-Version': 'volume 3.27'}).json()[
+                    'attachments'])
             if not found:
                 return
             if time.time() > deadline:
@@ -146,6 +164,41 @@ class CloudTestCase(testtools.TestCase):
         self.users[name] = dict(CLOUD.variables('alice'), OS_USERNAME=name,
                                 OS_PASSWORD=password,
                                 OS_PROJECT_NAME=project)
+        # A network of its own, as the cloud's projects have.
+        api = cloud.url('network') + '/v2.0'
+        admin = CLOUD.session('admin')
+        net = admin.post(api + '/networks', json={'network': dict(
+            name=project + '-net', project_id=made['id'])}).json()['network']
+        self.addCleanup(self.delete_network, net['id'])
+        admin.post(api + '/subnets', json={'subnet': dict(
+            name=project + '-subnet', project_id=made['id'],
+            network_id=net['id'], ip_version=4, cidr='10.9.0.0/24')})
+
+    def delete_network(self, network_id: str, timeout: float = 90) -> None:
+        """Delete a network once the servers' ports on it are gone (a
+        server's deletion ends after its CLI's answer).
+        """
+        admin = CLOUD.session('admin')
+        url = '%s/v2.0/networks/%s' % (cloud.url('network'), network_id)
+        self.wait_for('network %s deleted' % network_id, lambda: admin.delete(
+            url, raise_exc=False).status_code in (204, 404),
+            timeout=timeout, interval=2)
+
+    def network(self, user: str) -> str:
+        """The id of the network of `user`'s project (<project>-net)."""
+        project = (self.users.get(user) or CLOUD.variables(user))[
+            'OS_PROJECT_NAME']
+        if project not in _NETWORKS:
+            found = CLOUD.session('admin').get(
+                cloud.url('network') + '/v2.0/networks',
+                params={'name': project + '-net'}).json()['networks']
+            self.assertEqual(1, len(found), found)
+            _NETWORKS[project] = found[0]['id']
+        return _NETWORKS[project]
+
+    def nic(self, user: str) -> list:
+        """The CLIs' arguments for a port on `user`'s project network."""
+        return ['--nic', 'net-id=' + self.network(user)]
 
     def nova(self, user: str, *args: str) -> dict:
         """`nova ...` as `user`: the Property/Value table as a dict."""
@@ -262,7 +315,7 @@ class BlazarCLI(CloudTestCase):
     def boot(self, user: str, name: str, flavor: str, *hints: str,
              count: int = 1) -> list:
         args = ['server', 'create', '--flavor', flavor, '--image', 'cirros',
-                '--nic', 'none', name]
+                *self.nic(user), name]
         for hint in hints:
             args += ['--hint', hint]
         if count > 1:
@@ -278,7 +331,7 @@ class BlazarCLI(CloudTestCase):
                 ) -> str:
         """A boot that Nova's API refuses: the error it gives."""
         args = ['server', 'create', '--flavor', flavor, '--image', 'cirros',
-                '--nic', 'none', name]
+                *self.nic(user), name]
         for hint in hints:
             args += ['--hint', hint]
         done = self.run_cli(user, 'openstack', *args, check=False)

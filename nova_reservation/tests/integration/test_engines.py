@@ -37,7 +37,7 @@ class TwoEnginesTest(base.CloudTestCase):
             name = 'twice-%d-%s' % (i, self.suffix)
             resp = alice.post(nova + '/servers', json={
                 'server': dict(name=name, flavorRef=flavor, imageRef=image,
-                               networks='none'),
+                               networks='auto'),
                 'os:scheduler_hints': {'lease_params': base.lease_params(
                     name, start, end, on_end='none')}},
                 headers={'OpenStack-API-Version': 'compute 2.91'},

@@ -36,7 +36,7 @@ class NovaAPIKilledTest(base.CloudTestCase):
             return base.CLOUD.session('alice').post(
                 cloud.url('nova') + '/servers', json={
                     'server': dict(name=name, flavorRef=flavor,
-                                   imageRef=image, networks='none'),
+                                   imageRef=image, networks='auto'),
                     'os:scheduler_hints': {'lease_params': base.lease_params(
                         name, base.utc(3600), base.utc(7200))}},
                 headers={'OpenStack-API-Version': 'compute 2.91'},

@@ -138,7 +138,7 @@ class FuzzTest(base.CloudTestCase):
         def boot(hints, **server):
             body = {'server': dict(dict(
                 name='h-' + self.suffix, flavorRef=flavor, imageRef=image,
-                networks='none'), **server), 'os:scheduler_hints': hints}
+                networks='auto'), **server), 'os:scheduler_hints': hints}
             return requests.post(nova + '/servers', data=json.dumps(body),
                                  headers={'X-Auth-Token': self.tokens[
                                      'alice'], 'Content-Type':

@@ -33,7 +33,7 @@ class ProjectIsolationTest(base.CloudTestCase):
         lease = self.capacity_lease('alice', 'private-' + self.suffix, flavor)
         server = self.nova(
             'alice', 'boot', '--flavor', 'm1.tiny', '--image', 'cirros',
-            '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
+            *self.nic('alice'), '--hint', 'lease_params=' + base.lease_params(
                 'hinted-' + self.suffix, base.utc(3600), base.utc(7200)),
             'hinted-' + self.suffix)['id']
         self.addCleanup(self.delete_server, server)
@@ -62,7 +62,7 @@ class ProjectIsolationTest(base.CloudTestCase):
             lease['id'])[0]['id']
         done = self.run_cli(
             'bob', 'openstack', 'server', 'create', '--flavor', 'm1.tiny',
-            '--image', 'cirros', '--nic', 'none', '--hint',
+            '--image', 'cirros', *self.nic('bob'), '--hint',
             'reservation=' + reservation_id, 'intruder-' + self.suffix,
             check=False)
         self.assertNotEqual(0, done.returncode)

@@ -25,8 +25,8 @@ class ProjectTagTest(base.CloudTestCase):
 
     def boot(self, user: str, name: str) -> str:
         server = self.openstack(user, 'server', 'create', '--flavor',
-                                'm1.tiny', '--image', 'cirros', '--nic',
-                                'none', name)['id']
+                                'm1.tiny', '--image', 'cirros',
+                                *self.nic(user), name)['id']
         self.addCleanup(self.delete_server, server)
         return server
 
@@ -67,7 +67,8 @@ class WaitingAndRecurringTest(base.CloudTestCase):
     def boot(self, name: str, **lease) -> dict:
         """`nova boot` as alice with lease_params `lease`."""
         server = self.nova('alice', 'boot', '--flavor', 'm1.tiny',
-                           '--image', 'cirros', '--nic', 'none', '--hint',
+                           '--image', 'cirros', *self.nic('alice'),
+                           '--hint',
                            'lease_params=' + json.dumps(dict(
                                name=name, **lease)), name)
         self.addCleanup(self.delete_server, server['id'])

@@ -51,7 +51,7 @@ class ParallelBootsTest(base.CloudTestCase):
             resp = session.post(cloud.url('nova') + '/servers', json={
                 'server': dict(name='race-%d-%s' % (i, self.suffix),
                                flavorRef=flavor, imageRef=image,
-                               networks='none'),
+                               networks='auto'),
                 'os:scheduler_hints': {'reservation': rid}},
                 headers={'OpenStack-API-Version': 'compute 2.91'},
                 raise_exc=False, timeout=120)

@@ -35,7 +35,7 @@ class SeedWorkflowTest(base.CloudTestCase):
                 name = 'busy-%d-%s' % (len(busy), self.suffix)
                 resp = alice.post(nova + '/servers', json={
                     'server': dict(name=name, flavorRef=flavor,
-                                   imageRef=image, networks='none'),
+                                   imageRef=image, networks='auto'),
                     'os:scheduler_hints': {'lease_params': base.lease_params(
                         name, 'now', end)}},
                     headers={'OpenStack-API-Version': 'compute 2.91'},
@@ -57,15 +57,15 @@ class SeedWorkflowTest(base.CloudTestCase):
                                  timeout=120, interval=1)
         shown = self.nova(
             'alice', 'boot', '--flavor', 'm1.small', '--image', 'cirros',
-            '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
-                'seed-nova-' + self.suffix, start, end),
+            *self.nic('alice'), '--hint', 'lease_params=' +
+            base.lease_params('seed-nova-' + self.suffix, start, end),
             'seed-nova-' + self.suffix)
         by_nova = shown['id']
         self.addCleanup(self.delete_server, by_nova)
         self.assertIn('"status": "RESERVED"', shown['reservation'])
         by_osc = self.openstack(
             'alice', 'server', 'create', '--flavor', 'm1.tiny', '--image',
-            'cirros', '--nic', 'none', '--hint', 'lease_params=' +
+            'cirros', *self.nic('alice'), '--hint', 'lease_params=' +
             base.lease_params('seed-osc-' + self.suffix, start, end),
             'seed-osc-' + self.suffix)['id']
         self.addCleanup(self.delete_server, by_osc)
