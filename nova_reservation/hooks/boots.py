@@ -134,14 +134,14 @@ class Boots:
                     'host: the lease chooses its node')
             count = params.server_count(
                 server, CONF.reservation.max_servers_per_lease)
-            flavor = self._flavor(server.get('flavorRef'), found)
+            flavor = params.flavor(server.get('flavorRef'), found)
             digest = idempotency.digest(body)
             # A retried boot is answered before the rest of its request is
             # read again (its server group may be gone since).
             made = lease_service.known(ctx, lease.client_token, digest)
             if made is None:
                 made = lease_service.create(ctx, self._draft(
-                    lease, flavor, self._need(server, found), count,
+                    lease, flavor, params.need(server, found), count,
                     self._group_affinity(ctx, hints), digest))
             if made.again:
                 return self._same_boot(ctx, body, made)
@@ -282,7 +282,7 @@ class Boots:
         claim = None
         if res.resource_type in (resource_types.FLAVOR,
                                  resource_types.VIRTUAL):
-            need = self._need(server, found)
+            need = params.need(server, found)
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
             if not need.fits_in(slot):
                 raise params.InvalidParam(
@@ -315,25 +315,6 @@ class Boots:
             bind_event=True,
             take_slots=res.resource_type != resource_types.HOST)
         return resp
-
-    def _need(self, server: dict, found) -> capacity.Resources:
-        """What a server of the boot takes, as Placement counts it."""
-        return capacity.need_of_flavor(
-            self._flavor(server.get('flavorRef'), found),
-            params.volume_backed(server))
-
-    @staticmethod
-    def _flavor(flavor_ref, found):
-        """The boot's flavor (`found`: as `flavors.of_ref` found it), or
-        InvalidParam naming flavorRef.
-        """
-        flavor_id = flavors.id_of_ref(flavor_ref)
-        if flavor_id is None:
-            raise params.InvalidParam('flavorRef', 'is required')
-        if found is None:
-            raise params.InvalidParam('flavorRef', 'flavor %s not found'
-                                      % flavor_id)
-        return found
 
     def _same_boot(self, ctx, body: dict,
                    made: lease_service.Made) -> webob.Response:
@@ -434,7 +415,7 @@ class Boots:
         applies the filter's rule for an ordinary boot to it instead.
         """
         host, node = forced
-        need = self._need(server, found)
+        need = params.need(server, found)
         nodes = {node} if node else set()
         if host and not node:
             try:

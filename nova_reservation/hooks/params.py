@@ -20,6 +20,8 @@ import dataclasses
 import datetime
 from typing import Optional
 
+from nova_reservation import capacity
+from nova_reservation import flavors
 from nova_reservation import marks
 from nova_reservation.schemas import common
 from nova_reservation.schemas import leases as schemas
@@ -205,6 +207,26 @@ def forced_host(server: dict) -> Optional[tuple]:
     host = parts[1] or None
     node = parts[2] if len(parts) > 2 and parts[2] else None
     return (host, node) if host or node else None
+
+
+def flavor(flavor_ref, found):
+    """The boot's flavor (`found`: as `flavors.of_ref` found it), or
+    InvalidParam naming flavorRef.
+    """
+    flavor_id = flavors.id_of_ref(flavor_ref)
+    if flavor_id is None:
+        raise InvalidParam('flavorRef', 'is required')
+    if found is None:
+        raise InvalidParam('flavorRef', 'flavor %s not found' % flavor_id)
+    return found
+
+
+def need(server: dict, found) -> capacity.Resources:
+    """What a server of the boot takes, as Placement counts it (`found`:
+    its flavor, as `flavor` takes it).
+    """
+    return capacity.need_of_flavor(flavor(server.get('flavorRef'), found),
+                                   volume_backed(server))
 
 
 def volume_backed(server: dict) -> bool:

@@ -159,6 +159,30 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
         self.run_engine()
         return server['id']
 
+    def lease_of_server(self, uuid: str):
+        """The lease row of a server booted with lease_params."""
+        return db_leases.get(
+            STORE, self.api.get_server(uuid)['reservation']['lease_id'])
+
+    def start_lease(self, lease) -> None:
+        """Run the engine just after the lease's (row's) start."""
+        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+
+    def assert_holds_nothing(self, uuid: str, images: int) -> None:
+        """A reserved server: no allocation, no instance on a node, no image
+        made (`images`: how many Glance had).
+        """
+        self.assertEqual({}, self.placement.get(
+            '/allocations/%s' % uuid).body['allocations'])
+        for node, compute in self.computes.items():
+            self.assertNotIn(uuid, compute.driver.list_instance_uuids(),
+                             node)
+        self.assertEqual(images, len(self.glance.images))
+        server = self.admin_api.get_server(uuid)
+        self.assertEqual(('RESERVED', 'shelved_offloaded', None),
+                         (server['status'], server['OS-EXT-STS:vm_state'],
+                          server['OS-EXT-SRV-ATTR:host']))
+
     def wait_gone(self, uuid: str, timeout: float = 10) -> None:
         """Wait until the server is deleted (it may be already)."""
         deadline = time.time() + timeout

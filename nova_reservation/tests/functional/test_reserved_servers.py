@@ -34,34 +34,10 @@ STORE = db_api.Context()
 when = base.when
 params = base.params
 TINY = '1'   # m1.tiny: 1 vCPU
-BIG_DISK = 'bigdisk'
 NETWORK = nova_fixtures.NeutronFixture.network_1['id']
 
 
-class ReservedTestCase(base.ReservationTestCase):
-
-    def _lease_of(self, uuid: str):
-        return db_leases.get(
-            STORE, self.api.get_server(uuid)['reservation']['lease_id'])
-
-    def _start(self, lease) -> None:
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
-
-    def assert_holds_nothing(self, uuid: str, images: int) -> None:
-        """No allocation, no instance on a node, no image made."""
-        self.assertEqual({}, self.placement.get(
-            '/allocations/%s' % uuid).body['allocations'])
-        for node, compute in self.computes.items():
-            self.assertNotIn(uuid, compute.driver.list_instance_uuids(),
-                             node)
-        self.assertEqual(images, len(self.glance.images))
-        server = self.admin_api.get_server(uuid)
-        self.assertEqual(('RESERVED', 'shelved_offloaded', None),
-                         (server['status'], server['OS-EXT-STS:vm_state'],
-                          server['OS-EXT-SRV-ATTR:host']))
-
-
-class ReservedServerTest(ReservedTestCase):
+class ReservedServerTest(base.ReservationTestCase):
 
     def test_a_cloud_full_now_takes_a_future_lease(self):
         # Both nodes are leased until 20 minutes from now.
@@ -74,7 +50,7 @@ class ReservedServerTest(ReservedTestCase):
         uuid = resp.body['server']['id']
         self.assertEqual('RESERVED',
                          resp.body['server']['reservation']['status'])
-        lease = self._lease_of(uuid)
+        lease = self.lease_of_server(uuid)
         self.assertEqual('PENDING', lease.status)
         self.assert_holds_nothing(uuid, images)
         self.run_engine()
@@ -85,7 +61,7 @@ class ReservedServerTest(ReservedTestCase):
 
         self.run_engine(at=ledger.to_epoch(busy.end_at) + 1)
         self.assert_holds_nothing(uuid, images)
-        self._start(lease)
+        self.start_lease(lease)
         server = self.admin_api.get_server(uuid)
         self.assertEqual(('ACTIVE', slot.host, slot.node),
                          (server['status'], server['OS-EXT-SRV-ATTR:host'],
@@ -129,7 +105,7 @@ class ReservedServerTest(ReservedTestCase):
         self.assertFalse(ports[0].get('binding:host_id'))
         self.assertEqual([volume], list(cinder.volume_ids_for_instance(uuid)))
 
-        self._start(self._lease_of(uuid))
+        self.start_lease(self.lease_of_server(uuid))
         view = self.admin_api.get_server(uuid)
         self.assertEqual('ACTIVE', view['status'])
         self.assertEqual(base.IMAGE, view['image']['id'])
@@ -151,7 +127,7 @@ class ReservedServerTest(ReservedTestCase):
 
     def test_each_nova_action_on_a_reserved_server(self):
         uuid = self.boot_reserved()
-        lease = self._lease_of(uuid)
+        lease = self.lease_of_server(uuid)
         start = str(lease.start_at.replace(microsecond=0))
         done = [('PUT', '', {'server': {'name': 'renamed'}}),
                 ('PUT', '/metadata', {'metadata': {'a': '1'}}),
@@ -263,7 +239,7 @@ class ReservedServerTest(ReservedTestCase):
         self.assertEqual(sorted(uuids), sorted(
             self.api.api_get('/os-server-groups/%s' % group['id']
                              ).body['server_group']['members']))
-        self._start(self._lease_of(uuids[0]))
+        self.start_lease(self.lease_of_server(uuids[0]))
         hosts = {self.admin_api.get_server(u)['OS-EXT-SRV-ATTR:host']
                  for u in uuids}
         self.assertEqual(set(self.NODES), hosts)
@@ -314,103 +290,6 @@ class ReservedServerTest(ReservedTestCase):
         servers = self.api.get_servers()
         self.assertEqual(2, len(servers))
         self.assertEqual({'RESERVED'}, {s['status'] for s in servers})
-
-
-class VolumeBackedTest(ReservedTestCase):
-    """Servers booted from a volume: the ledger counts their disk as
-    Placement does (no root disk on the node), and their volume is made or
-    attached as Nova does, at the start.
-    """
-
-    def setUp(self) -> None:
-        super().setUp()
-        self.cinder = self.useFixture(nova_fixtures.CinderFixture(
-            self.cloud.harness))
-        # Its root disk takes more than half a node's (1028 GB), little
-        # else: a node holds one from an image, many from volumes.
-        self.admin_api.post_flavor({'flavor': {
-            'name': 'bigdisk', 'id': BIG_DISK, 'vcpus': 1, 'ram': 512,
-            'disk': 600}})
-
-    def _boot(self, root: dict, count: int = 1,
-              flavor: str = base.ONE_PER_NODE):
-        server = {'name': 'bfv', 'flavorRef': flavor,
-                  'networks': 'none', 'imageRef': '',
-                  'min_count': count, 'max_count': count,
-                  'block_device_mapping_v2': [dict(root, boot_index=0)]}
-        return self.api.api_post('/servers', {
-            'server': server, 'os:scheduler_hints': {
-                'lease_params': params(when(60), when(120))}},
-            check_response_status=False)
-
-    def test_the_ledger_counts_no_root_disk_for_them(self):
-        resp = self._boot({'uuid': base.IMAGE, 'source_type': 'image',
-                           'destination_type': 'volume',
-                           'volume_size': 1}, count=6, flavor=BIG_DISK)
-        self.assertEqual(202, resp.status, resp.content)
-        lease = self.leases()[0]
-        slots = [s for r in db_leases.reservations(STORE, lease.id)
-                 for s in db_ledger.slots(STORE, r.id)]
-        self.assertEqual([0] * 6, [s.disk_gb for s in slots])
-        # Their nodes' disks are left to image-backed ones: one each.
-        resp = self.boot(params(when(60), when(120)), flavor=BIG_DISK,
-                         count=2)
-        self.assertEqual(202, resp.status, resp.content)
-        resp = self.boot(params(when(60), when(120)), flavor=BIG_DISK)
-        self.assertEqual(409, resp.status, resp.content)
-
-    def test_an_ordinary_one_takes_what_leases_leave_of_ram(self):
-        # Every node's disk is promised to a lease later, not its RAM.
-        resp = self.boot(params(when(60), when(120)), flavor=BIG_DISK,
-                         count=2)
-        self.assertEqual(202, resp.status, resp.content)
-        image_backed = self.cloud.boot('plain', BIG_DISK)
-        self.assertEqual(202, image_backed.status, image_backed.content)
-        self.assertEqual('ERROR', self._wait_for_state_change(
-            image_backed.body['server'], 'ERROR')['status'])
-        server = {'name': 'bfv', 'flavorRef': BIG_DISK, 'networks': 'none',
-                  'imageRef': '', 'block_device_mapping_v2': [{
-                      'boot_index': 0, 'uuid': base.IMAGE,
-                      'source_type': 'image', 'destination_type': 'volume',
-                      'volume_size': 1, 'delete_on_termination': True}]}
-        made = self.api.post_server({'server': server})
-        self._wait_for_state_change(made, 'ACTIVE')
-
-    def test_a_volume_made_from_an_image_at_the_start(self):
-        resp = self._boot({'uuid': base.IMAGE, 'source_type': 'image',
-                           'destination_type': 'volume', 'volume_size': 1,
-                           'delete_on_termination': True})
-        self.assertEqual(202, resp.status, resp.content)
-        uuid = resp.body['server']['id']
-        self.assert_holds_nothing(uuid, len(self.glance.images))
-        self.assertEqual([], list(self.cinder.volume_ids_for_instance(uuid)))
-        self._start(self._lease_of(uuid))
-        self.assertEqual('ACTIVE', self.admin_api.get_server(uuid)['status'])
-        made = list(self.cinder.volume_ids_for_instance(uuid))
-        self.assertEqual(1, len(made))
-        self.assertIn(made[0], self.cinder.volumes)
-
-    def test_an_existing_volume_is_reserved_at_the_boot(self):
-        volume = nova_fixtures.CinderFixture.IMAGE_BACKED_VOL
-        resp = self._boot({'uuid': volume, 'source_type': 'volume',
-                           'destination_type': 'volume'})
-        self.assertEqual(202, resp.status, resp.content)
-        uuid = resp.body['server']['id']
-        self.assert_holds_nothing(uuid, len(self.glance.images))
-        # Reserved in Cinder for the server, as Nova does at a boot.
-        self.assertEqual([volume],
-                         list(self.cinder.volume_ids_for_instance(uuid)))
-        lease = self._lease_of(uuid)
-        self._start(lease)
-        self.assertEqual('ACTIVE', self.admin_api.get_server(uuid)['status'])
-        attached = self.api.api_get(
-            '/servers/%s/os-volume_attachments' % uuid).body
-        self.assertEqual([volume], [a['volumeId'] for a in
-                                    attached['volumeAttachments']])
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
-        self.wait_gone(uuid)
-        # Detached, and left where it was.
-        self.assertEqual([], list(self.cinder.volume_ids_for_instance(uuid)))
 
 
 class QuotaTest(base.ReservationTestCase):

@@ -445,36 +445,3 @@ class HeldUntilTest(unittest.TestCase):
         self.assertEqual(0.5, capacity.used_share(4, 2))
         self.assertEqual(1.0, capacity.used_share(4, 6))
         self.assertEqual(1.0, capacity.used_share(0, 0))
-
-
-class PlanUnitsTest(unittest.TestCase):
-    """Floating IP addresses: nodes that hold one slot at a time."""
-
-    UNIT = R(1, 0, 0)
-    NODES = ['a0', 'a1', 'a2', 'a3']
-
-    @settings(max_examples=200, deadline=None)
-    @given(st.lists(st.tuples(st.sampled_from(NODES), intervals),
-                    max_size=12),
-           intervals, st.lists(st.sampled_from(NODES), max_size=2,
-                               unique=True), st.integers(1, 4))
-    def test_against_brute_force(self, taken, wanted, required, count):
-        nodes: dict = {}
-        for i, (node, (a, b)) in enumerate(taken):
-            nodes.setdefault(node, []).append(alloc(i, a, b, node=node))
-        tls = {n: timeline_mod.Timeline(x) for n, x in nodes.items()}
-        units = [capacity.Host(n, self.UNIT) for n in self.NODES]
-        start, end = wanted
-        free = [n for n in self.NODES if not any(
-            a.start < end and start < a.end for a in nodes.get(n, []))]
-        chosen = capacity.plan_units(units, tls, start, end, required,
-                                     count)
-        possible = set(required) <= set(free) and len(free) >= count and \
-            len(required) <= count
-        if not possible:
-            self.assertIsNone(chosen)
-            return
-        self.assertEqual(count, len(chosen))
-        self.assertEqual(len(chosen), len(set(chosen)))
-        self.assertTrue(set(chosen) <= set(free))
-        self.assertTrue(set(required) <= set(chosen))
