@@ -287,6 +287,26 @@ class EvictionTest(PreemptibleTestCase):
         # The lease's node is free for its servers.
         self.assertEqual(0, self.placement_usage(node)['VCPU'])
 
+    def test_its_port_follows_the_live_migration(self):
+        network = base.nova_fixtures.NeutronFixture.network_1['id']
+        lease = self.future_lease(1)
+        node = self.lease_nodes(lease).pop()
+        spots = [self.api.post_server({
+            'server': {'name': 'spot%d' % i, 'imageRef': base.IMAGE,
+                       'flavorRef': base.ONE_PER_NODE,
+                       'networks': [{'uuid': network}]},
+            'os:scheduler_hints': {'preemptible': 'true'}})['id']
+            for i in (1, 2)]
+        on = {self.node_of(u): u for u in spots}
+        spot = on.pop(node)
+        self.admin_api.delete_server(on.popitem()[1])
+        self.preempt(at=self.start_of(lease) - 5 * 60, passes=8)
+        view = self.server(spot)
+        self.assertNotEqual(node, view['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        port, = self.cloud.neutron.list_ports(True, device_id=spot)['ports']
+        self.assertEqual(view['OS-EXT-SRV-ATTR:host'],
+                         port['binding:host_id'])
+
     def test_cold_migration_where_live_migration_is_refused(self):
         self.override_policy({LIVE_MIGRATION: '!'})
         nova_policy.reset()

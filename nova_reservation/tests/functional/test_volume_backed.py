@@ -42,15 +42,49 @@ class VolumeBackedTest(base.ReservationTestCase):
             'disk': 600}})
 
     def _boot(self, root: dict, count: int = 1,
-              flavor: str = base.ONE_PER_NODE):
+              flavor: str = base.ONE_PER_NODE, **lease):
         server = {'name': 'bfv', 'flavorRef': flavor,
                   'networks': 'none', 'imageRef': '',
                   'min_count': count, 'max_count': count,
                   'block_device_mapping_v2': [dict(root, boot_index=0)]}
         return self.api.api_post('/servers', {
             'server': server, 'os:scheduler_hints': {
-                'lease_params': params(when(60), when(120))}},
+                'lease_params': params(when(60), when(120), **lease)}},
             check_response_status=False)
+
+    def _run(self, on_end: str) -> tuple:
+        """A server from an image's volume, with a lease that ends with
+        `on_end`, once its lease has ended: (its id, the lease's row).
+        """
+        resp = self._boot({'uuid': base.IMAGE, 'source_type': 'image',
+                           'destination_type': 'volume', 'volume_size': 1},
+                          on_end=on_end)
+        self.assertEqual(202, resp.status, resp.content)
+        uuid = resp.body['server']['id']
+        lease = self.lease_of_server(uuid)
+        self.start_lease(lease)
+        self.assertEqual('ACTIVE', self.admin_api.get_server(uuid)['status'])
+        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        return uuid, db_leases.get(STORE, lease.id)
+
+    def test_on_end_shelve(self):
+        uuid, lease = self._run('shelve')
+        self.assertEqual('TERMINATED', lease.status)
+        # A volume-backed server is offloaded at once; its volume stays.
+        self.assertEqual('SHELVED_OFFLOADED',
+                         self.admin_api.get_server(uuid)['status'])
+        self.assertEqual(1, len(list(self.cinder.volume_ids_for_instance(
+            uuid))))
+
+    def test_on_end_snapshot(self):
+        images = len(self.glance.images)
+        uuid, lease = self._run('snapshot')
+        self.assertEqual('TERMINATED', lease.status)
+        self.wait_gone(uuid)
+        # Nova's snapshot of a volume-backed server: an image that names
+        # the volume's snapshot.
+        self.assertEqual(images + 1, len(self.glance.images))
+        self.assertEqual(1, len(self.cinder.volume_snapshots))
 
     def test_the_ledger_counts_no_root_disk_for_them(self):
         resp = self._boot({'uuid': base.IMAGE, 'source_type': 'image',
