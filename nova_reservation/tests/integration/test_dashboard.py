@@ -190,3 +190,29 @@ class DashboardTest(browser.DashboardTestCase):
         self.assertIn(extended.strftime(browser.SHOWN_DATE),
                       self.row(name).text)
         self.assertEqual('ACTIVE', self.lease_api(lease['id'])['status'])
+
+    def test_a_floating_ip_lease(self):
+        network = self.openstack('admin', 'network', 'show', 'public')['id']
+        address = '172.24.4.231'
+        made = self.openstack('admin', 'reservation', 'floatingip', 'create',
+                              network, address)
+        self.addCleanup(self.run_cli, 'admin', 'openstack', 'reservation',
+                        'floatingip', 'delete', made['id'], check=False)
+        name = 'dashboard-fip-' + self.suffix
+        lease = self.lease('alice', name, 'resource_type=virtual:floatingip,'
+                           'network_id=%s,amount=1' % network)
+        self.login('alice')
+        self.open('/project/leases/', 'leases')
+        row = self.row(name)
+        self.assertIsNotNone(row, 'lease %s not listed' % name)
+        self.assertIn('ACTIVE', row.text)
+        row.find_element(By.LINK_TEXT, name).click()
+        self.wait.until(ec.url_contains('/project/leases/%s/' % lease['id']))
+        self.checked('fip-detail')
+        detail = self.browser.find_element(By.CSS_SELECTOR, '.detail').text
+        for shown in ('virtual:floatingip', network, 'amount'):
+            self.assertIn(shown, detail)
+        # The address is the project's floating IP while the lease runs.
+        self.open('/project/floating_ips/', 'floating-ips')
+        self.assertIsNotNone(self.row(address),
+                             'floating IP %s not listed' % address)
