@@ -925,12 +925,15 @@ class LocalCloud:
             ('Placement', self.start_placement),
             ('Nova databases', lambda: self.sync_nova(fresh)),
             ('Nova', lambda: self.start_nova(computes)),
-            ('Neutron', lambda: background['neutron'].result() or
-             self.wait_neutron()),
-            ('networks and routers', self.create_networks),
+            ('networks and routers: made in the background',
+             lambda: background.update(networks=_Background(
+                 background['neutron'].result, self.wait_neutron,
+                 self.create_networks))),
             ('dashboard static files', self.build_horizon),
             ('dashboard', self.start_horizon),
             ('flavors, image, freepool', self.create_resources),
+            ('Neutron, networks and routers',
+             lambda: background['networks'].result()),
             ('Cinder', lambda: background['cinder'].result() or
              self.wait_cinder()),
             ('%d engine(s)' % engines, lambda: self.start_engines(engines)),
