@@ -199,8 +199,10 @@ class DashboardTest(browser.DashboardTestCase):
         self.addCleanup(self.run_cli, 'admin', 'openstack', 'reservation',
                         'floatingip', 'delete', made['id'], check=False)
         name = 'dashboard-fip-' + self.suffix
+        # The address named: other tests register addresses too.
         lease = self.lease('alice', name, 'resource_type=virtual:floatingip,'
-                           'network_id=%s,amount=1' % network)
+                           'network_id=%s,amount=1,required_floatingips='
+                           '["%s"]' % (network, address))
         self.login('alice')
         self.open('/project/leases/', 'leases')
         row = self.row(name)
@@ -213,6 +215,6 @@ class DashboardTest(browser.DashboardTestCase):
         for shown in ('virtual:floatingip', network, 'amount'):
             self.assertIn(shown, detail)
         # The address is the project's floating IP while the lease runs.
-        self.open('/project/floating_ips/', 'floating-ips')
-        self.assertIsNotNone(self.row(address),
-                             'floating IP %s not listed' % address)
+        self.assertIn(address, [f['Floating IP Address'] for f in
+                                self.openstack('alice', 'floating', 'ip',
+                                               'list')])

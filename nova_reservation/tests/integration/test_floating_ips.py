@@ -17,6 +17,8 @@ user's project at its start (the user attaches one to a server's port)
 and deletes them at its end.
 """
 
+import json
+
 from nova_reservation.tests.integration import base
 
 # Outside public's allocation pool (.10 to .200): Neutron gives out those.
@@ -56,21 +58,24 @@ class FloatingIPTest(base.BlazarCLI):
                             'floatingip', 'create', network, '172.24.4.223',
                             check=False)
         self.assertNotEqual(0, done.returncode)
-        self.assertIn('403', done.stderr + done.stdout)
+        self.assertIn('policy does not allow', done.stderr)
 
         start, end = base.minutes(2), base.minutes(4)
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
             start, '--end-date', end, '--reservation',
-            'resource_type=virtual:floatingip,network_id=%s,amount=2'
-            % network, 'fips-' + self.suffix)
+            'resource_type=virtual:floatingip,network_id=%s,amount=2,'
+            'required_floatingips=%s' % (network, json.dumps(ADDRESSES)),
+            'fips-' + self.suffix)
         self.addCleanup(self.delete_lease, lease['id'])
-        # bob can not have them then: a 409 with the earliest start.
+        # bob can not have one of them then: a 409 with the earliest
+        # start.
         done = self.run_cli(
             'bob', 'openstack', 'reservation', 'lease', 'create',
             '--start-date', start, '--end-date', end,
             '--reservation', 'resource_type=virtual:floatingip,'
-            'network_id=%s,amount=1' % network, 'fips-bob-' + self.suffix,
+            'network_id=%s,amount=1,required_floatingips=["%s"]'
+            % (network, ADDRESSES[0]), 'fips-bob-' + self.suffix,
             check=False)
         self.assertNotEqual(0, done.returncode)
         self.assertIn('earliest start', done.stderr)
@@ -108,7 +113,8 @@ class FloatingIPTest(base.BlazarCLI):
             'bob', 'reservation', 'lease', 'create', '--start-date',
             base.minutes(10), '--end-date', base.minutes(20),
             '--reservation', 'resource_type=virtual:floatingip,'
-            'network_id=%s,amount=1' % network, 'fips-gone-' + self.suffix)
+            'network_id=%s,amount=1,required_floatingips=["%s"]'
+            % (network, LATER), 'fips-gone-' + self.suffix)
         self.run_cli('bob', 'openstack', 'reservation', 'lease', 'delete',
                      lease['id'])
         self.wait_for('lease gone', lambda: self.rest(
