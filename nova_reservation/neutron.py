@@ -138,30 +138,24 @@ def make(network_id: str, subnet_id: str, address: str, project_id: str,
         raise Unavailable('Neutron failed: %s' % e)
 
 
-def made(network_id: str, project_id: str, reservation_id: str) -> list:
-    """The floating IPs that the reservation made (of its project, on its
-    network); Unavailable if Neutron failed.
-    """
-    try:
-        found = _client().list_floatingips(
-            floating_network_id=network_id, project_id=project_id)
-    except FAILURES as e:
-        raise Unavailable('Neutron failed: %s' % e)
-    return [f for f in found['floatingips']
-            if f.get('description') == mark(reservation_id)]
-
-
 def remove(network_id: str, project_id: str, reservation_id: str) -> int:
-    """Delete the floating IPs that the reservation made, whatever they are
-    attached to; how many there were.
+    """Delete the floating IPs that the reservation made (of its project,
+    on its network), whatever they are attached to; how many there were.
+    Unavailable if Neutron failed.
     """
     gone = 0
-    for fip in made(network_id, project_id, reservation_id):
-        try:
-            _client().delete_floatingip(fip['id'])
-            gone += 1
-        except neutron_exceptions.NotFound:
-            pass
-        except FAILURES as e:
-            raise Unavailable('Neutron failed: %s' % e)
+    try:
+        client = _client()
+        found = client.list_floatingips(floating_network_id=network_id,
+                                        project_id=project_id)
+        for fip in found['floatingips']:
+            if fip.get('description') != mark(reservation_id):
+                continue
+            try:
+                client.delete_floatingip(fip['id'])
+                gone += 1
+            except neutron_exceptions.NotFound:
+                pass   # deleted meanwhile
+    except FAILURES as e:
+        raise Unavailable('Neutron failed: %s' % e)
     return gone

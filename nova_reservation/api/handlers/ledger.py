@@ -116,15 +116,21 @@ def show_ledger(ctx, req):
             nodes.append(dict(name=_host_id(ctx.project_id, host.node),
                               reservable=None, capacity=None,
                               allocations=allocations))
+    shown_addresses = [(row, [s for s in slots if visible(s)])
+                       for row, slots in found['addresses']]
+    # One read of the leases of every address, as for the nodes.
+    leases.update(db_leases.get_many(db_api.Context(), {
+        reservations[s.reservation_id].lease_id
+        for _, slots in shown_addresses for s in slots
+        if s.reservation_id in reservations} - set(leases)))
     addresses = []
-    for row, slots in found['addresses']:
-        slots = [s for s in slots if visible(s)]
+    for row, slots in shown_addresses:
         if not (slots or everything):
             continue
         held = []
         for s in slots:
             info = reservations.get(s.reservation_id)
-            lease = info and db_leases.get(db_api.Context(), info.lease_id)
+            lease = info and leases.get(info.lease_id)
             held.append({k: v for k, v in _allocation(s, info, lease).items()
                          if k not in ('vcpus', 'memory_mb', 'disk_gb',
                                       'server_id', 'held')})
