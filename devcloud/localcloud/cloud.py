@@ -665,12 +665,16 @@ class LocalCloud:
 
     def start_cinder(self) -> None:
         conf = os.path.join(self.etc, 'cinder.conf')
-        self._gunicorn('cinder-api', PACKAGE + '.cinder_wsgi:application',
-                       PORTS['volume'], dict(CINDER_CONFIG_FILE=conf))
+        self.start_cinder_api()
         for service in ('scheduler', 'volume'):
             self.start('cinder-' + service,
                        os.path.join(BIN, 'cinder-' + service),
                        '--config-file', conf)
+
+    def start_cinder_api(self) -> None:
+        self._gunicorn('cinder-api', PACKAGE + '.cinder_wsgi:application',
+                       PORTS['volume'], dict(CINDER_CONFIG_FILE=os.path.join(
+                           self.etc, 'cinder.conf')))
 
     def wait_cinder(self) -> None:
         """Until the API answers and the scheduler and the volume service

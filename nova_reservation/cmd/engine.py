@@ -22,6 +22,7 @@ import sys
 import threading
 
 import nova.conf  # noqa: F401  (registers Nova's options, api_database)
+from nova import objects
 from oslo_log import log as logging
 from oslo_service import service as oslo_service
 
@@ -38,6 +39,8 @@ LOG = logging.getLogger(__name__)
 
 def main() -> None:
     compat.parse_args(sys.argv, 'nova-reservation-engine', init_rpc=False)
+    # The reconciler clears what a killed nova-api left in Nova's cells.
+    objects.register_all()
     logging.setup(CONF, 'nova-reservation-engine')
     LOG.info('nova-reservation-engine on Nova %s (%s), oslo.service\'s %s '
              'backend', compat.NOVA, compat.release(), cmd.BACKEND)

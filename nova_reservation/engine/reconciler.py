@@ -26,6 +26,7 @@ from typing import Callable, List
 from oslo_db import exception as db_exception
 from oslo_log import log as logging
 
+from nova_reservation import cells
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
@@ -155,6 +156,7 @@ class Reconciler:
 
     def _delete_half_made(self, lease_id: str, uuid: str,
                           repairs: list) -> None:
+        cells.clear_cut_off(uuid)
         try:
             self.nova.delete(uuid)
         except nova_client.NotFound:

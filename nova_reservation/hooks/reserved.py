@@ -42,6 +42,7 @@ from nova.compute import vm_states
 from nova.conductor import api as conductor_api
 import nova.conf
 from nova import context as nova_context
+from nova.db.api import api as api_db_api
 from nova import exception as nova_exception
 from nova.network import neutron
 from nova import objects
@@ -164,11 +165,15 @@ def make(context, boot: Boot, build_requests: list, specs: list,
                                              for s in spec.security_groups])
                 objects.InstanceAction.action_finish(
                     cctxt, instance.uuid, want_result=False)
-            mapping = objects.InstanceMapping.get_by_instance_uuid(
-                context, instance.uuid)
-            mapping.cell_mapping = cell
-            mapping.save()
-            build_request.destroy()
+            # One transaction: a nova-api killed between the two would leave
+            # a build request that Nova lists and can not delete.
+            with api_db_api.context_manager.writer.using(context):
+                mapping = objects.InstanceMapping.get_by_instance_uuid(
+                    context, instance.uuid)
+                mapping.cell_mapping = cell
+                mapping.save()
+                with build_request.obj_alternate_context(context):
+                    build_request.destroy()
             if slot:
                 db_ledger.bind_slot(STORE, boot.reservation_id,
                                     instance.uuid, slot.node, host)

@@ -20,6 +20,9 @@ from unittest import mock
 
 from nova.compute import api as compute_api
 from nova import context as nova_context
+from nova import exception as nova_exception
+from nova import objects
+from nova.tests import fixtures as nova_fixtures
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
@@ -33,6 +36,10 @@ from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
+
+
+class Killed(Exception):
+    """nova-api killed at that point (nothing of the boot is undone)."""
 
 
 class ReconcilerTest(base.BootTestCase):
@@ -143,6 +150,71 @@ class ReconcilerTest(base.BootTestCase):
         self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
         for res in db_leases.reservations(STORE, lease_id):
             self.assertEqual([], db_ledger.slots(STORE, res.id))
+
+    def cut_off(self, method: str) -> tuple:
+        """Boot a reserved server with a port, its nova-api killed in the
+        hook at `method` of Nova's objects; (lease id, server id).
+        """
+        make = reserved.make
+
+        def killed(*args) -> None:
+            cls, name = method.split('.')
+            with mock.patch.object(reserved, '_undo'), \
+                    mock.patch.object(getattr(objects, cls), name,
+                                      side_effect=Killed):
+                try:
+                    make(*args)
+                except Killed:
+                    pass
+        with mock.patch.object(reserved, 'make', killed):
+            resp = self.api.api_post('/servers', {
+                'server': {'name': 'vm', 'imageRef': base.IMAGE,
+                           'flavorRef': base.ONE_PER_NODE, 'networks': [
+                               {'uuid': nova_fixtures.NeutronFixture.
+                                network_1['id']}]},
+                'os:scheduler_hints': {'lease_params': base.params(
+                    base.when(60), base.when(120))}})
+        server = resp.body['server']
+        self.sql(sa.delete(models.ServerBinding.__table__))
+        self.sql(sa.update(models.Lease.__table__).values(
+            status='CREATING'))
+        return server['reservation']['lease_id'], server['id']
+
+    def ports_of(self, uuid: str) -> list:
+        return [p['id'] for p in self.cloud.neutron.list_ports(True)[
+            'ports'] if p['device_id'] == uuid]
+
+    def assert_repaired(self, lease_id: str, uuid: str) -> None:
+        """The reconciler removes the server, its port, its build request,
+        and the lease, which frees its slot.
+        """
+        self.assertEqual('BUILD', self.api.get_server(uuid)['status'])
+        self.assertEqual(1, len(self.ports_of(uuid)))
+        self.later(120)
+        repairs = ' '.join(self.engine.reconcile())
+        self.assertIn('server %s was left half made' % uuid, repairs)
+        self.wait_gone(uuid)
+        self.assertEqual([], self.ports_of(uuid))
+        self.assertEqual([], self.admin_api.get_servers(
+            search_opts={'all_tenants': 1}))
+        self.assertRaises(
+            nova_exception.BuildRequestNotFound,
+            objects.BuildRequest.get_by_instance_uuid,
+            nova_context.get_admin_context(), uuid)
+        self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
+        for res in db_leases.reservations(STORE, lease_id):
+            self.assertEqual([], db_ledger.slots(STORE, res.id))
+        self.assert_invariants()
+
+    def test_a_boot_cut_off_after_its_port_before_its_mapping(self):
+        # Nova's delete of the build request alone destroys the record in
+        # the cell without its port.
+        self.assert_repaired(*self.cut_off('InstanceMapping.save'))
+
+    def test_a_boot_cut_off_between_its_mapping_and_its_build_request(self):
+        # Both are written at once: the build request, were it left, would
+        # be listed by Nova and never deleted.
+        self.assert_repaired(*self.cut_off('BuildRequest.destroy'))
 
     def test_servers_of_a_deleted_lease_go(self):
         lease_id, uuid = self.server_lease()

@@ -80,20 +80,21 @@ class CloudTestCase(testtools.TestCase):
             self.fail('the local cloud does not run: tools/localcloud up')
         self.suffix = self.id().rsplit('.', 1)[-1][-20:] + '-' + str(
             int(time.time()))
+        self._store = sa.create_engine('mysql+pymysql://%s:%s@%s/%s' % (
+            cloud.DB_USER, cloud.DB_PASSWORD, cloud.HOST,
+            cloud.DATABASES['nova_api']))
+        self.addCleanup(self._store.dispose)
+        # What an earlier test left is that test's failure, not this one's
+        # (nor a reason to wait for it here).
+        self.earlier = set(self.violations())
         # Registered first, so run last: after the test's own clean-up.
         self.addCleanup(self.assert_invariants)
         # {name: OS_* variables} of users a test made (`new_user`).
         self.users: dict = {}
         self._admin = None
 
-    def assert_invariants(self, timeout: float = 180) -> None:
-        """What must hold on the cloud after any scenario
-        (`devcloud.invariants`), once the engines have done what is due.
-        """
-        engine = sa.create_engine('mysql+pymysql://%s:%s@%s/%s' % (
-            cloud.DB_USER, cloud.DB_PASSWORD, cloud.HOST,
-            cloud.DATABASES['nova_api']))
-        self.addCleanup(engine.dispose)
+    def violations(self) -> list:
+        """What does not hold on the cloud now (`devcloud.invariants`)."""
         admin = CLOUD.session('admin')
 
         def placement(path: str) -> dict:
@@ -105,23 +106,28 @@ class CloudTestCase(testtools.TestCase):
                              ).json()[kind.replace('-', '_')]
         volume = admin.get_endpoint(service_type='volumev3',
                                     interface='public')
+        servers = admin.get(
+            cloud.url('nova') + '/servers/detail?all_tenants=1',
+            headers={'OpenStack-API-Version': 'compute 2.91'}).json()[
+            'servers']
+        return invariants.violations(
+            self._store, servers, placement, engines=True,
+            ports=network('ports'), floating_ips=network('floatingips'),
+            volumes=admin.get(volume + '/volumes/detail', params=dict(
+                all_tenants=1)).json()['volumes'],
+            attachments=admin.get(
+                volume + '/attachments/detail',
+                params=dict(all_tenants=1), headers={
+                    'OpenStack-API-Version': 'volume 3.27'}).json()[
+                'attachments'])
+
+    def assert_invariants(self, timeout: float = 180) -> None:
+        """What must hold on the cloud after any scenario, once the engines
+        have done what is due; what held not before the test is left out.
+        """
         deadline = time.time() + timeout
         while True:
-            servers = admin.get(
-                cloud.url('nova') + '/servers/detail?all_tenants=1',
-                headers={'OpenStack-API-Version': 'compute 2.91'}).json()[
-                'servers']
-            found = invariants.violations(
-                engine, servers, placement, engines=True,
-                ports=network('ports'),
-                floating_ips=network('floatingips'),
-                volumes=admin.get(volume + '/volumes/detail', params=dict(
-                    all_tenants=1)).json()['volumes'],
-                attachments=admin.get(
-                    volume + '/attachments/detail',
-                    params=dict(all_tenants=1), headers={
-                        'OpenStack-API-Version': 'volume 3.27'}).json()[
-                    'attachments'])
+            found = [v for v in self.violations() if v not in self.earlier]
             if not found:
                 return
             if time.time() > deadline:

@@ -23,6 +23,7 @@ from nova.compute import api as compute_api
 from nova.compute import manager as compute_manager
 from nova.conductor import api as conductor_api
 from nova.conductor import manager as conductor_manager
+from nova.db.api import api as api_db_api
 from nova.network import neutron
 from nova import objects
 from nova.policies import server_metadata as metadata_policies
@@ -81,6 +82,21 @@ class NovaInternalsTest(testtools.TestCase):
             _params(neutron.API.allocate_for_instance))
         self.assertIsInstance(objects.NetworkRequestList.no_allocate,
                               property)
+
+    def test_a_server_is_mapped_and_its_build_request_gone_at_once(self):
+        # Both in the API database, written with the context's transaction.
+        for write in (objects.InstanceMapping._save_in_db,
+                      objects.BuildRequest._destroy_in_db):
+            self.assertIn('@api_db_api.context_manager.writer',
+                          inspect.getsource(write))
+        self.assertTrue(callable(api_db_api.context_manager.writer.using))
+        # What a cut-off boot leaves: Nova's delete of the build request
+        # looks for the server outside the cells, and destroys what it
+        # finds without its ports.
+        source = inspect.getsource(compute_api.API._delete_while_booting)
+        self.assertIn('self._lookup_instance(context, instance_uuid)',
+                      source)
+        self.assertNotIn('deallocate_for_instance', source)
 
     def test_objects_and_rules_used_for_metadata_and_tags(self):
         for name in ('get_new_instance', 'destroy'):

@@ -1,0 +1,130 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Reserved boots, through the real CLI, that name another project's
+network, port or volume, a volume that does not exist, or a volume while
+Cinder does not answer: each is refused with a 4xx (a 503 for Cinder down)
+that names what is wrong, and nothing is written: no live lease, no server,
+no port, no attachment, the other project's port and volume untouched.
+"""
+
+import re
+
+from devcloud.localcloud import cloud
+from nova_reservation.tests.integration import base
+
+MISSING = '00000000-0000-4000-8000-000000000000'
+
+
+class RefusedResourcesTest(base.CloudTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.admin = base.CLOUD.session('admin')
+        self.volume_api = self.admin.get_endpoint(
+            service_type='volumev3', interface='public')
+
+    def boot(self, name: str, *args: str):
+        """A reserved boot of alice's with `nova boot` (which, unlike
+        `openstack server create`, sends ids unchecked); the CLI's run.
+        """
+        return self.run_cli(
+            'alice', 'nova', 'boot', '--flavor', 'm1.tiny', *args, '--hint',
+            'lease_params=' + base.lease_params(
+                name, base.utc(3600), base.utc(7200)), name, check=False)
+
+    def assert_refused(self, done, status: str, *words: str) -> None:
+        out = done.stdout + done.stderr
+        self.assertNotEqual(0, done.returncode, out)
+        self.assertIn('(HTTP %s)' % status, out)
+        for word in words:
+            self.assertIn(word, out)
+
+    def assert_nothing_written(self, name: str) -> None:
+        # A lease is never erased: one refused is DELETED (its slots free,
+        # which the invariants check).
+        self.assertEqual([], self.store(
+            "SELECT id FROM rsv_leases WHERE name = %s AND status != "
+            "'DELETED'", name))
+        self.assertEqual([], self.rest('%s/servers/detail?all_tenants=1&'
+                                       'name=^%s$' % (cloud.url('nova'),
+                                                      name))['servers'])
+
+    def volume(self, volume_id: str) -> dict:
+        return self.admin.get('%s/volumes/%s' % (
+            self.volume_api, volume_id)).json()['volume']
+
+    def test_what_is_not_the_project_s_or_not_there(self):
+        image = '--image=cirros'
+        on = 'source=volume,dest=volume,bootindex=0,id='
+        port = self.openstack('bob', 'port', 'create', '--network',
+                              self.network('bob'), 'bob-port-' + self.suffix)
+        self.addCleanup(self.run_cli, 'bob', 'openstack', 'port', 'delete',
+                        port['id'], check=False)
+        volume = self.openstack('bob', 'volume', 'create', '--size', '1',
+                                'bob-volume-' + self.suffix)
+        self.addCleanup(self.run_cli, 'bob', 'openstack', 'volume',
+                        'delete', volume['id'], check=False)
+        self.wait_for('bob\'s volume available', lambda: self.volume(
+            volume['id'])['status'] == 'available')
+        ports = {p['id'] for p in self.admin.get(
+            cloud.url('network') + '/v2.0/ports').json()['ports']}
+        for case, args, status, words in (
+                ('network', (image, '--nic', 'net-id=' +
+                             self.network('bob')), '400',
+                 (self.network('bob'),)),
+                ('port', (image, '--nic', 'port-id=' + port['id']), '400',
+                 (port['id'],)),
+                ('volume', ('--block-device', on + volume['id'], '--nic',
+                            'none'), '400', (volume['id'],)),
+                ('missing', ('--block-device', on + MISSING, '--nic',
+                             'none'), '400', (MISSING,))):
+            name = 'refused-%s-%s' % (case, self.suffix)
+            done = self.boot(name, *args)
+            self.assert_refused(done, status, *words)
+            self.assert_nothing_written(name)
+        self.assertEqual(ports, {p['id'] for p in self.admin.get(
+            cloud.url('network') + '/v2.0/ports').json()['ports']})
+        kept = self.admin.get('%s/v2.0/ports/%s' % (
+            cloud.url('network'), port['id'])).json()['port']
+        self.assertEqual(('', ''), (kept['device_id'], kept['device_owner']))
+        kept = self.volume(volume['id'])
+        self.assertEqual(('available', []),
+                         (kept['status'], kept['attachments']))
+
+    def test_cinder_down_at_the_boot(self):
+        volume = self.openstack('alice', 'volume', 'create', '--size', '1',
+                                '--image', 'cirros',
+                                'alice-volume-' + self.suffix)
+        self.addCleanup(self.run_cli, 'alice', 'openstack', 'volume',
+                        'delete', volume['id'], check=False)
+        self.wait_for('alice\'s volume available', lambda: self.volume(
+            volume['id'])['status'] == 'available')
+        base.CLOUD.stop('cinder-api')
+        try:
+            name = 'cinder-down-' + self.suffix
+            done = self.boot(name, '--block-device', 'source=volume,'
+                             'dest=volume,bootindex=0,id=' + volume['id'],
+                             '--nic', 'none')
+        finally:
+            base.CLOUD.start_cinder_api()
+            base.CLOUD.wait_cinder()
+        out = done.stdout + done.stderr
+        self.assertNotEqual(0, done.returncode, out)
+        status = re.search(r'\(HTTP (\d+)\)', out)
+        self.assertIsNotNone(status, out)
+        # Never a 500: a service Nova needs is down, to be tried again.
+        self.assertEqual('503', status.group(1), out)
+        self.assert_nothing_written(name)
+        kept = self.volume(volume['id'])
+        self.assertEqual(('available', []),
+                         (kept['status'], kept['attachments']))
