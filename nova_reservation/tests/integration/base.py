@@ -287,6 +287,14 @@ class CloudTestCase(testtools.TestCase):
         finally:
             conn.close()
 
+    def volume(self, volume_id: str) -> Optional[dict]:
+        """A volume as Cinder shows it to admin; None once it is gone."""
+        admin = CLOUD.session('admin')
+        resp = admin.get('%s/volumes/%s' % (admin.get_endpoint(
+            service_type='volumev3', interface='public'), volume_id),
+            raise_exc=False)
+        return None if resp.status_code == 404 else resp.json()['volume']
+
     def delete_server(self, server_id: str) -> None:
         self.run_cli('admin', 'openstack', 'server', 'delete', server_id,
                      check=False)

@@ -66,11 +66,6 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
                               raise_exc=False)
         return None if resp.status_code == 404 else resp.json()['port']
 
-    def volume(self, volume_id: str) -> Optional[dict]:
-        resp = self.admin.get('%s/volumes/%s' % (self.volume_api, volume_id),
-                              raise_exc=False)
-        return None if resp.status_code == 404 else resp.json()['volume']
-
     def attachments(self, server_id: str) -> list:
         """Cinder's attachments (reserved, attaching, attached, ...) for
         a server.
@@ -85,12 +80,13 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
         return (self.rest('%s/servers/%s' % (cloud.url('nova'), server_id))
                 or {}).get('server')
 
-    def boot(self, name: str, *args: str, start: str, end: str) -> str:
+    def boot(self, name: str, *args: str, start: str, end: str,
+             on_end: str = 'delete') -> str:
         """`openstack server create` as alice with a lease of its own."""
         server = self.openstack(
             'alice', 'server', 'create', '--flavor', 'm1.tiny', *args,
             '--hint', 'lease_params=' + base.lease_params(
-                name, start, end, on_end='delete'), name)
+                name, start, end, on_end=on_end), name)
         self.addCleanup(self.delete_server, server['id'])
         self.assertEqual('RESERVED', server['status'], server)
         return server['id']
@@ -176,9 +172,20 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
                 'destination_type=volume,boot_index=0' % own_volume['id'],
                 start=start, end=end),
         )
+        # (e) and (f): volume-backed servers whose lease ends with shelve
+        # and with snapshot.
+        for flow in ('shelve', 'snapshot'):
+            servers[flow] = self.boot(
+                '%s-%s' % (flow, self.suffix), '--nic', 'net-id=' + net,
+                '--block-device', 'source_type=image,uuid=%s,'
+                'destination_type=volume,volume_size=1,boot_index=0,'
+                'delete_on_termination=true' % image, start=start, end=end,
+                on_end=flow)
         self.assertGreater(base.seconds_from_now(start), 15,
                            'the boots took the time until the start')
         addresses = {}
+        # {volume id: flow} of the volumes made at the start.
+        made_volumes = {}
 
         # Before the start: ports made, unbound; no volume made; the
         # existing volume reserved; nothing on any node.
@@ -277,6 +284,10 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
 
         # (The volume is the engine's project's, not the owner's: a known
         # limit, doc/source/admin/limits.rst.)
+        for flow in ('shelve', 'snapshot'):
+            self.check('%s: volume-backed' % flow, lambda: made_volumes.update(
+                (a['id'], flow) for a in self.wait_active(servers[flow])[
+                    'os-extended-volumes:volumes_attached']))
 
         def volume_started():
             server = self.wait_active(servers['volume'])
@@ -292,12 +303,11 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
 
         # At the end (on_end delete): the servers and the ports Nova made
         # are gone; the user's port and volume are given back.
-        made_volumes = {}
 
         def image_volume():
             attached = (self.api_server(servers['image']) or {}).get(
                 'os-extended-volumes:volumes_attached') or []
-            made_volumes.update((a['id'], a) for a in attached)
+            made_volumes.update((a['id'], 'image') for a in attached)
         self.check('c: image to volume', image_volume)
         for flow in ('net', 'port', 'image', 'volume'):
             self.check('end of %s' % flow,
@@ -319,7 +329,8 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
 
         def image_ended():
             self.assertEqual([], self.ports(device_id=servers['image']))
-            for volume_id in made_volumes:
+            for volume_id in [v for v, f in made_volumes.items()
+                              if f == 'image']:
                 self.wait_for('volume %s deleted' % volume_id,
                               lambda: self.volume(volume_id) is None,
                               timeout=60, interval=2)
@@ -334,6 +345,50 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
             self.assertEqual([], self.volume(own_volume['id'])[
                 'attachments'])
         self.check('d: existing volume', volume_ended)
+
+        def shelve_ended():
+            # Offloaded at once (volume-backed), its volume kept for it,
+            # its port unbound.
+            self.wait_for_server('%s shelved' % servers['shelve'],
+                                 servers['shelve'], lambda s: s and s[
+                                     'status'] == 'SHELVED_OFFLOADED',
+                                 timeout=180)
+            self.assertEqual('SHELVED_OFFLOADED', self.nova(
+                'alice', 'show', servers['shelve'])['status'])
+            kept = [v for v, f in made_volumes.items() if f == 'shelve']
+            self.assertEqual(1, len(kept), made_volumes)
+            self.assertEqual([servers['shelve']], [
+                a['server_id'] for a in self.volume(kept[0])['attachments']
+            ] or [a['instance'] for a in self.attachments(
+                servers['shelve'])])
+            self.assert_unbound(self.one_port(servers['shelve']))
+            self.delete_server(servers['shelve'])
+            self.wait_gone(servers['shelve'])
+        self.check('e: on_end shelve', shelve_ended)
+
+        def snapshot_ended():
+            # Nova's snapshot of a volume-backed server: an image that
+            # names a snapshot of its volume; then the server is deleted.
+            # (The image is the engine's project's, not alice's: a known
+            # limit, doc/source/admin/limits.rst.)
+            self.wait_gone(servers['snapshot'])
+            images = [i for i in self.openstack('admin', 'image', 'list')
+                      if i['Name'] == 'snapshot-%s-snapshot-%s' % (
+                          self.suffix, self.suffix)]
+            self.assertEqual(1, len(images), images)
+            self.addCleanup(self.run_cli, 'admin', 'openstack', 'image',
+                            'delete', images[0]['ID'], check=False)
+            shown = self.openstack('admin', 'image', 'show', images[0]['ID'])
+            self.assertEqual('alpha', shown['properties'][
+                'owner_project_name'], shown)
+            snapshots = [x for x in self.admin.get(
+                self.volume_api + '/snapshots', params=dict(
+                    all_tenants=1)).json()['snapshots']
+                if x['volume_id'] in made_volumes and
+                made_volumes[x['volume_id']] == 'snapshot']
+            self.assertEqual(1, len(snapshots), snapshots)
+            self.assertEqual([], self.ports(device_id=servers['snapshot']))
+        self.check('f: on_end snapshot', snapshot_ended)
 
         for flow, found in sorted(self.failures.items()):
             self.addDetail(re.sub(r'\W+', '-', flow),
