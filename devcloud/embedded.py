@@ -57,6 +57,7 @@ from nova.tests.functional import fixtures as func_fixtures
 from oslo_concurrency import lockutils
 from oslo_config import fixture as config_fixture
 from oslo_utils.fixture import uuidsentinel as uuids
+from oslo_utils import timeutils
 import requests
 import sqlalchemy
 from sqlalchemy import util as sa_util
@@ -399,6 +400,13 @@ class NeutronFixture(nova_fixtures.NeutronFixture):
             raise neutron_client_exc.NotFound()
         self._floatingips[resource_id]['tags'] = list(body['tags'])
         return body
+
+    def create_port(self, body=None):
+        made = super().create_port(body)
+        # As Neutron stamps it (to the second).
+        self._ports[made['port']['id']]['created_at'] = made['port'][
+            'created_at'] = timeutils.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')
+        return made
 
     def update_port(self, port_id, body=None):
         port = (body or {}).get('port', {})

@@ -55,6 +55,9 @@ class Reconciler:
         # Boot claims seen by the previous pass: one still there now
         # belongs to a boot that will never finish.
         self._claims: set = set()
+        # Servers deleted half made whose leftovers in a cell could not be
+        # cleared yet.
+        self._uncleared: set = set()
 
     def run(self) -> List[str]:
         """Compare and repair once; what was repaired, in words."""
@@ -74,6 +77,8 @@ class Reconciler:
             lease_id = (server.get('metadata') or {}).get(marks.LEASE_ID)
             if lease_id:
                 by_lease.setdefault(lease_id, []).append(server)
+        for uuid in sorted(self._uncleared):
+            self._clear(uuid)
         self._record_preemptible(servers, repairs)
         self._finish_creating(creating, by_lease, now, repairs)
         self._end_orphans(by_lease, repairs)
@@ -156,13 +161,26 @@ class Reconciler:
 
     def _delete_half_made(self, lease_id: str, uuid: str,
                           repairs: list) -> None:
-        cells.clear_cut_off(uuid)
         try:
             self.nova.delete(uuid)
         except nova_client.NotFound:
             return
         self._repaired(repairs, lease_id, 'update', 'server %s was left half '
                        'made by a boot cut off; deleted' % uuid)
+        self._clear(uuid)
+
+    def _clear(self, uuid: str) -> None:
+        """What the boot of server `uuid` left in a cell, once Nova deleted
+        it; tried again at each pass until it is done.
+        """
+        try:
+            cells.clear_cut_off(uuid)
+        except Exception as e:   # a cell database or Neutron away
+            LOG.warning('Server %s: what its boot left in a cell could not '
+                        'be cleared now: %s', uuid, e)
+            self._uncleared.add(uuid)
+            return
+        self._uncleared.discard(uuid)
 
     def _end_orphans(self, by_lease, repairs) -> None:
         """Servers of leases that are deleted go too (the lease's project's

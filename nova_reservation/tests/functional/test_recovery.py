@@ -16,11 +16,15 @@ repaired, and nothing else is touched.
 """
 
 import datetime
+from typing import Optional
 from unittest import mock
 
+from neutronclient.common import exceptions as neutron_exceptions
 from nova.compute import api as compute_api
 from nova import context as nova_context
 from nova import exception as nova_exception
+from nova.network import model as network_model
+from nova.network import neutron as neutron_api
 from nova import objects
 from nova.tests import fixtures as nova_fixtures
 import sqlalchemy as sa
@@ -151,9 +155,10 @@ class ReconcilerTest(base.BootTestCase):
         for res in db_leases.reservations(STORE, lease_id):
             self.assertEqual([], db_ledger.slots(STORE, res.id))
 
-    def cut_off(self, method: str) -> tuple:
-        """Boot a reserved server with a port, its nova-api killed in the
-        hook at `method` of Nova's objects; (lease id, server id).
+    def cut_off(self, method: str, nic: Optional[dict] = None) -> tuple:
+        """Boot a reserved server with a port (on a network, or `nic`), its
+        nova-api killed in the hook at `method` of Nova's objects; (lease
+        id, server id).
         """
         make = reserved.make
 
@@ -170,8 +175,8 @@ class ReconcilerTest(base.BootTestCase):
             resp = self.api.api_post('/servers', {
                 'server': {'name': 'vm', 'imageRef': base.IMAGE,
                            'flavorRef': base.ONE_PER_NODE, 'networks': [
-                               {'uuid': nova_fixtures.NeutronFixture.
-                                network_1['id']}]},
+                               nic or {'uuid': nova_fixtures.NeutronFixture.
+                                       network_1['id']}]},
                 'os:scheduler_hints': {'lease_params': base.params(
                     base.when(60), base.when(120))}})
         server = resp.body['server']
@@ -215,6 +220,49 @@ class ReconcilerTest(base.BootTestCase):
         # Both are written at once: the build request, were it left, would
         # be listed by Nova and never deleted.
         self.assert_repaired(*self.cut_off('BuildRequest.destroy'))
+
+    def test_a_port_of_the_user_is_given_back_not_deleted(self):
+        # Cut off before it wrote the server's network cache: the port,
+        # made before the server, is the user's.
+        port = self.cloud.neutron.create_port({'port': {
+            'network_id': nova_fixtures.NeutronFixture.network_1['id'],
+            'tenant_id': nova_fixtures.PROJECT_ID,
+            'project_id': nova_fixtures.PROJECT_ID}})['port']
+        self.cloud.neutron._ports[port['id']]['created_at'] = (
+            '2026-01-01T00:00:00Z')
+        lease_id, uuid = self.cut_off('InstanceMapping.save',
+                                      nic={'port': port['id']})
+        ctx = nova_context.get_admin_context()
+        for cell in objects.CellMappingList.get_all(ctx):
+            with nova_context.target_cell(ctx, cell) as cctxt:
+                for instance in objects.InstanceList.get_by_filters(
+                        cctxt, {'uuid': [uuid]}, expected_attrs=[
+                            'info_cache']):
+                    instance.info_cache.network_info = (
+                        network_model.NetworkInfo([]))
+                    instance.info_cache.save()
+        self.later(120)
+        self.engine.reconcile()
+        self.wait_gone(uuid)
+        kept = self.cloud.neutron.show_port(port['id'])['port']
+        self.assertEqual('', kept['device_id'])
+        self.assertEqual('DELETED', db_leases.get(STORE, lease_id).status)
+        self.assert_invariants()
+
+    def test_leftovers_are_cleared_once_neutron_answers(self):
+        lease_id, uuid = self.cut_off('InstanceMapping.save')
+        self.later(120)
+        # Neutron away for the clearing (Nova's listing needs it too).
+        with mock.patch.object(
+                neutron_api.API, 'deallocate_for_instance',
+                side_effect=neutron_exceptions.ConnectionFailed(
+                    reason='the network service is down')):
+            repairs = ' '.join(self.engine.reconcile())
+        self.assertIn('server %s was left half made' % uuid, repairs)
+        self.assertEqual(1, len(self.ports_of(uuid)))
+        self.engine.reconcile()
+        self.assertEqual([], self.ports_of(uuid))
+        self.assert_invariants()
 
     def test_servers_of_a_deleted_lease_go(self):
         lease_id, uuid = self.server_lease()
