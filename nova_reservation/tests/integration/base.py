@@ -287,6 +287,34 @@ class CloudTestCase(testtools.TestCase):
         finally:
             conn.close()
 
+    def reserved_boot(self, name: str, *args: str):
+        """A reserved boot of alice's with `nova boot` (which, unlike
+        `openstack server create`, sends ids unchecked); the CLI's run.
+        """
+        return self.run_cli(
+            'alice', 'nova', 'boot', '--flavor', 'm1.tiny', *args, '--hint',
+            'lease_params=' + lease_params(
+                name, utc(3600), utc(7200)), name, check=False)
+
+    def assert_refused(self, done, status: str, *words: str) -> None:
+        """The CLI failed with HTTP `status`, naming each of `words`."""
+        out = done.stdout + done.stderr
+        self.assertNotEqual(0, done.returncode, out)
+        self.assertIn('(HTTP %s)' % status, out)
+        for word in words:
+            self.assertIn(word, out)
+
+    def assert_nothing_written(self, name: str) -> None:
+        """No live lease and no server named `name`."""
+        # A lease is never erased: one refused is DELETED (its slots free,
+        # which the invariants check).
+        self.assertEqual([], self.store(
+            "SELECT id FROM rsv_leases WHERE name = %s AND status != "
+            "'DELETED'", name))
+        self.assertEqual([], self.rest('%s/servers/detail?all_tenants=1&'
+                                       'name=^%s$' % (cloud.url('nova'),
+                                                      name))['servers'])
+
     def volume(self, volume_id: str) -> Optional[dict]:
         """A volume as Cinder shows it to admin; None once it is gone."""
         admin = CLOUD.session('admin')

@@ -29,32 +29,6 @@ class RefusedResourcesTest(base.CloudTestCase):
         super().setUp()
         self.admin = base.CLOUD.session('admin')
 
-    def boot(self, name: str, *args: str):
-        """A reserved boot of alice's with `nova boot` (which, unlike
-        `openstack server create`, sends ids unchecked); the CLI's run.
-        """
-        return self.run_cli(
-            'alice', 'nova', 'boot', '--flavor', 'm1.tiny', *args, '--hint',
-            'lease_params=' + base.lease_params(
-                name, base.utc(3600), base.utc(7200)), name, check=False)
-
-    def assert_refused(self, done, status: str, *words: str) -> None:
-        out = done.stdout + done.stderr
-        self.assertNotEqual(0, done.returncode, out)
-        self.assertIn('(HTTP %s)' % status, out)
-        for word in words:
-            self.assertIn(word, out)
-
-    def assert_nothing_written(self, name: str) -> None:
-        # A lease is never erased: one refused is DELETED (its slots free,
-        # which the invariants check).
-        self.assertEqual([], self.store(
-            "SELECT id FROM rsv_leases WHERE name = %s AND status != "
-            "'DELETED'", name))
-        self.assertEqual([], self.rest('%s/servers/detail?all_tenants=1&'
-                                       'name=^%s$' % (cloud.url('nova'),
-                                                      name))['servers'])
-
     def alices_ports(self) -> set:
         project = base.CLOUD.variables('alice')['OS_PROJECT_NAME']
         project_id = self.openstack('admin', 'project', 'show',
@@ -88,7 +62,7 @@ class RefusedResourcesTest(base.CloudTestCase):
                 ('missing', ('--block-device', on + MISSING, '--nic',
                              'none'), '400', (MISSING,))):
             name = 'refused-%s-%s' % (case, self.suffix)
-            done = self.boot(name, *args)
+            done = self.reserved_boot(name, *args)
             self.assert_refused(done, status, *words)
             self.assert_nothing_written(name)
         # None made for alice (others' may go meanwhile: earlier leases').
