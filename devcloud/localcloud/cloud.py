@@ -26,6 +26,7 @@ that the devstack plugin runs too.
 """
 
 import contextlib
+import functools
 import grp
 import hashlib
 from importlib import metadata
@@ -237,9 +238,13 @@ class LocalCloud:
         if _port_open(port):
             raise RuntimeError('%s: port %d is taken by another process'
                                % (name, port))
+        # Idle connections kept a minute (gunicorn's default is 2 s): a
+        # client that polls every few seconds would otherwise send on a
+        # connection the server is closing, and read a reset.
         self.start(name, os.path.join(BIN, 'gunicorn'), '-b',
                    '%s:%d' % (HOST, port), '-w', '1', '--threads', '8',
-                   '--timeout', '120', '--no-control-socket', app, env=env)
+                   '--timeout', '120', '--keep-alive', '75',
+                   '--no-control-socket', app, env=env)
 
     # -------------------------------------------------- MariaDB, RabbitMQ
     def ensure_mariadb(self) -> None:
@@ -823,10 +828,32 @@ class LocalCloud:
         ) >= computes)
 
     def start_engines(self, engines: int) -> None:
-        for i in range(1, engines + 1):
-            self.start('engine%d' % i,
-                       os.path.join(BIN, 'nova-reservation-engine'),
-                       *self._nova_args())
+        """Start the engines; ready once each says it runs its events
+        (an engine that dies at start-up fails `up`).
+        """
+        names = ['engine%d' % i for i in range(1, engines + 1)]
+        logs = {n: os.path.join(self.logs, n + '.log') for n in names}
+        seen = {n: os.path.getsize(logs[n]) if os.path.exists(logs[n])
+                else 0 for n in names}
+        pids = {name: self.start(
+            name, os.path.join(BIN, 'nova-reservation-engine'),
+            *self._nova_args()) for name in names}
+
+        def running(name: str) -> bool:
+            with open(logs[name], 'rb') as f:
+                f.seek(seen[name])
+                return b' running' in f.read()
+
+        def alive(pid: int) -> bool:
+            # Our child: a dead one is a zombie until reaped here.
+            try:
+                return os.waitpid(pid, os.WNOHANG)[0] == 0
+            except ChildProcessError:
+                return False
+
+        for name in names:
+            _wait(name, functools.partial(running, name),
+                  alive=functools.partial(alive, pids[name]))
 
     def create_resources(self) -> None:
         """Flavors, the image and the freepool aggregate (idempotent)."""

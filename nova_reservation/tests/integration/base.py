@@ -234,8 +234,10 @@ class CloudTestCase(testtools.TestCase):
         """
         if self._admin is None:
             self._admin = CLOUD.session('admin')
-        resp = self._admin.get(url, raise_exc=False, headers={
-            'OpenStack-API-Version': 'compute 2.91'})
+        # A GET is tried again on a connection the server had closed.
+        resp = self._admin.get(url, raise_exc=False, connect_retries=2,
+                               headers={
+                                   'OpenStack-API-Version': 'compute 2.91'})
         if resp.status_code == 404:
             return None
         self.assertEqual(200, resp.status_code, resp.text)

@@ -35,7 +35,7 @@ class PreemptibleCLITest(base.BlazarCLI):
             '%s tagged' % servers[0], servers[0],
             lambda s: s and 'preemptible' in (s.get('tags') or []) and
             'reservation:preemptible_until' in s['metadata'],
-            timeout=60, interval=2)
+            timeout=120, interval=2)
         self.assertIn(servers[0], [s['ID'] for s in self.openstack(
             'alice', 'server', 'list', '--tags', 'preemptible')])
         until = marked['properties']['reservation:preemptible_until']

@@ -48,13 +48,15 @@ class ParallelBootsTest(base.CloudTestCase):
 
         def boot(i):
             gate.wait()
+            # Up to 20 boots queue for nova-api's 8 threads and Neutron's
+            # on a machine the other suites load: minutes, not seconds.
             resp = session.post(cloud.url('nova') + '/servers', json={
                 'server': dict(name='race-%d-%s' % (i, self.suffix),
                                flavorRef=flavor, imageRef=image,
                                networks='auto'),
                 'os:scheduler_hints': {'reservation': rid}},
                 headers={'OpenStack-API-Version': 'compute 2.91'},
-                raise_exc=False, timeout=120)
+                raise_exc=False, timeout=300)
             if resp.status_code == 202:
                 self.addCleanup(self.delete_server,
                                 resp.json()['server']['id'])
