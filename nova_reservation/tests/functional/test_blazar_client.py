@@ -17,6 +17,7 @@ import contextlib
 import datetime
 import io
 import json
+import os
 
 import fixtures
 from nova import context as nova_context
@@ -55,6 +56,9 @@ class BlazarClientTest(base.ReservationTestCase):
             from_token))
         self.endpoint = self.api_fixture.base_url.rsplit('/', 1)[0] + \
             '/reservation/v1'
+        # The CLI reads the OS_* variables of a shell's cloud as well.
+        for name in [n for n in os.environ if n.startswith('OS_')]:
+            self.useFixture(fixtures.EnvironmentVariable(name))
 
     def openstack(self, *args):
         # One identity per test: the CLI, run in this process, keeps the
