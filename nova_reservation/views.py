@@ -81,7 +81,7 @@ def lease(details) -> dict:
         'retries': lease.retries, 'retry_interval': lease.retry_interval,
         'tries': lease.tries or 0, 'next_try_date': date(lease.next_try_at),
         'series_id': lease.series_id, 'occurrence': lease.occurrence,
-        'trust_id': None, 'before_end_date': date(before_end),
+        'trust_id': lease.trust_id, 'before_end_date': date(before_end),
         'created_at': date(lease.created_at),
         'updated_at': date(lease.updated_at),
         'reservations': [reservation(r, [

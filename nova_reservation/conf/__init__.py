@@ -52,6 +52,15 @@ lease_opts = [
                     'not drop its own. Each project\'s tags are read with '
                     'the user\'s token at its first boot, and again a '
                     'minute later at most. Empty: tags are not read.'),
+    cfg.BoolOpt('owner_trusts', default=True,
+                help='Give each lease made with a Keystone token a trust of '
+                     'its owner to the engine\'s user (the credentials of '
+                     'this section), so that what the engine makes for the '
+                     'lease is the owner\'s: the volume a reserved server '
+                     'boots from, the image of its end. nova-api needs '
+                     'this section\'s credentials too, to know the '
+                     'engine\'s user. Off, or without Keystone, the engine '
+                     'makes them in its own project.'),
     cfg.IntOpt('default_lease_duration', default=30 * 24 * 3600, min=60,
                help='Seconds a default lease lasts (at most '
                     'max_lease_duration).'),

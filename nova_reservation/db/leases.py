@@ -52,6 +52,32 @@ def get(ctx, lease_id: str) -> Optional[models.Lease]:
 
 
 @api.reader
+def trust_in_use(ctx, trust_id: str, besides: str) -> bool:
+    """Whether a lease other than `besides` that is not over (an
+    occurrence of the same series) holds trust `trust_id`.
+    """
+    t = models.Lease
+    return ctx.session.query(t.id).filter(
+        t.trust_id == trust_id, t.id != besides,
+        t.status.notin_((status.REFUSED, status.TERMINATED,
+                         status.DELETED))).first() is not None
+
+
+@api.reader
+def trusts(ctx) -> dict:
+    """{trust id: whether a lease that is not over holds it} of the
+    trusts of every lease.
+    """
+    t = models.Lease
+    found: dict = {}
+    for trust_id, state in ctx.session.query(t.trust_id, t.status).filter(
+            t.trust_id.isnot(None)):
+        found[trust_id] = found.get(trust_id, False) or state not in (
+            status.REFUSED, status.TERMINATED, status.DELETED)
+    return found
+
+
+@api.reader
 def get_many(ctx, lease_ids: Iterable[str]) -> dict:
     """{lease id: lease} of those that exist."""
     t = models.Lease

@@ -56,6 +56,8 @@ class Lease(Base):
     # for the same (its request's digest).
     client_token = sa.Column(sa.String(64))
     request_digest = sa.Column(sa.String(64))
+    # The owner's Keystone trust to the engine (`trusts`), if it has one.
+    trust_id = sa.Column(sa.String(64))
     # on_end extend_if_free: how many times it may be, and was, extended
     # (None: never).
     max_extensions = sa.Column(sa.Integer)

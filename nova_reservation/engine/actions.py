@@ -34,12 +34,14 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
+from nova_reservation.engine import volumes
 from nova_reservation import floatingips
 from nova_reservation import marks
 from nova_reservation import neutron
 from nova_reservation import resource_types
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
+from nova_reservation import trusts
 
 CONF = conf.CONF
 # The store, for the actions' reads.
@@ -248,6 +250,8 @@ def start(nova, details, now, writes) -> str:
                     server['id'], slot.host if slot else 'its node',
                     (server.get('fault') or {}).get('message',
                                                     'no reason given')))
+            if lease.trust_id and not _owners_volumes(lease, server):
+                return True   # Cinder makes them
             args = {'host': slot.host} if slot and slot.host else None
             writes.add(db_bindings.set_binding, binding.instance_uuid,
                        state=status.UNSHELVING)
@@ -259,6 +263,31 @@ def start(nova, details, now, writes) -> str:
         return True
     _step_each(nova, lease, details.bindings, step)
     return status.ACTIVE
+
+
+def _owners_volumes(lease, server) -> bool:
+    """The volumes the server boots with, made as the lease's owner
+    (`volumes`): True once made.
+    """
+    try:
+        return volumes.prepare(lease.trust_id, server['id'])
+    except volumes.Failed as e:
+        raise ActionFailed('server %s of lease %s: %s'
+                           % (server['id'], lease.name, e))
+
+
+def _forget_trust(lease) -> None:
+    """The lease is over: its trust goes, unless another occurrence of
+    its series still needs it.
+    """
+    if not lease.trust_id or db_leases.trust_in_use(STORE, lease.trust_id,
+                                                    lease.id):
+        return
+    try:
+        trusts.delete(lease.trust_id)
+    except trusts.Unavailable as e:
+        LOG.warning('Lease %s: its trust %s is left: %s', lease.id,
+                    lease.trust_id, e)
 
 
 def end(nova, details, now, writes) -> Optional[str]:
@@ -278,14 +307,18 @@ def end(nova, details, now, writes) -> Optional[str]:
     on_end = ('delete' if lease.on_end == schemas.EXTEND_IF_FREE or
               lease.status == status.REFUSED else lease.on_end)
 
+    # The shelve's image and the snapshot are the owner's.
+    owner = (nova_client.owner(lease.trust_id) if lease.trust_id and
+             on_end in ('shelve', 'snapshot') else nova)
+
     def step(binding, server, state):
         if binding.state == status.ENDED:
             return False
         if on_end == 'shelve' and not state.startswith('shelved'):
-            nova.action(server['id'], 'shelve')
+            owner.action(server['id'], 'shelve')
             return True
         if on_end == 'snapshot' and binding.image_id is None:
-            image = nova.action(server['id'], 'createImage', {
+            image = owner.action(server['id'], 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
             writes.add(db_bindings.set_binding, binding.instance_uuid,
                        image_id=image['image_id'])
@@ -299,6 +332,7 @@ def end(nova, details, now, writes) -> Optional[str]:
     _step_each(nova, lease, details.bindings, step, error_fails=False)
     _pool_moves(nova, details, False, writes)
     _floating_ips(details, make=False)
+    _forget_trust(lease)
     if lease.status == status.REFUSED:
         return None   # it stays refused, with its reason
     return (status.DELETED if lease.status == status.DELETING

@@ -12,12 +12,14 @@
 
 """The engine's hands: Nova's REST API through keystoneauth1."""
 
+import functools
 import threading
 from typing import Optional
 
 from keystoneauth1 import loading as ks_loading
 
 from nova_reservation import conf
+from nova_reservation import trusts
 
 CONF = conf.CONF
 
@@ -39,9 +41,12 @@ class NovaClient:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_conf(cls) -> 'NovaClient':
+    def from_conf(cls, trust_id: Optional[str] = None) -> 'NovaClient':
+        """The engine's client; as the owner of trust `trust_id` (a
+        lease's, `trusts`) if given.
+        """
         group = conf.GROUP
-        auth = ks_loading.load_auth_from_conf_options(CONF, group)
+        auth = trusts.auth(trust_id)
         session = ks_loading.load_session_from_conf_options(CONF, group,
                                                             auth=auth)
         return cls(ks_loading.load_adapter_from_conf_options(
@@ -191,3 +196,11 @@ class NovaClient:
             if hyp['hypervisor_hostname'] == node:
                 return hyp['service']['host']
         raise NotFound('node %s' % node)
+
+
+@functools.lru_cache(maxsize=64)
+def owner(trust_id: str) -> NovaClient:
+    """The client of a lease's owner, through its trust (one per trust,
+    which keeps its token while it is valid).
+    """
+    return NovaClient.from_conf(trust_id)

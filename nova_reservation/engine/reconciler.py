@@ -36,9 +36,11 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
+from nova_reservation.lease import service as lease_service
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import status
+from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -58,6 +60,8 @@ class Reconciler:
         # Servers deleted half made whose leftovers in a cell could not be
         # cleared yet.
         self._uncleared: set = set()
+        # Trusts to the engine that no lease held at the previous pass.
+        self._unheld: set = set()
 
     def run(self) -> List[str]:
         """Compare and repair once; what was repaired, in words."""
@@ -85,11 +89,39 @@ class Reconciler:
         self._free_gone({s['id'] for s in servers}, bound, repairs)
         self._release_claims(claims, repairs)
         self._release_holds(holds, repairs)
+        self._forget_trusts(repairs)
         for event in db_events.failed_deletions(self.ctx):
             db_leases.retry_event(self.ctx, event.lease_id, event.id)
             self._repaired(repairs, event.lease_id, 'update', 'its deletion '
                            'failed; tried again')
         return repairs
+
+    def _forget_trusts(self, repairs: list) -> None:
+        """Delete the trusts to the engine that no lease needs: those of
+        leases that are over (Keystone was away at their end), and those of
+        no lease (its nova-api died before it wrote the lease) once seen at
+        two passes, as a lease may be being written with its trust.
+        """
+        if not trusts.enabled():
+            return
+        try:
+            given = trusts.given()
+        except trusts.Unavailable as e:
+            LOG.warning('Reconciler: the trusts could not be listed: %s', e)
+            return
+        leases = db_leases.trusts(self.ctx)
+        unheld = {t for t in given if not leases.get(t)}
+        for trust in sorted(unheld):
+            if trust in leases or trust in self._unheld:
+                try:
+                    trusts.delete(trust)
+                except trusts.Unavailable as e:
+                    LOG.warning('Reconciler: trust %s: %s', trust, e)
+                    continue
+                LOG.warning('Reconciler: trust %s, which no lease needs, '
+                            'deleted', trust)
+                repairs.append('trust %s: deleted' % trust)
+        self._unheld = {t for t in unheld if t not in leases}
 
     def _record_preemptible(self, servers: list, repairs: list) -> None:
         """Preemptible servers that nova-api could not record (the store
@@ -155,7 +187,7 @@ class Reconciler:
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
                                    % len(uuids))
-            elif db_leases.discard(self.ctx, lease.id):
+            elif lease_service.discard(lease.id):
                 self._repaired(repairs, lease.id, 'delete', 'left CREATING '
                                'with no server; removed, its capacity freed')
 

@@ -173,12 +173,12 @@ class Boots:
                 resp = req.get_response(self.app)
         except Exception:
             LOG.exception('Boot of lease %s failed; removing it', lease_id)
-            db_leases.discard(self.ctx, lease_id)
+            lease_service.discard(lease_id)
             raise
         if resp.status_int >= 400:
             LOG.info('Nova refused the boot of lease %s (%s): removing the '
                      'lease', lease_id, resp.status)
-            db_leases.discard(self.ctx, lease_id)
+            lease_service.discard(lease_id)
             if resp.status_int >= 500:
                 # A service Nova needs failed (Neutron, Cinder, Glance):
                 # nothing is kept, and the same boot may work later.

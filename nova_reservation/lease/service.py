@@ -42,13 +42,14 @@ from nova_reservation.lease import write
 from nova_reservation import resource_types
 from nova_reservation import schedule
 from nova_reservation import status
+from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 BUSY = 'the ledger is too busy to place the lease now; try again'
 # The kind of refusal of a lease that does not fit; the kinds of the
 # others, by status.
 NO_ROOM = 'NotEnoughCapacity'
-KINDS = {404: 'NotFound', 409: 'Conflict'}
+KINDS = {404: 'NotFound', 409: 'Conflict', 503: 'ServiceUnavailable'}
 
 
 class Refused(Exception):
@@ -133,7 +134,11 @@ def create(ctx, draft: Draft) -> Made:
     made = _nova_objects(ctx, every)
     writer = write.shared()
     waits = False
+    trust_id = None
     try:
+        trust_id = _trust(ctx)
+        for row in [values] + [v for v, _, _ in occurrences or ()]:
+            row['trust_id'] = trust_id
         if occurrences:
             writer.create_series(occurrences)
         else:
@@ -147,13 +152,35 @@ def create(ctx, draft: Draft) -> Made:
             raise
         return same
     finally:
-        if not db_leases.get(db_api.Context(), lease_id):
+        kept = db_leases.get(db_api.Context(), lease_id)
+        if kept is None or kept.status == status.DELETED:
             for thing in made:   # private flavors and server groups
                 thing.destroy()
+            _quietly(trusts.delete, trust_id)
     LOG.info('Lease %s (%s) created: %s%s', lease_id, values['name'],
              '; '.join(r.describe() for r in draft.requests),
              ', waiting for room' if waits else '')
     return Made(lease_id, waits, False, [r.id for r in draft.requests])
+
+
+def _trust(ctx) -> Optional[str]:
+    """The trust of the caller to the engine for a new lease, if it gets
+    one (`trusts`); Refused (503) when Keystone can not make it.
+    """
+    if not trusts.wanted(ctx):
+        return None
+    try:
+        return trusts.make(ctx)
+    except trusts.Unavailable as e:
+        raise Refused(503, 'The lease\'s trust (for the engine to act as '
+                           'its owner) could not be made: %s; try again' % e)
+
+
+def _quietly(fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception as e:   # left behind; it gives nothing away
+        LOG.warning('%s%r: %s', fn.__name__, args, e)
 
 
 def series(lease: dict, requests: list, intervals: list) -> list:
@@ -223,6 +250,19 @@ def delete(lease) -> list:
             store, [lease.id]).get(lease.id, [])] or gone
     return [i for i in gone
             if db_leases.begin_delete(store, i) or i == lease.id]
+
+
+def discard(lease_id: str) -> bool:
+    """Remove a lease still CREATING whose boot made nothing
+    (`db_leases.discard`), and its trust; whether it did.
+    """
+    store = db_api.Context()
+    lease = db_leases.get(store, lease_id)
+    if not db_leases.discard(store, lease_id):
+        return False
+    if lease is not None:
+        _quietly(trusts.delete, lease.trust_id)
+    return True
 
 
 def servers_gone(uuids: Iterable[str]) -> None:

@@ -19,6 +19,7 @@ its own, all with the same dates), so that the suite waits once for the
 start and once for the end; each flow's failures are told apart.
 """
 
+import functools
 import json
 import re
 import traceback
@@ -142,6 +143,7 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
         self.wait_for('volume %s available' % own_volume['id'],
                       lambda: self.volume(own_volume['id'])['status'] ==
                       'available', timeout=60, interval=1)
+        alpha = self.openstack('admin', 'project', 'show', 'alpha')['id']
         start, end = base.utc(START), base.utc(START + LENGTH)
         volumes_before = {v['id'] for v in self.admin.get(
             self.volume_api + '/volumes', params=dict(
@@ -276,18 +278,27 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
             volume = self.volume(attached[0]['id'])
             self.assertEqual('in-use', volume['status'], volume)
             self.assertEqual('true', volume['bootable'], volume)
+            # Made at the start as alice, through the lease's trust.
+            self.assertEqual(alpha, volume['os-vol-tenant-attr:tenant_id'],
+                             volume)
+            self.assertIn(volume['id'], [v['ID'] for v in self.openstack(
+                'alice', 'volume', 'list')])
             self.assertEqual([servers['image']], [
                 a['server_id'] for a in volume['attachments']])
             self.assert_bound_to_host(self.one_port(servers['image']),
                                       server)
         self.check('c: image to volume', image_started)
 
-        # (The volume is the engine's project's, not the owner's: a known
-        # limit, doc/source/admin/limits.rst.)
+        def backed(flow):
+            made = self.wait_active(servers[flow])[
+                'os-extended-volumes:volumes_attached']
+            self.assertEqual(1, len(made), made)
+            self.assertEqual(alpha, self.volume(made[0]['id'])[
+                'os-vol-tenant-attr:tenant_id'])
+            made_volumes[made[0]['id']] = flow
         for flow in ('shelve', 'snapshot'):
-            self.check('%s: volume-backed' % flow, lambda: made_volumes.update(
-                (a['id'], flow) for a in self.wait_active(servers[flow])[
-                    'os-extended-volumes:volumes_attached']))
+            self.check('%s: volume-backed' % flow,
+                       functools.partial(backed, flow))
 
         def volume_started():
             server = self.wait_active(servers['volume'])
@@ -367,28 +378,43 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
         self.check('e: on_end shelve', shelve_ended)
 
         def snapshot_ended():
-            # Nova's snapshot of a volume-backed server: an image that
-            # names a snapshot of its volume; then the server is deleted.
-            # (The image is the engine's project's, not alice's: a known
-            # limit, doc/source/admin/limits.rst.)
+            # Nova's snapshot of a volume-backed server: an image of
+            # alice's that names a snapshot of its volume, hers too; then
+            # the server is deleted.
             self.wait_gone(servers['snapshot'])
-            images = [i for i in self.openstack('admin', 'image', 'list')
+            images = [i for i in self.openstack('alice', 'image', 'list')
                       if i['Name'] == 'snapshot-%s-snapshot-%s' % (
                           self.suffix, self.suffix)]
             self.assertEqual(1, len(images), images)
             self.addCleanup(self.run_cli, 'admin', 'openstack', 'image',
                             'delete', images[0]['ID'], check=False)
             shown = self.openstack('admin', 'image', 'show', images[0]['ID'])
-            self.assertEqual('alpha', shown['properties'][
-                'owner_project_name'], shown)
+            self.assertEqual(alpha, shown['owner'], shown)
             snapshots = [x for x in self.admin.get(
-                self.volume_api + '/snapshots', params=dict(
+                self.volume_api + '/snapshots/detail', params=dict(
                     all_tenants=1)).json()['snapshots']
                 if x['volume_id'] in made_volumes and
                 made_volumes[x['volume_id']] == 'snapshot']
             self.assertEqual(1, len(snapshots), snapshots)
+            self.assertEqual(alpha, snapshots[0][
+                'os-extended-snapshot-attributes:project_id'], snapshots)
             self.assertEqual([], self.ports(device_id=servers['snapshot']))
         self.check('f: on_end snapshot', snapshot_ended)
+
+        def trusts_gone():
+            # Each lease had a trust of alice's, deleted at its end.
+            rows = self.store('SELECT trust_id FROM rsv_leases WHERE name '
+                              'LIKE %s', '%-' + self.suffix)
+            self.assertEqual(len(servers), len(rows), rows)
+            for trust in {r['trust_id'] for r in rows}:
+                self.assertTrue(trust, rows)
+                url = '%s/OS-TRUST/trusts/%s' % (cloud.url('keystone'),
+                                                 trust)
+                self.wait_for(
+                    'trust %s deleted' % trust, lambda: self.admin.get(
+                        url, raise_exc=False).status_code == 404,
+                    timeout=60, interval=2)
+        self.check('the leases\' trusts', trusts_gone)
 
         for flow, found in sorted(self.failures.items()):
             self.addDetail(re.sub(r'\W+', '-', flow),

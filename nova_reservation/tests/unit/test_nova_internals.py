@@ -28,6 +28,7 @@ from nova.network import neutron
 from nova import objects
 from nova.policies import server_metadata as metadata_policies
 from nova.policies import server_tags as tag_policies
+from nova.virt import block_device as virt_block_device
 import testtools
 
 
@@ -67,6 +68,17 @@ class NovaInternalsTest(testtools.TestCase):
         self.assertIn('get_image_from_system_metadata', compute)
         self.assertIn('setup_instance_network_on_host', compute)
         self.assertIn('_update_instance_after_spawn', compute)
+
+    def test_a_new_volume_given_by_id_is_attached_not_made(self):
+        # engine.volumes makes a reserved server's new volumes as its owner
+        # and records them: the unshelve's block devices then attach them.
+        for kind in (virt_block_device.DriverVolImageBlockDevice,
+                     virt_block_device.DriverVolBlankBlockDevice,
+                     virt_block_device.DriverVolSnapshotBlockDevice):
+            self.assertIn('if not self.volume_id:',
+                          inspect.getsource(kind.attach), kind)
+        self.assertIn('_prep_block_device(', inspect.getsource(
+            compute_manager.ComputeManager._unshelve_instance))
 
     def test_nova_acts_only_on_launched_servers(self):
         # Why a reserved server has launched_at set.

@@ -1,0 +1,75 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A lease's Keystone trust of its owner to the engine: made with the lease
+(alice's, in her project, impersonating, with her roles), shown in the
+lease, deleted with it; a trust to the engine that no lease holds (its
+nova-api died before it wrote the lease) deleted by the reconciler.
+"""
+
+from devcloud.localcloud import cloud
+from nova_reservation.tests.integration import base
+
+
+class TrustTest(base.CloudTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.admin = base.CLOUD.session('admin')
+        self.engine_user = self.openstack('admin', 'user', 'show',
+                                          'nova-reservation')['id']
+
+    def trust(self, trust_id: str):
+        resp = self.admin.get('%s/OS-TRUST/trusts/%s' % (
+            cloud.url('keystone'), trust_id), raise_exc=False)
+        return resp.json()['trust'] if resp.status_code == 200 else None
+
+    def wait_deleted(self, trust_id: str, timeout: float) -> None:
+        self.wait_for('trust %s deleted' % trust_id,
+                      lambda: self.trust(trust_id) is None,
+                      timeout=timeout, interval=2)
+
+    def test_a_lease_s_trust_is_its_owner_s_and_goes_with_it(self):
+        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        lease = self.openstack(
+            'alice', 'reservation', 'lease', 'create', '--start-date',
+            base.minutes(60), '--end-date', base.minutes(120),
+            '--reservation', 'resource_type=flavor:instance,flavor_id=%s,'
+            'amount=1' % flavor, 'trust-' + self.suffix)
+        self.addCleanup(self.delete_lease, lease['id'])
+        trust_id = lease['trust_id']
+        self.assertTrue(trust_id, lease)
+        trust = self.trust(trust_id)
+        alice = self.openstack('admin', 'user', 'show', 'alice')['id']
+        alpha = self.openstack('admin', 'project', 'show', 'alpha')['id']
+        self.assertEqual(
+            (alice, self.engine_user, alpha, True),
+            (trust['trustor_user_id'], trust['trustee_user_id'],
+             trust['project_id'], trust['impersonation']), trust)
+        self.assertIn('member', [r['name'] for r in trust['roles']])
+        self.delete_lease(lease['id'])
+        self.wait_deleted(trust_id, 60)
+
+    def test_a_trust_no_lease_holds_is_deleted(self):
+        # What a nova-api killed between the trust and the lease leaves.
+        alice = base.CLOUD.session('alice')
+        resp = alice.post(cloud.url('keystone') + '/OS-TRUST/trusts', json={
+            'trust': {'trustor_user_id': alice.get_user_id(),
+                      'trustee_user_id': self.engine_user,
+                      'project_id': alice.get_project_id(),
+                      'impersonation': True,
+                      'roles': [{'name': 'member'}]}})
+        trust_id = resp.json()['trust']['id']
+        self.addCleanup(alice.delete, '%s/OS-TRUST/trusts/%s' % (
+            cloud.url('keystone'), trust_id), raise_exc=False)
+        # Seen at two passes of the reconciler (every 15 s here).
+        self.wait_deleted(trust_id, 120)

@@ -1,0 +1,87 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Which leases get a trust of their owner, and the volumes the engine
+makes through it: what Cinder is asked for, under which name.
+"""
+
+import types
+
+from oslo_config import fixture as config_fixture
+import testtools
+
+from nova_reservation import conf
+from nova_reservation.engine import volumes
+from nova_reservation import trusts
+
+
+def bdm(source: str, **fields):
+    values = dict(uuid='b-' + source, source_type=source,
+                  destination_type='volume', volume_size=2, image_id=None,
+                  snapshot_id=None, volume_type=None)
+    values.update(fields)
+    return types.SimpleNamespace(**values)
+
+
+class WantedTest(testtools.TestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.conf = self.useFixture(config_fixture.Config(conf.CONF))
+        self.conf.config(group='reservation', owner_trusts=True,
+                         auth_type='password')
+        self.ctx = types.SimpleNamespace(auth_token='a-token')
+
+    def test_a_caller_with_a_token_and_an_engine_with_credentials(self):
+        self.assertTrue(trusts.wanted(self.ctx))
+
+    def test_not_when_turned_off(self):
+        self.conf.config(group='reservation', owner_trusts=False)
+        self.assertFalse(trusts.wanted(self.ctx))
+
+    def test_not_without_keystone_credentials_for_the_engine(self):
+        for auth_type in (None, 'none'):
+            self.conf.config(group='reservation', auth_type=auth_type)
+            self.assertFalse(trusts.wanted(self.ctx), auth_type)
+
+    def test_not_without_a_token(self):
+        for token in (None, ''):
+            self.assertFalse(trusts.wanted(
+                types.SimpleNamespace(auth_token=token)), token)
+        self.assertFalse(trusts.wanted(types.SimpleNamespace()))
+
+
+class VolumeTest(testtools.TestCase):
+
+    def test_from_an_image(self):
+        self.assertEqual({'volume': {'name': 'v', 'size': 2,
+                                     'imageRef': 'img'}},
+                         volumes.body(bdm('image', image_id='img'), 'v'))
+
+    def test_blank_with_a_type(self):
+        self.assertEqual({'volume': {'name': 'v', 'size': 2,
+                                     'volume_type': 'fast'}},
+                         volumes.body(bdm('blank', volume_type='fast'), 'v'))
+
+    def test_from_a_snapshot(self):
+        self.assertEqual({'volume': {'name': 'v', 'size': 2,
+                                     'snapshot_id': 'snap'}},
+                         volumes.body(bdm('snapshot', snapshot_id='snap'),
+                                      'v'))
+
+    def test_the_name_is_the_server_s_and_the_mapping_s(self):
+        # Found again by it after an engine died between two steps.
+        first = volumes.name('server-1', bdm('image'))
+        self.assertEqual(first, volumes.name('server-1', bdm('image')))
+        self.assertNotEqual(first, volumes.name('server-2', bdm('image')))
+        self.assertNotEqual(first, volumes.name('server-1', bdm('blank')))
+        self.assertIn('server-1', first)

@@ -1,0 +1,146 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Keystone trusts: the engine acting as a lease's owner.
+
+A lease made with a Keystone token carries a trust of its owner (made with
+the owner's token in nova-api) to the engine's user (``[reservation]``
+credentials), impersonating, in the lease's project, with the owner's
+roles.  The engine works in the owner's project through it where Nova
+would otherwise make something in the engine's own: the volume a reserved
+server boots from, the image of a snapshot or a shelve at the end.  The
+trust is deleted when the lease is over.
+"""
+
+import threading
+from typing import Optional
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import exceptions as ks_exceptions
+from keystoneauth1 import loading as ks_loading
+from nova import utils as nova_utils
+from oslo_log import log as logging
+
+from nova_reservation import conf
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+
+_TRUSTEE: dict = {}
+_LOCK = threading.Lock()
+
+
+class Unavailable(Exception):
+    """Keystone could not make the trust."""
+
+
+def enabled() -> bool:
+    """Whether leases get trusts: they are on, and the engine has Keystone
+    credentials.
+    """
+    return bool(CONF.reservation.owner_trusts and
+                CONF.reservation.auth_type not in (None, 'none'))
+
+
+def wanted(ctx) -> bool:
+    """Whether a lease of the caller of `ctx` gets a trust: trusts are
+    `enabled` and the caller has a token.
+    """
+    return enabled() and bool(getattr(ctx, 'auth_token', None))
+
+
+def auth(trust_id: Optional[str] = None):
+    """The engine's credentials (``[reservation]``); scoped to trust
+    `trust_id` (as its owner, in its project) if given.
+    """
+    scope = dict(trust_id=trust_id, project_id=None, project_name=None,
+                 project_domain_id=None, project_domain_name=None
+                 ) if trust_id else {}
+    return ks_loading.load_auth_from_conf_options(CONF, conf.GROUP, **scope)
+
+
+def session(trust_id: Optional[str] = None):
+    """A session of the engine's user; as the owner of trust `trust_id`
+    if given.
+    """
+    return ks_loading.load_session_from_conf_options(
+        CONF, conf.GROUP, auth=auth(trust_id))
+
+
+def trustee() -> str:
+    """The engine's user id (asked of Keystone once per process)."""
+    with _LOCK:
+        if 'id' not in _TRUSTEE:
+            _TRUSTEE['id'] = session().get_user_id()
+        return _TRUSTEE['id']
+
+
+def make(ctx) -> Optional[str]:
+    """A trust of the caller of `ctx` to the engine; None where Keystone
+    does not let this token delegate (an application credential's, say:
+    the engine then acts in its own project); Unavailable.
+    """
+    try:
+        identity = nova_utils.get_ksa_adapter(
+            'identity', ksa_auth=ctx.get_auth_plugin(), min_version=(3, 0),
+            max_version=(3, 'latest'))
+        resp = identity.post('/OS-TRUST/trusts', raise_exc=False, json={
+            'trust': {'trustor_user_id': ctx.user_id,
+                      'trustee_user_id': trustee(),
+                      'project_id': ctx.project_id,
+                      'impersonation': True,
+                      'roles': [{'name': r} for r in ctx.roles]}})
+    except ks_exceptions.ClientException as e:
+        raise Unavailable('Keystone could not be reached: %s' % e)
+    if resp.status_code in (401, 403):
+        LOG.warning('User %s of project %s can not delegate with this '
+                    'token (%d): the engine acts for the lease in its own '
+                    'project', ctx.user_id, ctx.project_id,
+                    resp.status_code)
+        return None
+    if resp.status_code != 201:
+        raise Unavailable('Keystone answered %d: %s' % (
+            resp.status_code, resp.text[:200]))
+    return resp.json()['trust']['id']
+
+
+def _identity() -> ks_adapter.Adapter:
+    return ks_adapter.Adapter(
+        session(), service_type='identity', interface='public',
+        min_version=(3, 0), max_version=(3, 'latest'))
+
+
+def given() -> set:
+    """The ids of the trusts to the engine's user; Unavailable."""
+    try:
+        resp = _identity().get('/OS-TRUST/trusts', raise_exc=False,
+                               params={'trustee_user_id': trustee()})
+    except ks_exceptions.ClientException as e:
+        raise Unavailable('Keystone could not be reached: %s' % e)
+    if resp.status_code != 200:
+        raise Unavailable('Keystone answered %d: %s' % (
+            resp.status_code, resp.text[:200]))
+    return {t['id'] for t in resp.json()['trusts']}
+
+
+def delete(trust_id: Optional[str]) -> None:
+    """Delete trust `trust_id` (one already gone is not an error)."""
+    if not trust_id:
+        return
+    try:
+        resp = _identity().delete('/OS-TRUST/trusts/%s' % trust_id,
+                                  raise_exc=False)
+    except ks_exceptions.ClientException as e:
+        raise Unavailable('Keystone could not be reached: %s' % e)
+    if resp.status_code not in (204, 404):
+        raise Unavailable('Keystone answered %d: %s' % (
+            resp.status_code, resp.text[:200]))
