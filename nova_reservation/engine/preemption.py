@@ -192,10 +192,11 @@ class Preemption:
             return None   # not on a node of the shared pool (yet)
         until = (None if deadline >= capacity.FOREVER
                  else ledger_mod.from_epoch(deadline).replace(microsecond=0))
-        if row.deadline != until or row.node != node:
+        # Recorded once the server shows it: Nova refuses metadata while a
+        # server builds, and the next pass tells it again.
+        if (row.deadline != until or row.node != node) and self._metadata(
+                row.instance_uuid, {marks.PREEMPTIBLE_UNTIL: _iso(until)}):
             db_preemptibles.seen(self.ctx, row.instance_uuid, node, until)
-            self._metadata(row.instance_uuid,
-                           {marks.PREEMPTIBLE_UNTIL: _iso(until)})
         if until is None:
             return None
         left = deadline - now
@@ -376,9 +377,11 @@ class Preemption:
         row.state, row.claimed_by = new_state, self.engine_id
         return True
 
-    def _metadata(self, uuid: str, items: dict) -> None:
+    def _metadata(self, uuid: str, items: dict) -> bool:
+        """Set the server's metadata `items`; whether Nova did."""
         try:
             self.nova.set_metadata(uuid, items)
         except (nova_client.NovaError, nova_client.NotFound) as e:
-            # Told again at the next change.
             LOG.debug('Preemptible server %s: metadata not set: %s', uuid, e)
+            return False
+        return True
