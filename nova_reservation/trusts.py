@@ -76,10 +76,13 @@ def session(trust_id: Optional[str] = None):
         CONF, conf.GROUP, auth=auth(trust_id))
 
 
-def trustee() -> str:
-    """The engine's user id (asked of Keystone once per process)."""
+def trustee() -> Optional[str]:
+    """The engine's user id (asked of Keystone once per process); None
+    where its credentials name no user (an admin token, say).
+    """
     with _LOCK:
-        if 'id' not in _TRUSTEE:
+        if not _TRUSTEE.get('id'):
+            # None from a plugin that has no user (asked again next time).
             _TRUSTEE['id'] = session().get_user_id()
         return _TRUSTEE['id']
 
@@ -90,12 +93,18 @@ def make(ctx) -> Optional[str]:
     the engine then acts in its own project); Unavailable.
     """
     try:
+        engine = trustee()
+        if not engine:
+            LOG.warning('The engine\'s credentials name no Keystone user: '
+                        'it acts for the lease of user %s in its own '
+                        'project', ctx.user_id)
+            return None
         identity = nova_utils.get_ksa_adapter(
             'identity', ksa_auth=ctx.get_auth_plugin(), min_version=(3, 0),
             max_version=(3, 'latest'))
         resp = identity.post('/OS-TRUST/trusts', raise_exc=False, json={
             'trust': {'trustor_user_id': ctx.user_id,
-                      'trustee_user_id': trustee(),
+                      'trustee_user_id': engine,
                       'project_id': ctx.project_id,
                       'impersonation': True,
                       'roles': [{'name': r} for r in ctx.roles]}})
@@ -122,8 +131,12 @@ def _identity() -> ks_adapter.Adapter:
 def given() -> set:
     """The ids of the trusts to the engine's user; Unavailable."""
     try:
+        engine = trustee()
+        if not engine:
+            # Without it Keystone would list every trust.
+            raise Unavailable('the engine\'s credentials name no user')
         resp = _identity().get('/OS-TRUST/trusts', raise_exc=False,
-                               params={'trustee_user_id': trustee()})
+                               params={'trustee_user_id': engine})
     except ks_exceptions.ClientException as e:
         raise Unavailable('Keystone could not be reached: %s' % e)
     if resp.status_code != 200:

@@ -311,14 +311,24 @@ def end(nova, details, now, writes) -> Optional[str]:
     owner = (nova_client.owner(lease.trust_id) if lease.trust_id and
              on_end in ('shelve', 'snapshot') else nova)
 
+    def as_owner(uuid: str, name: str, args=None):
+        if owner is not nova:
+            try:
+                return owner.action(uuid, name, args)
+            except volumes.GONE as e:
+                LOG.warning('Lease %s: %s of server %s as the engine: the '
+                            'owner\'s trust can not be used: %s', lease.id,
+                            name, uuid, e)
+        return nova.action(uuid, name, args)
+
     def step(binding, server, state):
         if binding.state == status.ENDED:
             return False
         if on_end == 'shelve' and not state.startswith('shelved'):
-            owner.action(server['id'], 'shelve')
+            as_owner(server['id'], 'shelve')
             return True
         if on_end == 'snapshot' and binding.image_id is None:
-            image = owner.action(server['id'], 'createImage', {
+            image = as_owner(server['id'], 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
             writes.add(db_bindings.set_binding, binding.instance_uuid,
                        image_id=image['image_id'])

@@ -106,7 +106,8 @@ class Reconciler:
             return
         try:
             given = trusts.given()
-        except trusts.Unavailable as e:
+        except Exception as e:
+            # Never the end of the pass: the rest of it does not need them.
             LOG.warning('Reconciler: the trusts could not be listed: %s', e)
             return
         leases = db_leases.trusts(self.ctx)
@@ -115,7 +116,7 @@ class Reconciler:
             if trust in leases or trust in self._unheld:
                 try:
                     trusts.delete(trust)
-                except trusts.Unavailable as e:
+                except Exception as e:
                     LOG.warning('Reconciler: trust %s: %s', trust, e)
                     continue
                 LOG.warning('Reconciler: trust %s, which no lease needs, '

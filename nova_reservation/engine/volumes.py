@@ -33,10 +33,15 @@ from keystoneauth1 import exceptions as ks_exceptions
 import nova.conf
 from nova import context as nova_context
 from nova import objects
+from oslo_log import log as logging
 
 from nova_reservation import trusts
 
+LOG = logging.getLogger(__name__)
 NOVA_CONF = nova.conf.CONF
+# What keystoneauth raises when a trust no longer serves.
+GONE = (ks_exceptions.Unauthorized, ks_exceptions.Forbidden,
+        ks_exceptions.NotFound)
 MICROVERSION = {'OpenStack-API-Version': 'volume 3.44'}
 SOURCES = ('image', 'blank', 'snapshot')
 MAKING = ('creating', 'downloading')
@@ -95,6 +100,15 @@ def prepare(trust_id: str, server_id: str) -> bool:
             return True
         try:
             cinder = _cinder(trust_id)
+            cinder.get_endpoint()   # authenticates through the trust
+        except GONE as e:
+            # The trust is gone (or its owner's roles): Nova makes them, in
+            # the engine's project, as it would without one.
+            LOG.warning('Server %s: its volumes are made in the engine\'s '
+                        'project: the owner\'s trust can not be used: %s',
+                        server_id, e)
+            return True
+        try:
             ready = True
             for bdm in bdms:
                 made = _volume(cinder, server_id, bdm)

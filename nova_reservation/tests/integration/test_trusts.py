@@ -29,9 +29,13 @@ class TrustTest(base.CloudTestCase):
                                           'nova-reservation')['id']
 
     def trust(self, trust_id: str):
+        """The trust as Keystone shows it; None once it is deleted."""
         resp = self.admin.get('%s/OS-TRUST/trusts/%s' % (
             cloud.url('keystone'), trust_id), raise_exc=False)
-        return resp.json()['trust'] if resp.status_code == 200 else None
+        if resp.status_code == 404:
+            return None
+        self.assertEqual(200, resp.status_code, resp.text)
+        return resp.json()['trust']
 
     def wait_deleted(self, trust_id: str, timeout: float) -> None:
         self.wait_for('trust %s deleted' % trust_id,
@@ -73,3 +77,25 @@ class TrustTest(base.CloudTestCase):
             cloud.url('keystone'), trust_id), raise_exc=False)
         # Seen at two passes of the reconciler (every 15 s here).
         self.wait_deleted(trust_id, 120)
+
+    def test_a_start_whose_trust_is_gone_still_starts(self):
+        # Its owner deleted the trust: the engine makes the volume in its
+        # own project, as without one, rather than leave the lease stuck.
+        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        name = 'untrusted-' + self.suffix
+        server = self.openstack(
+            'alice', 'server', 'create', '--flavor', 'm1.tiny', '--nic',
+            'none', '--block-device', 'source_type=image,uuid=%s,'
+            'destination_type=volume,volume_size=1,boot_index=0,'
+            'delete_on_termination=true' % image, '--hint',
+            'lease_params=' + base.lease_params(
+                name, base.utc(60), base.utc(900)), name)
+        self.addCleanup(self.delete_server, server['id'])
+        trust_id, = [r['trust_id'] for r in self.store(
+            'SELECT trust_id FROM rsv_leases WHERE name = %s', name)]
+        base.CLOUD.session('alice').delete('%s/OS-TRUST/trusts/%s' % (
+            cloud.url('keystone'), trust_id))
+        self.wait_for_server('%s active' % server['id'], server['id'],
+                             lambda s: s and s['status'] in (
+                                 'ACTIVE', 'ERROR'), timeout=240)
+        self.assertEqual('ACTIVE', self.server(server['id'])['status'])

@@ -85,3 +85,31 @@ class VolumeTest(testtools.TestCase):
         self.assertNotEqual(first, volumes.name('server-2', bdm('image')))
         self.assertNotEqual(first, volumes.name('server-1', bdm('blank')))
         self.assertIn('server-1', first)
+
+
+class UserlessEngineTest(testtools.TestCase):
+    """Engine credentials that name no user (an admin token plugin)."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.useFixture(config_fixture.Config(conf.CONF)).config(
+            group='reservation', owner_trusts=True, auth_type='admin_token')
+        trusts._TRUSTEE.clear()
+        self.addCleanup(trusts._TRUSTEE.clear)
+        self.asked = []
+        userless = types.SimpleNamespace(
+            get_user_id=lambda: self.asked.append(1))
+        self.patch(trusts, 'session', lambda trust_id=None: userless)
+
+    def test_a_lease_gets_no_trust_rather_than_a_refusal(self):
+        ctx = types.SimpleNamespace(user_id='u', project_id='p', roles=[])
+        self.assertIsNone(trusts.make(ctx))
+
+    def test_the_trusts_are_not_listed_without_a_trustee(self):
+        # Keystone would list every trust, and the reconciler delete them.
+        self.assertRaises(trusts.Unavailable, trusts.given)
+
+    def test_the_user_is_asked_again_until_known(self):
+        trusts.trustee()
+        trusts.trustee()
+        self.assertEqual(2, len(self.asked))
