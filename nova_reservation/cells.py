@@ -10,19 +10,90 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What a reserved boot cut off (its nova-api killed) left in Nova's cells,
-which Nova's own delete of the server leaves: used by the engine's
-reconciler after that delete.
+"""Nova's cells as leases meet them.
+
+Nova builds a server only in the cell it was made in: the servers of a
+lease wait in one cell, and their slots keep to its nodes (`locate`,
+`of_server`, `nodes_of`).  And what a reserved boot cut off (its nova-api
+killed) left in a cell, which Nova's own delete of the server leaves, is
+removed by the engine's reconciler after that delete (`clear_cut_off`).
 """
+
+from typing import Optional
 
 from nova import context as nova_context
 from nova import exception as nova_exception
 from nova.network import neutron
 from nova import objects
+from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
 LOG = logging.getLogger(__name__)
+
+
+class Unreachable(Exception):
+    """A cell's database could not be read."""
+
+
+def locate(context, node: str) -> tuple:
+    """(host, cell mapping) of the compute node `node`, in any cell."""
+    found = nova_context.scatter_gather_skip_cell0(
+        context, objects.ComputeNode.get_by_nodename, node)
+    for result in found.values():
+        if isinstance(result, objects.ComputeNode):
+            return result.host, objects.HostMapping.get_by_host(
+                context, result.host).cell_mapping
+    raise nova_exception.ComputeHostNotFound(host=node)
+
+
+def with_servers(context) -> list:
+    """The cells that hold servers (not cell0), in Nova's order."""
+    found = [c for c in objects.CellMappingList.get_all(context)
+             if not c.is_cell0()]
+    if not found:
+        raise nova_exception.CellMappingNotFound(uuid='(any)')
+    return found
+
+
+def of_server(uuid: str) -> Optional[str]:
+    """The uuid of the cell server `uuid` was made in; None while it is in
+    none (a build request) or unknown.
+    """
+    context = nova_context.get_admin_context()
+    try:
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context, uuid)
+    except nova_exception.InstanceMappingNotFound:
+        return None
+    return mapping.cell_mapping.uuid if mapping.cell_mapping else None
+
+
+def nodes_of(cell_uuid: str) -> frozenset:
+    """The compute nodes of cell `cell_uuid` (its own database's);
+    Unreachable.
+    """
+    context = nova_context.get_admin_context()
+    try:
+        cell = objects.CellMapping.get_by_uuid(context, cell_uuid)
+        with nova_context.target_cell(context, cell) as cctxt:
+            return frozenset(n.hypervisor_hostname for n in
+                             objects.ComputeNodeList.get_all(cctxt))
+    except db_exception.DBError as e:
+        raise Unreachable('the database of cell %s could not be read: %s'
+                          % (cell_uuid, e))
+
+
+def node_cells(nodes) -> dict:
+    """{node: its cell's uuid} of those of `nodes` Nova knows."""
+    context = nova_context.get_admin_context()
+    found = {}
+    for node in set(nodes):
+        try:
+            found[node] = locate(context, node)[1].uuid
+        except (nova_exception.ComputeHostNotFound,
+                nova_exception.HostMappingNotFound):
+            pass   # gone: nothing keeps to it
+    return found
 
 
 def clear_cut_off(uuid: str) -> None:

@@ -165,9 +165,15 @@ class Boots:
         req.body = json.dumps(body).encode('utf-8')
         # A future or waiting lease's servers are made reserved: nothing is
         # scheduled or built before the start.
-        boot = (contextlib.nullcontext() if lease.immediate and not waits
-                else reserved.Boot(reservation_id, slots,
-                                   [marks.lease_tag(lease_id)], waits))
+        try:
+            boot = (contextlib.nullcontext() if lease.immediate and not waits
+                    else reserved.Boot(
+                        reservation_id, slots, [marks.lease_tag(lease_id)],
+                        lease_service.waiting_cell(reservation_id)
+                        if waits else None))
+        except lease_service.Refused as e:
+            lease_service.discard(lease_id)
+            return fault(e.status, str(e))
         try:
             with boot:
                 resp = req.get_response(self.app)

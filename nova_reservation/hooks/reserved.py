@@ -33,7 +33,7 @@ that exist and makes none.
 
 import copy
 import threading
-from typing import Iterable
+from typing import Iterable, Optional
 
 from nova import availability_zones
 from nova.compute import instance_actions
@@ -50,6 +50,7 @@ from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_reservation import cells
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
 
@@ -71,13 +72,14 @@ class Boot:
     """
 
     def __init__(self, reservation_id: str, slots: list,
-                 tags: Iterable[str] = (), waiting: bool = False) -> None:
+                 tags: Iterable[str] = (),
+                 waiting_cell: Optional[str] = None) -> None:
         self.reservation_id = reservation_id
         self.slots = [s for s in slots if s.instance_uuid is None]
         self.tags = list(tags)
-        # A waiting lease's servers hold no slot yet: they are made in the
-        # first cell, and take a slot when the lease is placed.
-        self.waiting = waiting
+        # A waiting lease's servers hold no slot yet: they are made in this
+        # cell (its uuid), and take slots on its nodes when it is placed.
+        self.waiting_cell = waiting_cell
 
     def __enter__(self) -> 'Boot':
         install()
@@ -121,19 +123,21 @@ def make(context, boot: Boot, build_requests: list, specs: list,
     """Create each server of the boot offloaded, in the cell of its slot's
     node; on any failure, nothing of the boot is left.
     """
-    if len(build_requests) > len(boot.slots) and not boot.waiting:
+    waiting = boot.waiting_cell is not None
+    if len(build_requests) > len(boot.slots) and not waiting:
         # The hook reserved a slot for each server it let Nova make.
         raise ValueError('%d servers for %d slots' % (len(build_requests),
                                                       len(boot.slots)))
     places: dict = {}
     made = []
-    slots = [None] * len(build_requests) if boot.waiting else boot.slots
+    slots = [None] * len(build_requests) if waiting else boot.slots
     try:
         for build_request, spec, slot in zip(build_requests, specs, slots):
             node = slot.node if slot else None
             if node not in places:
-                places[node] = (locate(context, node) if node
-                                else (None, first_cell(context)))
+                places[node] = (cells.locate(context, node) if node else (
+                    None, objects.CellMapping.get_by_uuid(
+                        context, boot.waiting_cell)))
             host, cell = places[node]
             instance = build_request.get_new_instance(context)
             instance.vm_state = vm_states.SHELVED_OFFLOADED
@@ -188,25 +192,6 @@ def make(context, boot: Boot, build_requests: list, specs: list,
                 reason='the server\'s name, metadata or tags hold what the '
                        'compute database can not store') from e
         raise
-
-
-def locate(context, node: str) -> tuple:
-    """(host, cell mapping) of the compute node `node`, in any cell."""
-    found = nova_context.scatter_gather_skip_cell0(
-        context, objects.ComputeNode.get_by_nodename, node)
-    for result in found.values():
-        if isinstance(result, objects.ComputeNode):
-            return result.host, objects.HostMapping.get_by_host(
-                context, result.host).cell_mapping
-    raise nova_exception.ComputeHostNotFound(host=node)
-
-
-def first_cell(context):
-    """The first cell that holds servers (not cell0)."""
-    for cell in objects.CellMappingList.get_all(context):
-        if not cell.is_cell0():
-            return cell
-    raise nova_exception.CellMappingNotFound(uuid='(any)')
 
 
 def _block_devices(cctxt, instance, block_device_mapping) -> None:

@@ -65,6 +65,15 @@ def host_properties(host) -> dict:
             'service_name': host.service_name}
 
 
+def within(pools: tuple, nodes: Optional[frozenset]) -> tuple:
+    """`pools` (as `Planner.pools`) with only `nodes` (None: all)."""
+    if nodes is None:
+        return pools
+    shared, reservable = pools
+    return ([h for h in shared if h.node in nodes],
+            [(h, row) for h, row in reservable if h.node in nodes])
+
+
 class Planner:
     """The plans of one nova-api process (or engine), on its copy of the
     ledger and its view of the nodes.
@@ -164,7 +173,7 @@ class Planner:
     def place_one(self, req: ReservationRequest, pools, timelines, start,
                   end) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
-        shared, reservable = pools
+        shared, reservable = within(pools, req.nodes)
         if req.resource_type == resource_types.FLOATINGIP:
             units, nodes = self.addresses(req.network_id)
             if not set(req.addresses) <= set(nodes):
@@ -269,8 +278,8 @@ class Planner:
                 req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
-                pools[0], timelines, req.need.scaled(req.count), start,
-                end - start, horizon)
+                within(pools, req.nodes)[0], timelines,
+                req.need.scaled(req.count), start, end - start, horizon)
         else:
             earliest = capacity.earliest_start(
                 timelines, start, end - start, horizon,

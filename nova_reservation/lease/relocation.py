@@ -17,6 +17,7 @@ asked.
 
 from typing import Iterable, Optional
 
+from nova_reservation import cells
 from nova_reservation.db import api as db_api
 from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
@@ -50,16 +51,22 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
                      if n not in failed}
         moves, degraded = {}, set()
         fake_id = -1
+        # A slot that holds a server keeps to the server's cell, its node's.
+        cell_of = cells.node_cells({s.node for s in stranded if _bound(s)})
+        cell_nodes: dict = {}
         by_reservation: dict = {}
         for slot in sorted(stranded, key=lambda s: (s.start, s.id)):
-            by_reservation.setdefault(slot.reservation_id, []).append(
-                slot)
-        for rid, slots in by_reservation.items():
+            cell = cell_of.get(slot.node) if _bound(slot) else None
+            by_reservation.setdefault((slot.reservation_id, cell),
+                                      []).append(slot)
+        for (rid, cell), slots in by_reservation.items():
             res = db_leases.reservation(writer.ctx, rid)
             if res is None or res.deleted:
                 continue
+            if cell and cell not in cell_nodes:
+                cell_nodes[cell] = cells.nodes_of(cell)
             placed = _replace(writer, res, slots, pools, timelines,
-                              excluded)
+                              excluded, cell_nodes.get(cell))
             if not placed:
                 degraded.add(res.lease_id)
                 continue
@@ -85,18 +92,25 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
     raise LedgerBusy()
 
 
+def _bound(slot) -> bool:
+    """Whether the slot holds a server (not a hold of a change)."""
+    return bool(slot.instance_uuid) and not slot.instance_uuid.startswith(
+        db_ledger.HOLD_PREFIX)
+
+
 def _replace(planner, res, slots: list, pools, timelines,
-             moving: set) -> Optional[list]:
+             moving: set, nodes: Optional[frozenset] = None
+             ) -> Optional[list]:
     """New places for some `slots` of reservation `res`, as its request
     asked: the host requirements, and the affinity with the slots that
-    stay.
+    stay; only on `nodes` if given (the cell of their servers).
     """
     req = ReservationRequest(
         resource_type=res.resource_type, count=len(slots),
         min_count=len(slots), need=slots[0].resources,
         affinity=res.affinity,
         hypervisor_properties=res.hypervisor_properties or '',
-        resource_properties=res.resource_properties or '')
+        resource_properties=res.resource_properties or '', nodes=nodes)
     staying = {s.node for s in planner.ledger.slots(res.id)
                if s.id not in moving}
     shared, reservable = pools

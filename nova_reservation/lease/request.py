@@ -50,6 +50,9 @@ class ReservationRequest:
     # virtual:floatingip: the external network, the addresses asked for.
     network_id: Optional[str] = None
     addresses: tuple = ()
+    # The only nodes it may take (those of the cell its servers wait in),
+    # or None: any.
+    nodes: Optional[frozenset] = None
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:

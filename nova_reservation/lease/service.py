@@ -20,8 +20,10 @@ store's exception.
 """
 
 import dataclasses
+import datetime
 from typing import Callable, Iterable, NamedTuple, Optional
 
+from nova import context as nova_context
 from nova import exception as nova_exception
 from nova import objects
 from oslo_db import exception as db_exception
@@ -29,6 +31,7 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
+from nova_reservation import cells
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
@@ -39,6 +42,7 @@ from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import write
+from nova_reservation import ledger as ledger_mod
 from nova_reservation import resource_types
 from nova_reservation import schedule
 from nova_reservation import status
@@ -139,12 +143,16 @@ def create(ctx, draft: Draft) -> Made:
         trust_id = _trust(ctx)
         for row in [values] + [v for v, _, _ in occurrences or ()]:
             row['trust_id'] = trust_id
-        if occurrences:
+        if occurrences and draft.servers:
+            _series_in_one_cell(writer, occurrences)
+        elif occurrences:
             writer.create_series(occurrences)
         else:
             waits = writer.create_or_wait(values, draft.requests)
     except (NoCapacity, LedgerBusy) as e:
         raise _refused(e)
+    except cells.Unreachable as e:
+        raise Refused(503, '%s; try again' % e)
     except db_exception.DBDuplicateEntry:
         # Another create with this token made its lease first.
         same = known(ctx, draft.token, draft.digest)
@@ -229,12 +237,94 @@ def place(lease, now: float, also: Optional[Callable] = None) -> None:
     """Place a waiting lease (its row) where it may start as of `now`
     (`Writer.place`), or Refused.
     """
-    requests = [request_of(r)
-                for r in db_leases.reservations(db_api.Context(), lease.id)]
+    store = db_api.Context()
+    try:
+        requests = _in_their_cell(store, lease.id, [
+            request_of(r) for r in db_leases.reservations(store, lease.id)])
+    except cells.Unreachable as e:
+        raise Refused(503, str(e))
     try:
         write.shared().place(lease, requests, now, also)
     except (NoCapacity, LedgerBusy) as e:
         raise _refused(e)
+
+
+def _series_in_one_cell(writer: write.Writer, occurrences: list) -> None:
+    """Write the occurrences of a recurring boot lease, its servers' slots
+    all in one cell (the first, in Nova's order, that holds them all): its
+    servers go from one occurrence to the next, and Nova builds a server
+    only in the cell it was made in.  NoCapacity: the refusal that names
+    the earliest start.
+    """
+    found = cells.with_servers(nova_context.get_admin_context())
+    if len(found) == 1:
+        return writer.create_series(occurrences)
+    refusals = []
+    for cell in found:
+        try:
+            nodes = cells.nodes_of(cell.uuid)
+            return writer.create_series([
+                (values, [dataclasses.replace(r, nodes=nodes)
+                          if r.resource_type == resource_types.SERVER
+                          else r for r in requests], events)
+                for values, requests, events in occurrences])
+        except (NoCapacity, cells.Unreachable) as e:
+            refusals.append(e)
+    refused = [e for e in refusals if isinstance(e, NoCapacity)]
+    if not refused:
+        raise refusals[-1]
+    raise min(refused, key=lambda e: e.earliest or datetime.datetime.max)
+
+
+def _in_their_cell(store, lease_id: str, requests: list) -> list:
+    """`requests`, each whose servers wait in a cell kept to its nodes:
+    Nova builds a server only in the cell it was made in.
+    """
+    waiting = {}
+    for binding in db_bindings.of_lease(store, lease_id):
+        waiting.setdefault(binding.reservation_id, binding.instance_uuid)
+    kept = []
+    for req in requests:
+        cell = (cells.of_server(waiting[req.id]) if req.id in waiting and
+                req.resource_type == resource_types.SERVER else None)
+        kept.append(dataclasses.replace(req, nodes=cells.nodes_of(cell))
+                    if cell else req)
+    return kept
+
+
+def waiting_cell(reservation_id: str) -> str:
+    """The cell (its uuid) where the servers of a waiting reservation are
+    made and wait: the one whose nodes hold the most of them over its
+    lease's interval now, then the one with the most nodes, then the first
+    (of those whose database answers); Refused (503) if none does.
+    """
+    store = db_api.Context()
+    res = db_leases.reservation(store, reservation_id)
+    lease = db_leases.get(store, res.lease_id)
+    need = request_of(res).need
+    planner = write.shared()
+    planner.ledger.refresh()
+    start, end = (ledger_mod.to_epoch(lease.start_at),
+                  ledger_mod.to_epoch(lease.end_at))
+    shared, _ = planner.pools(start=start)
+    best = None
+    for index, cell in enumerate(cells.with_servers(
+            nova_context.get_admin_context())):
+        try:
+            nodes = cells.nodes_of(cell.uuid)
+        except cells.Unreachable as e:
+            LOG.warning('Waiting servers are not made in a cell: %s', e)
+            continue
+        hosts = [h for h in shared if h.node in nodes]
+        held = min(count for _, count in capacity.free_counts(
+            hosts, planner.ledger.timelines, need, start, end))
+        rank = (held, len(hosts), -index)
+        if best is None or rank > best[0]:
+            best = (rank, cell.uuid)
+    if best is None:
+        raise Refused(503, 'no cell\'s database could be read to make the '
+                           'waiting servers in; try again')
+    return best[1]
 
 
 def delete(lease) -> list:
