@@ -41,6 +41,11 @@ class TwoCellsTest(base.ReservationsTestCase):
         return objects.InstanceMapping.get_by_instance_uuid(
             nova_context.get_admin_context(), uuid).cell_mapping.name
 
+    def assert_runs_on(self, uuid: str, node: str) -> None:
+        view = self.admin_api.get_server(uuid)
+        self.assertEqual(('ACTIVE', node), (
+            view['status'], view['OS-EXT-SRV-ATTR:hypervisor_hostname']))
+
     def fill(self, start: float, end: float) -> dict:
         """{node: the id of a lease that takes all of it over [start,
         end) minutes from now}, a lease per node.
@@ -94,9 +99,7 @@ class TwoCellsTest(base.ReservationsTestCase):
         rid = self.api.get_server(uuid)['reservation']['reservation_id']
         self.assertEqual('host3', db_ledger.slot_of(STORE, rid, uuid).node)
         self.start_lease(lease)
-        view = self.admin_api.get_server(uuid)
-        self.assertEqual(('ACTIVE', 'host3'), (
-            view['status'], view['OS-EXT-SRV-ATTR:hypervisor_hostname']))
+        self.assert_runs_on(uuid, 'host3')
 
     def test_a_reserved_server_s_slot_leaves_a_failed_node_in_its_cell(self):
         full = self.fill(50, 130)
@@ -119,9 +122,7 @@ class TwoCellsTest(base.ReservationsTestCase):
         self.engine.check_hosts()
         self.assertEqual('host3', db_ledger.slot_of(STORE, rid, uuid).node)
         self.start_lease(self.lease_of_server(uuid))
-        view = self.admin_api.get_server(uuid)
-        self.assertEqual(('ACTIVE', 'host3'), (
-            view['status'], view['OS-EXT-SRV-ATTR:hypervisor_hostname']))
+        self.assert_runs_on(uuid, 'host3')
         self.set_compute('host2', 'enabled')
 
     def recurring_boot(self):
@@ -150,9 +151,7 @@ class TwoCellsTest(base.ReservationsTestCase):
             self.admin_api.get_server(uuid),
             {'OS-EXT-STS:vm_state': 'shelved_offloaded'})
         self.start_lease(second)
-        view = self.admin_api.get_server(uuid)
-        self.assertEqual(('ACTIVE', 'host1'), (
-            view['status'], view['OS-EXT-SRV-ATTR:hypervisor_hostname']))
+        self.assert_runs_on(uuid, 'host1')
 
     def test_a_recurring_boot_that_fits_only_across_cells_is_a_409(self):
         # Only host1 today, only cell2 tomorrow: no cell holds both days.
