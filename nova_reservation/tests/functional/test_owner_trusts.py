@@ -19,6 +19,7 @@ harness's, and noauth clouds) makes no trust and leases as before.
 import fixtures
 from keystoneauth1 import loading as ks_loading
 from nova import context as nova_context
+from oslo_config import fixture as config_fixture
 
 from devcloud import embedded
 from nova_reservation import conf
@@ -32,6 +33,9 @@ STORE = db_api.Context()
 class KeystoneAwayTest(base.ReservationTestCase):
 
     def setUp(self) -> None:
+        # Cleaned up after the harness and the invariants' check: it resets
+        # the configuration.
+        self.options = self.useFixture(config_fixture.Config(conf.CONF))
         super().setUp()
         # The harness's stand-in for Keystone, with the caller's token.
         stub = nova_context.RequestContext
@@ -62,13 +66,14 @@ class KeystoneAwayTest(base.ReservationTestCase):
 
     def keystone_away(self) -> None:
         """The engine has Keystone credentials, and Keystone is not there.
-        (A plugin without required options: a plugin's options stay
-        registered after the test.)
+        (The plugin's options go with the test: some are required.)
         """
-        opts = ks_loading.get_auth_plugin_conf_options('admin_token')
-        conf.CONF.register_opts(opts, group=conf.GROUP)
-        self.flags(auth_type='admin_token', endpoint='http://127.0.0.1:9',
-                   token='engine-token', group=conf.GROUP)
+        self.options.register_opts(ks_loading.get_auth_plugin_conf_options(
+            'password'), group=conf.GROUP)
+        self.flags(auth_type='password', auth_url='http://127.0.0.1:9/v3',
+                   username='engine', password='secret',
+                   user_domain_name='Default', project_name='service',
+                   project_domain_name='Default', group=conf.GROUP)
 
     def test_the_lease_api(self):
         self.keystone_away()
