@@ -26,6 +26,7 @@ from nova_reservation.api.handlers import leases
 from nova_reservation.api.handlers import ledger
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
+from nova_reservation.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
@@ -114,6 +115,10 @@ class ReservationAPI:
                 return handler(ctx, req, **match.groupdict())
             except wsgi.Fault as f:
                 return f.response()
+            except db_api.UNAVAILABLE as e:
+                LOG.warning('%s %s: %s', req.method, path, e)
+                return wsgi.Fault(503, 'ServiceUnavailable',
+                                  db_api.UNAVAILABLE_MESSAGE).response()
             except Exception:
                 LOG.exception('%s %s failed', req.method, path)
                 return wsgi.Fault(500, 'InternalError',

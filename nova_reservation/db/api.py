@@ -36,9 +36,12 @@ Reads return the models' rows, detached from the session.
 import contextlib
 import datetime
 import functools
+import random
+import time
 from typing import Callable
 
 from nova.db.api import api as nova_api_db
+from oslo_db import exception as db_exception
 from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 
@@ -49,6 +52,14 @@ CONF = conf.CONF
 STORE_DB_OPTIONS = ('max_pool_size', 'max_overflow', 'pool_timeout',
                     'connection_recycle_time', 'mysql_sql_mode',
                     'max_retries', 'retry_interval')
+# How many times a transaction rolled back for a deadlock runs again.
+DEADLOCK_RETRIES = 5
+# What the APIs answer with a 503 that says to try again: the store did
+# not answer (its server failed over, say), or a write lost to others
+# every time it ran.
+UNAVAILABLE = (db_exception.DBConnectionError, db_exception.DBDeadlock)
+UNAVAILABLE_MESSAGE = ('the reservation store could not be reached or was '
+                       'too busy; nothing was changed, try again')
 
 
 @enginefacade.transaction_context_provider
@@ -104,12 +115,36 @@ def reading(ctx) -> contextlib.AbstractContextManager:
     return _context_manager().reader.using(ctx)
 
 
+def _in_transaction(ctx) -> bool:
+    try:
+        ctx.session
+    except db_exception.NoEngineContextEstablished:
+        return False
+    return True
+
+
 def writer(fn: Callable) -> Callable:
-    """`fn(ctx, ...)` runs in `writing(ctx)`."""
+    """`fn(ctx, ...)` runs in `writing(ctx)`.
+
+    A transaction of its own (not one `ctx` is in already) that the
+    database rolled back for a deadlock, or a Galera cluster for a
+    certification conflict with a write on another node (reported as a
+    deadlock), is run again whole, at most `DEADLOCK_RETRIES` times.
+    """
     @functools.wraps(fn)
     def wrapped(ctx, *args, **kwargs):
-        with writing(ctx):
-            return fn(ctx, *args, **kwargs)
+        if _in_transaction(ctx):
+            with writing(ctx):
+                return fn(ctx, *args, **kwargs)
+        for attempt in range(DEADLOCK_RETRIES + 1):
+            try:
+                with writing(ctx):
+                    return fn(ctx, *args, **kwargs)
+            except db_exception.DBDeadlock:
+                if attempt == DEADLOCK_RETRIES:
+                    raise
+                # Apart, so that the two writers do not meet again.
+                time.sleep(random.uniform(0, 0.02 * 2 ** attempt))
     return wrapped
 
 

@@ -19,11 +19,15 @@ leased server's reservation in the server views.
 
 import re
 
+from oslo_log import log as logging
 import webob
 
+from nova_reservation.db import api as db_api
+from nova_reservation.hooks import answers
 from nova_reservation.hooks import boots
 from nova_reservation.hooks import servers
 
+LOG = logging.getLogger(__name__)
 SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')
 SERVER_VIEW_PATH = re.compile(r'^(/[^/]+)?/servers/(detail|[0-9a-f-]{36})/?$')
 SERVER_CHANGE_PATH = re.compile(r'^(/[^/]+)?/servers/([0-9a-f-]{36})(/[^/]*)?')
@@ -41,6 +45,13 @@ class ReservationHook:
 
     @webob.dec.wsgify
     def __call__(self, req: webob.Request):
+        try:
+            return self._route(req)
+        except db_api.UNAVAILABLE as e:
+            LOG.warning('%s %s: %s', req.method, req.path_info, e)
+            return answers.fault(503, db_api.UNAVAILABLE_MESSAGE)
+
+    def _route(self, req: webob.Request):
         if req.method == 'POST' and SERVERS_PATH.match(req.path_info):
             return self.boots.create(req)
         change = SERVER_CHANGE_PATH.match(req.path_info)
