@@ -83,6 +83,14 @@ def nodes_of(cell_uuid: str) -> frozenset:
                           % (cell_uuid, e))
 
 
+def neighbours(node: str) -> Optional[frozenset]:
+    """The nodes of the cell of `node` (Nova moves a server only within
+    its cell); None where Nova does not know the node; Unreachable.
+    """
+    found = node_cells([node])
+    return nodes_of(found[node]) if node in found else None
+
+
 def node_cells(nodes) -> dict:
     """{node: its cell's uuid} of those of `nodes` Nova knows."""
     context = nova_context.get_admin_context()

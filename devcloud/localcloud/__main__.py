@@ -30,6 +30,9 @@ def main(argv=None) -> int:
                     help='Engine processes (default 1).')
     up.add_argument('--computes', type=int, default=3,
                     help='nova-compute processes (default 3).')
+    up.add_argument('--cells', type=int, default=1, choices=(1, 2),
+                    help='Cells besides cell0 (default 1); with 2, every '
+                    'second compute is in cell2.')
     up.add_argument('--fresh', action='store_true',
                     help='Start from empty databases.')
     commands.add_parser('down', help='Stop every process of the cloud.')
@@ -42,7 +45,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     local = cloud.LocalCloud()
     if args.command == 'up':
-        local.up(args.engines, args.computes, args.fresh)
+        local.up(args.engines, args.computes, args.fresh, args.cells)
         print('local cloud up: eval "$(tools/localcloud env alice)"')
     elif args.command == 'down':
         local.down()

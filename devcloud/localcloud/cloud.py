@@ -57,9 +57,13 @@ DB_USER = DB_PASSWORD = 'nrsv_localcloud'
 DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
                  nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
                  nova_cell0='nrsv_lc_nova_cell0',
+                 nova_cell2='nrsv_lc_nova_cell2',
                  placement='nrsv_lc_placement', neutron='nrsv_lc_neutron',
                  cinder='nrsv_lc_cinder')
 VHOST = 'nrsv_localcloud'
+# cell2 (``up --cells 2``): its own database (above) and message queue, its
+# own conductor and every second compute.
+CELL2_VHOST = 'nrsv_localcloud_cell2'
 REGION = 'RegionOne'
 # name: (project, roles); every password is "<name>-secret".
 USERS = {
@@ -84,6 +88,7 @@ PROJECT_NETWORKS = {'admin': '10.0.0.0/24', 'alpha': '10.0.1.0/24',
 # and floating IPs come from.
 PUBLIC = dict(name='public', cidr='172.24.4.0/24', gateway='172.24.4.1',
               pool=('172.24.4.10', '172.24.4.200'))
+CELL2_RABBIT = 'rabbit://guest:guest@%s:5672/%s' % (HOST, CELL2_VHOST)
 BIN = os.path.dirname(sys.executable)
 PACKAGE = 'devcloud.localcloud'
 # The checkout, first on the services' import path: they import this
@@ -303,10 +308,11 @@ class LocalCloud:
         ).returncode == 0, timeout=180)
         vhosts = subprocess.run(['rabbitmqctl', '-q', 'list_vhosts'],
                                 capture_output=True, text=True).stdout
-        if VHOST not in vhosts.split():
-            _run('rabbitmqctl', '-q', 'add_vhost', VHOST)
-        _run('rabbitmqctl', '-q', 'set_permissions', '-p', VHOST, 'guest',
-             '.*', '.*', '.*')
+        for vhost in (VHOST, CELL2_VHOST):
+            if vhost not in vhosts.split():
+                _run('rabbitmqctl', '-q', 'add_vhost', vhost)
+            _run('rabbitmqctl', '-q', 'set_permissions', '-p', vhost,
+                 'guest', '.*', '.*', '.*')
 
     # ------------------------------------------------------ configuration
     def write_config(self) -> None:
@@ -498,6 +504,12 @@ class LocalCloud:
             'api_database': dict(connection=db_url('nova_api')),
             'database': dict(connection=db_url('nova')),
         })
+        # What cell2's processes read after those: its message queue (its
+        # conductor and computes) and its database (its conductor).
+        self._write_ini('nova-cell2-mq.conf', {
+            'DEFAULT': dict(transport_url=CELL2_RABBIT)})
+        self._write_ini('nova-cell2-db.conf', {
+            'database': dict(connection=db_url('nova_cell2'))})
         shipped = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
         shutil.copy(shipped, os.path.join(self.etc, 'api-paste.ini'))
         # What an operator (or the devstack plugin) does to plug in.
@@ -523,6 +535,14 @@ class LocalCloud:
         args = ['--config-file', os.path.join(self.etc, 'nova.conf')]
         if db:
             args += ['--config-file', os.path.join(self.etc, 'nova-db.conf')]
+        return args
+
+    def _cell2_args(self, db: bool = True) -> list:
+        """What cell2's processes read after `_nova_args`."""
+        args = ['--config-file', os.path.join(self.etc, 'nova-cell2-mq.conf')]
+        if db:
+            args += ['--config-file',
+                     os.path.join(self.etc, 'nova-cell2-db.conf')]
         return args
 
     # ----------------------------------------------------------- services
@@ -769,7 +789,7 @@ class LocalCloud:
         _wait('Placement', lambda: _port_open(PORTS['placement']),
               alive=lambda: 'placement' in self.running())
 
-    def sync_nova(self, fresh: bool) -> None:
+    def sync_nova(self, fresh: bool, cells: int = 1) -> None:
         manage = [os.path.join(BIN, 'nova-manage')] + self._nova_args()
         self._setup(*manage, 'api_db', 'sync')
         if fresh:
@@ -777,6 +797,15 @@ class LocalCloud:
                         '--database_connection', db_url('nova_cell0'))
             self._setup(*manage, 'cell_v2', 'create_cell', '--name', 'cell1')
         self._setup(*manage, 'db', 'sync')
+        if cells > 1:
+            if 'cell2' not in subprocess.run(
+                    manage + ['cell_v2', 'list_cells'], capture_output=True,
+                    text=True, env=_environ()).stdout:
+                self._setup(*manage, 'cell_v2', 'create_cell', '--name',
+                            'cell2', '--database_connection',
+                            db_url('nova_cell2'), '--transport-url',
+                            CELL2_RABBIT)
+            self._setup(*manage, *self._cell2_args(), 'db', 'sync')
         self._setup(os.path.join(BIN, 'nova-reservation-manage'),
                     *self._nova_args(), 'db', 'sync')
 
@@ -792,12 +821,16 @@ class LocalCloud:
         _wait('nova-api', lambda: admin.get(url('nova') + '/flavors').ok,
               alive=lambda: 'nova-api' in self.running())
 
-    def start_nova(self, computes: int) -> None:
+    def start_nova(self, computes: int, cells: int = 1) -> None:
         self.start_nova_api()
         for service in ('conductor', 'scheduler'):
             self.start('nova-' + service,
                        os.path.join(BIN, 'nova-' + service),
                        *self._nova_args())
+        if cells > 1:
+            self.start('nova-conductor-cell2',
+                       os.path.join(BIN, 'nova-conductor'),
+                       *self._nova_args(), *self._cell2_args())
         for i in range(1, computes + 1):
             host = 'compute%d' % i
             state = os.path.join(self.data, host)
@@ -805,8 +838,12 @@ class LocalCloud:
             self._write_ini(host + '.conf', {'DEFAULT': dict(
                 host=host, state_path=state,
                 instances_path=os.path.join(state, 'instances'))})
+            # Every second compute is cell2's (with two cells).
+            in_cell2 = cells > 1 and i % 2 == 0
             self.start('nova-' + host, os.path.join(BIN, 'nova-compute'),
-                       *self._nova_args(db=False), '--config-file',
+                       *self._nova_args(db=False),
+                       *(self._cell2_args(db=False) if in_cell2 else []),
+                       '--config-file',
                        os.path.join(self.etc, host + '.conf'))
         self.wait_nova_api()
         admin = self.session('admin')
@@ -821,7 +858,7 @@ class LocalCloud:
             services = admin.get(url('nova') + '/os-services').json()[
                 'services']
             up = [s for s in services if s['state'] == 'up']
-            return len(up) >= computes + 2
+            return len(up) >= computes + 1 + cells
         _wait('Nova services up', services_up, timeout=180)
         _wait('the hypervisors', lambda: len(admin.get(
             url('nova') + '/os-hypervisors').json()['hypervisors']
@@ -923,7 +960,7 @@ class LocalCloud:
 
     # ------------------------------------------------------------ commands
     def up(self, engines: int = 1, computes: int = 3,
-           fresh: bool = False) -> None:
+           fresh: bool = False, cells: int = 1) -> None:
         if self.running():
             raise SystemExit('the local cloud runs already (%s): '
                              'tools/localcloud down first'
@@ -954,8 +991,8 @@ class LocalCloud:
             ('users, projects and catalog', self.create_identities),
             ('Glance', self.start_glance),
             ('Placement', self.start_placement),
-            ('Nova databases', lambda: self.sync_nova(fresh)),
-            ('Nova', lambda: self.start_nova(computes)),
+            ('Nova databases', lambda: self.sync_nova(fresh, cells)),
+            ('Nova', lambda: self.start_nova(computes, cells)),
             ('networks and routers: made in the background',
              lambda: background.update(networks=_Background(
                  background['neutron'].result, self.wait_neutron,
@@ -982,7 +1019,7 @@ class LocalCloud:
             print('[%5.1fs] %s%s' % (time.time() - t0, name, '' if (
                 'background' in name) else ' ready'), file=sys.stderr)
         with open(os.path.join(self.base, 'state.json'), 'w') as f:
-            json.dump(dict(engines=engines, computes=computes,
+            json.dump(dict(engines=engines, computes=computes, cells=cells,
                            ports=PORTS, vhost=VHOST,
                            databases=DATABASES), f)
 

@@ -43,6 +43,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
+from nova_reservation import cells
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import notices as db_notices
@@ -296,13 +297,15 @@ class Preemption:
                         e)
 
     def _target(self, need, node, hosts, uses, timelines, now):
-        """The node (other than `node`) where the server takes no promise,
-        from now on, with the most room; None: none is.  The choice is
-        counted there, for the next server of this pass.
+        """The node (other than `node`, in its cell) where the server takes
+        no promise, from now on, with the most room; None: none is.  The
+        choice is counted there, for the next server of this pass.
         """
         if need is None:
             return None
-        candidates = [h for h in _crowded(hosts, uses) if h.node != node]
+        cell = cells.neighbours(node)
+        candidates = [h for h in _crowded(hosts, uses) if h.node != node
+                      and (cell is None or h.node in cell)]
         chosen = capacity.plan(candidates, timelines, need, 1, now,
                                capacity.FOREVER)
         if not chosen:

@@ -185,3 +185,40 @@ class TwoCellsTest(base.ReservationsTestCase):
         moved, = [s.node for s in db_ledger.slots(STORE, rid)]
         self.assertEqual({'host1', 'host2'} - {node}, {moved})
         self.set_compute(node, 'enabled')
+
+    def forced(self, node: str, flavor: str) -> str:
+        """An ordinary server of admin's on `node` (a forced host)."""
+        server = self.admin_api.post_server({'server': {
+            'name': 'on-' + node, 'imageRef': base.IMAGE,
+            'flavorRef': flavor, 'networks': 'none',
+            'availability_zone': 'nova:' + node}})
+        self.assertEqual(node, self.node_of(server['id']))
+        return server['id']
+
+    def test_a_preemptible_server_moves_within_its_cell(self):
+        self.capture_notifications()
+        fillers = [self.forced(n, base.ONE_PER_NODE)
+                   for n in ('host1', 'host3')]
+        spot = self.cloud.boot('spot', base.ONE_PER_NODE, {
+            'preemptible': 'true'}, None, None).body['server']['id']
+        self.assertEqual('host2', self.node_of(spot))
+        for uuid in fillers:
+            self.admin_api.delete_server(uuid)
+            self.wait_gone(uuid)
+        # host1, of the other cell, has the most room; host3 has room too.
+        self.forced('host3', base.TINY)
+        resp = self.rsv('POST', '/leases', base.flavor_lease(amount=1))
+        self.assertEqual(201, resp.status_code, resp.text)
+        rid = resp.json()['lease']['reservations'][0]['id']
+        self.assertEqual(['host2'], [s.node for s in db_ledger.slots(
+            STORE, rid)])
+        start = ledger.to_epoch(db_leases.get(
+            STORE, resp.json()['lease']['id']).start_at)
+        for at in (self.clock.now, start - 20 * 60, start - 5 * 60):
+            self.clock.now = at
+            for _ in range(6):
+                self.engine.preempt()
+        self.assertEqual('host3', self.node_of(spot))
+        self.assertEqual([(spot, 'migrate')], [
+            (p['server_id'], p['action'])
+            for t, p in self.notified('server.preempt.end')])
