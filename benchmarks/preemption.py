@@ -303,8 +303,9 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
                              'ordinary'), node)
     planner = lease_write.Writer(ledger_mod.Ledger(), cloud, clock,
                                  in_flight=lambda since: set(), view_age=0)
+    # One cell: every node is a server's neighbour.
     engine = preemption.Preemption(_Compute(cloud), clock, 'bench',
-                                   _Outbox(), planner)
+                                   _Outbox(), planner, lambda node: None)
     leases: dict = {}     # id: (start, end, reservation id, [servers])
     jobs: list = []       # preemptible jobs waiting for a node
     served = could = 0.0

@@ -109,8 +109,12 @@ def _busy(server: dict) -> bool:
 class Preemption:
 
     def __init__(self, nova, clock: Callable[[], float], engine_id: str,
-                 outbox, planner_=None) -> None:
+                 outbox, planner_=None,
+                 neighbours: Callable[[str], Optional[frozenset]] = (
+                     cells.neighbours)) -> None:
         self.nova = nova
+        # The nodes a server on a node may move to: its cell's.
+        self.neighbours = neighbours
         # The shared pool and the ledger, as nova-api sees them (the
         # process's planner, made on first need).
         self._planner = planner_
@@ -303,7 +307,7 @@ class Preemption:
         """
         if need is None:
             return None
-        cell = cells.neighbours(node)
+        cell = self.neighbours(node)
         candidates = [h for h in _crowded(hosts, uses) if h.node != node
                       and (cell is None or h.node in cell)]
         chosen = capacity.plan(candidates, timelines, need, 1, now,
