@@ -83,6 +83,22 @@ def nodes_of(cell_uuid: str) -> frozenset:
                           % (cell_uuid, e))
 
 
+def readable(found: list) -> list:
+    """[(cell mapping, its nodes)] of the cells `found` whose database
+    answers, the others left out (and logged); Unreachable if none does.
+    """
+    answered, error = [], None
+    for cell in found:
+        try:
+            answered.append((cell, nodes_of(cell.uuid)))
+        except Unreachable as e:
+            LOG.warning('Cell %s left out: %s', cell.uuid, e)
+            error = e
+    if error is not None and not answered:
+        raise error
+    return answered
+
+
 def neighbours(node: str) -> Optional[frozenset]:
     """The nodes of the cell of `node` (Nova moves a server only within
     its cell); None where Nova does not know the node; Unreachable.

@@ -93,9 +93,11 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
 
 
 def _bound(slot) -> bool:
-    """Whether the slot holds a server (not a hold of a change)."""
+    """Whether the slot holds a server (not the claim of a boot under way,
+    whose server is not in a cell yet).
+    """
     return bool(slot.instance_uuid) and not slot.instance_uuid.startswith(
-        db_ledger.HOLD_PREFIX)
+        db_ledger.CLAIM_PREFIX)
 
 
 def _replace(planner, res, slots: list, pools, timelines,

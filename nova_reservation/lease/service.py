@@ -260,20 +260,16 @@ def _series_in_one_cell(writer: write.Writer, occurrences: list) -> None:
     if len(found) == 1:
         return writer.create_series(occurrences)
     refusals = []
-    for cell in found:
+    for _, nodes in cells.readable(found):
         try:
-            nodes = cells.nodes_of(cell.uuid)
             return writer.create_series([
                 (values, [dataclasses.replace(r, nodes=nodes)
                           if r.resource_type == resource_types.SERVER
                           else r for r in requests], events)
                 for values, requests, events in occurrences])
-        except (NoCapacity, cells.Unreachable) as e:
+        except NoCapacity as e:
             refusals.append(e)
-    refused = [e for e in refusals if isinstance(e, NoCapacity)]
-    if not refused:
-        raise refusals[-1]
-    raise min(refused, key=lambda e: e.earliest or datetime.datetime.max)
+    raise min(refusals, key=lambda e: e.earliest or datetime.datetime.max)
 
 
 def _in_their_cell(store, lease_id: str, requests: list) -> list:
@@ -307,23 +303,20 @@ def waiting_cell(reservation_id: str) -> str:
     start, end = (ledger_mod.to_epoch(lease.start_at),
                   ledger_mod.to_epoch(lease.end_at))
     shared, _ = planner.pools(start=start)
+    try:
+        found = cells.readable(cells.with_servers(
+            nova_context.get_admin_context()))
+    except cells.Unreachable as e:
+        raise Refused(503, 'no cell to make the waiting servers in: %s; '
+                           'try again' % e)
     best = None
-    for index, cell in enumerate(cells.with_servers(
-            nova_context.get_admin_context())):
-        try:
-            nodes = cells.nodes_of(cell.uuid)
-        except cells.Unreachable as e:
-            LOG.warning('Waiting servers are not made in a cell: %s', e)
-            continue
+    for index, (cell, nodes) in enumerate(found):
         hosts = [h for h in shared if h.node in nodes]
         held = min(count for _, count in capacity.free_counts(
             hosts, planner.ledger.timelines, need, start, end))
         rank = (held, len(hosts), -index)
         if best is None or rank > best[0]:
             best = (rank, cell.uuid)
-    if best is None:
-        raise Refused(503, 'no cell\'s database could be read to make the '
-                           'waiting servers in; try again')
     return best[1]
 
 
