@@ -66,7 +66,9 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
                floating_ips: Iterable[dict] = (),
                ports: Optional[Iterable[dict]] = None,
                volumes: Optional[Iterable[dict]] = None,
-               attachments: Iterable[dict] = ()) -> List[str]:
+               attachments: Iterable[dict] = (),
+               pending: Optional[Callable[[dict], bool]] = None
+               ) -> List[str]:
     """Each invariant that does not hold, in words (none: all hold).
 
     `engines`: engines run the cloud's events, so no lease is left being
@@ -74,7 +76,11 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     ports (as an admin lists them); the ports checked where given.
     `volumes`, `attachments`: Cinder's volumes and attachments (as an
     admin lists them, the attachments from microversion 3.27), checked
-    where given.
+    where given.  `pending`: while changes are being written, which leases
+    (a test of a lease row) are not answered yet; their slots, and the
+    slots held for changes, then do not count on their nodes: what an
+    ordinary boot in flight took of them is what the change checks for
+    before it is answered, and gives back.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(
         tzinfo=None)
@@ -94,6 +100,13 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     # slot holds them.
     leased = {b['instance_uuid'] for b in _rows(
         engine, models.ServerBinding.__table__) if b['state'] != 'ENDED'}
+    if pending is not None:
+        unanswered = {r['id'] for r in _rows(
+            engine, models.Reservation.__table__) if r['lease_id'] in leases
+            and pending(leases[r['lease_id']])}
+        slots = [s for s in slots if s['reservation_id'] not in unanswered
+                 and not (s['instance_uuid'] or '').startswith(
+                     db_ledger.HOLD_PREFIX)]
     found += _capacity(slots, placement, ledger_mod.to_epoch(now),
                        preemptible, leased)
     found += _addresses(slots, _rows(engine, models.FloatingIP.__table__),

@@ -20,7 +20,16 @@ PLACEMENT_VERSION = '1.14'
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
+class Unavailable(Exception):
+    """Placement answered with a server error (its database failed over,
+    say): what asked may be tried again.
+    """
+
+
 def _json(resp) -> dict:
+    if resp.status_code >= 500:
+        raise Unavailable('Placement answered %s to %s; try again'
+                          % (resp.status_code, resp.url))
     if resp.status_code != 200:
         raise RuntimeError('Placement answered %s to %s'
                            % (resp.status_code, resp.url))

@@ -10,8 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""tools/localcloud up [--engines N] [--computes N] [--fresh] | down |
-env NAME | status
+"""tools/localcloud up [--engines N] [--computes N] [--cells N]
+[--controllers N] [--galera N] [--fresh] | down | env NAME | status
 """
 
 import argparse
@@ -33,6 +33,14 @@ def main(argv=None) -> int:
     up.add_argument('--cells', type=int, default=1, choices=(1, 2),
                     help='Cells besides cell0 (default 1); with 2, every '
                     'second compute is in cell2.')
+    up.add_argument('--controllers', type=int, default=1, choices=(1, 2),
+                    help='Controllers (default 1); with 2, two nova-api '
+                    'processes of two workers each behind HAProxy, two '
+                    'schedulers and two conductors.')
+    up.add_argument('--galera', type=int, default=1, choices=(1, 3),
+                    help='Database servers (default 1: the machine\'s '
+                    'MariaDB); with 3, a MariaDB Galera cluster of three '
+                    'nodes behind HAProxy holds every database.')
     up.add_argument('--fresh', action='store_true',
                     help='Start from empty databases.')
     commands.add_parser('down', help='Stop every process of the cloud.')
@@ -45,7 +53,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     local = cloud.LocalCloud()
     if args.command == 'up':
-        local.up(args.engines, args.computes, args.fresh, args.cells)
+        local.up(args.engines, args.computes, args.fresh, args.cells,
+                 args.controllers, args.galera)
         print('local cloud up: eval "$(tools/localcloud env alice)"')
     elif args.command == 'down':
         local.down()

@@ -46,13 +46,16 @@ from typing import Optional
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
-import pymysql
 
+from devcloud.localcloud import galera
 from nova_reservation import deploy
 
 HOST = '127.0.0.1'
 PORTS = dict(keystone=15000, nova=18774, placement=18778, image=19292,
              network=19696, volume=18776, dashboard=18080)
+# With `up --controllers 2`: each controller's nova-api, behind HAProxy on
+# PORTS['nova'] (their names: nova-api, nova-api2).
+CONTROLLER_PORTS = {1: 18784, 2: 18785}
 DB_USER = DB_PASSWORD = 'nrsv_localcloud'
 DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
                  nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
@@ -109,9 +112,9 @@ def url(service: str) -> str:
     return 'http://%s:%d%s' % (HOST, PORTS[service], path)
 
 
-def db_url(name: str) -> str:
-    return 'mysql+pymysql://%s:%s@%s/%s?charset=utf8' % (
-        DB_USER, DB_PASSWORD, HOST, DATABASES[name])
+def db_url(name: str, port: int = 3306) -> str:
+    return 'mysql+pymysql://%s:%s@%s:%d/%s?charset=utf8' % (
+        DB_USER, DB_PASSWORD, HOST, port, DATABASES[name])
 
 
 def _wait(what: str, check, timeout: float = 120,
@@ -180,6 +183,24 @@ class LocalCloud:
         self.horizon_sessions = os.path.join(horizon, 'sessions')
         # Outside data/horizon: kept by `up --fresh` (see build_horizon).
         self.horizon_static = os.path.join(self.data, 'horizon-static')
+        self.cluster = galera.Cluster(self.data, self.etc, self.logs,
+                                      self.start, self.stop, self.running)
+        # The topology of the cloud that runs, or ran last.
+        self.state = dict(engines=1, computes=3, cells=1, controllers=1,
+                          galera=1)
+        with contextlib.suppress(OSError, ValueError):
+            with open(os.path.join(self.base, 'state.json')) as f:
+                self.state.update(json.load(f))
+
+    @property
+    def db_port(self) -> int:
+        """Where the cloud's databases answer: the machine's MariaDB, or
+        HAProxy in front of the Galera cluster.
+        """
+        return galera.PORT if self.state['galera'] > 1 else 3306
+
+    def db_url(self, name: str) -> str:
+        return db_url(name, self.db_port)
 
     # ---------------------------------------------------------- processes
     def _pidfile(self, name: str) -> str:
@@ -239,7 +260,7 @@ class LocalCloud:
         os.unlink(path)
 
     def _gunicorn(self, name: str, app: str, port: int,
-                  env: dict) -> None:
+                  env: dict, workers: int = 1) -> None:
         if _port_open(port):
             raise RuntimeError('%s: port %d is taken by another process'
                                % (name, port))
@@ -247,8 +268,12 @@ class LocalCloud:
         # client that polls every few seconds would otherwise send on a
         # connection the server is closing, and read a reset.
         self.start(name, os.path.join(BIN, 'gunicorn'), '-b',
-                   '%s:%d' % (HOST, port), '-w', '1', '--threads', '8',
+                   '%s:%d' % (HOST, port), '-w', str(workers),
+                   '--threads', '8',
                    '--timeout', '120', '--keep-alive', '75',
+                   # No limit on a request line: Nova lists the ports of
+                   # every server of a page in one query string.
+                   '--limit-request-line', '0',
                    '--no-control-socket', app, env=env)
 
     # -------------------------------------------------- MariaDB, RabbitMQ
@@ -274,14 +299,35 @@ class LocalCloud:
         if shutil.which('mariadb'):
             _run('mariadb', '-u', 'root', '-e', ';\n'.join(statements))
             return
-        conn = pymysql.connect(host=HOST, user='root', password='',
-                               autocommit=True)
-        try:
-            with conn.cursor() as cur:
-                for statement in statements:
-                    cur.execute(statement)
-        finally:
-            conn.close()
+        galera.run_sql(statements, host=HOST, user='root', password='')
+
+    def ensure_database_server(self, fresh: bool) -> None:
+        """The machine's MariaDB, or (``--galera 3``) the cluster and the
+        HAProxy in front of it.
+        """
+        if self.state['galera'] > 1:
+            self.cluster.up(fresh)
+            self.start_haproxy()
+        else:
+            self.ensure_mariadb()
+
+    def start_haproxy(self, writers: str = 'one') -> None:
+        """The database cluster's HAProxy (process haproxy-db), again with
+        the other `writers` mode if it runs: every connection through it is
+        cut, as at a failover.
+        """
+        if 'haproxy-db' in self.running():
+            self.stop('haproxy-db')
+        self.cluster.start_haproxy('haproxy-db',
+                                   self.cluster.write_haproxy(writers),
+                                   galera.PORT)
+
+    def start_api_proxy(self) -> None:
+        """The controllers' HAProxy (process haproxy), on PORTS['nova']."""
+        self.cluster.start_haproxy('haproxy', self.cluster.write_api_proxy({
+            'nova-api%s' % ('' if n == 1 else n): CONTROLLER_PORTS[n]
+            for n in range(1, self.state['controllers'] + 1)},
+            PORTS['nova']), PORTS['nova'])
 
     def create_databases(self, fresh: bool) -> None:
         statements = ["CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY "
@@ -292,7 +338,10 @@ class LocalCloud:
             statements += ['CREATE DATABASE IF NOT EXISTS %s' % name,
                            "GRANT ALL PRIVILEGES ON %s.* TO '%s'@'%s'"
                            % (name, DB_USER, HOST)]
-        self._root_sql(*statements)
+        if self.state['galera'] > 1:
+            self.cluster.sql(*statements)
+        else:
+            self._root_sql(*statements)
 
     def ensure_rabbitmq(self) -> None:
         """Reuse the RabbitMQ that runs; install and start one otherwise;
@@ -331,7 +380,7 @@ class LocalCloud:
         self._write_ini('keystone.conf', {
             'DEFAULT': dict(log_file=os.path.join(self.logs,
                                                   'keystone-app.log')),
-            'database': dict(connection=db_url('keystone')),
+            'database': dict(connection=self.db_url('keystone')),
             'token': dict(provider='fernet'),
             'fernet_tokens': dict(key_repository=os.path.join(
                 self.data, 'keystone', 'fernet-keys')),
@@ -347,14 +396,14 @@ class LocalCloud:
         self._write_ini('placement.conf', {
             'api': dict(auth_strategy='keystone'),
             'keystone_authtoken': authtoken('placement'),
-            'placement_database': dict(connection=db_url('placement')),
+            'placement_database': dict(connection=self.db_url('placement')),
         })
         glance = os.path.join(self.data, 'glance')
         self._write_ini('glance-api.conf', {
             'DEFAULT': dict(log_file=os.path.join(self.logs,
                                                   'glance-app.log'),
                             enabled_backends='fs:file'),
-            'database': dict(connection=db_url('glance')),
+            'database': dict(connection=self.db_url('glance')),
             'paste_deploy': dict(flavor='keystone', config_file=os.path.join(
                 sys.prefix, 'etc', 'glance', 'glance-api-paste.ini')),
             'keystone_authtoken': authtoken('glance'),
@@ -391,7 +440,7 @@ class LocalCloud:
                 'urllib3.connectionpool=WARN,keystoneauth=WARN,'
                 'keystonemiddleware=WARN,oslo_policy=INFO,'
                 'neutron.wsgi=WARN'),
-            'database': dict(connection=db_url('neutron')),
+            'database': dict(connection=self.db_url('neutron')),
             'keystone_authtoken': authtoken('neutron'),
             'nova': dict(service_auth('neutron'), endpoint_type='public'),
             'oslo_concurrency': dict(lock_path=os.path.join(neutron,
@@ -428,7 +477,7 @@ class LocalCloud:
                 'oslo_messaging=INFO,sqlalchemy=WARN,stevedore=WARN,'
                 'urllib3.connectionpool=WARN,keystoneauth=WARN,'
                 'keystonemiddleware=WARN,oslo_policy=INFO'),
-            'database': dict(connection=db_url('cinder')),
+            'database': dict(connection=self.db_url('cinder')),
             # Nova's service token is required to detach a volume that Nova
             # attached (Cinder checks that Nova agrees).
             'keystone_authtoken': authtoken('cinder'),
@@ -501,15 +550,18 @@ class LocalCloud:
         # Only for the processes that use the databases: nova-compute must
         # not see them.
         self._write_ini('nova-db.conf', {
-            'api_database': dict(connection=db_url('nova_api')),
-            'database': dict(connection=db_url('nova')),
+            'api_database': dict(connection=self.db_url('nova_api')),
+            'database': dict(connection=self.db_url('nova')),
         })
         # What cell2's processes read after those: its message queue (its
         # conductor and computes) and its database (its conductor).
         self._write_ini('nova-cell2-mq.conf', {
             'DEFAULT': dict(transport_url=CELL2_RABBIT)})
         self._write_ini('nova-cell2-db.conf', {
-            'database': dict(connection=db_url('nova_cell2'))})
+            'database': dict(connection=self.db_url('nova_cell2'))})
+        # The second controller's services are Nova services of their own.
+        self._write_ini('nova-controller2.conf', {
+            'DEFAULT': dict(host='controller2')})
         shipped = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
         shutil.copy(shipped, os.path.join(self.etc, 'api-paste.ini'))
         # What an operator (or the devstack plugin) does to plug in.
@@ -536,6 +588,13 @@ class LocalCloud:
         if db:
             args += ['--config-file', os.path.join(self.etc, 'nova-db.conf')]
         return args
+
+    def _controller_args(self, controller: int) -> list:
+        """What the second controller's processes read after
+        `_nova_args`: their host name.
+        """
+        return [] if controller == 1 else [
+            '--config-file', os.path.join(self.etc, 'nova-controller2.conf')]
 
     def _cell2_args(self, db: bool = True) -> list:
         """What cell2's processes read after `_nova_args`."""
@@ -794,7 +853,7 @@ class LocalCloud:
         self._setup(*manage, 'api_db', 'sync')
         if fresh:
             self._setup(*manage, 'cell_v2', 'map_cell0',
-                        '--database_connection', db_url('nova_cell0'))
+                        '--database_connection', self.db_url('nova_cell0'))
             self._setup(*manage, 'cell_v2', 'create_cell', '--name', 'cell1')
         self._setup(*manage, 'db', 'sync')
         if cells > 1:
@@ -803,18 +862,25 @@ class LocalCloud:
                     text=True, env=_environ()).stdout:
                 self._setup(*manage, 'cell_v2', 'create_cell', '--name',
                             'cell2', '--database_connection',
-                            db_url('nova_cell2'), '--transport-url',
+                            self.db_url('nova_cell2'), '--transport-url',
                             CELL2_RABBIT)
             self._setup(*manage, *self._cell2_args(), 'db', 'sync')
         self._setup(os.path.join(BIN, 'nova-reservation-manage'),
                     *self._nova_args(), 'db', 'sync')
 
-    def start_nova_api(self) -> None:
-        self._gunicorn('nova-api', PACKAGE + '.nova_api_wsgi:application',
-                       PORTS['nova'], dict(
-                           OS_NOVA_CONFIG_DIR=self.etc,
-                           OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf;'
-                                                'nova-db.conf'))
+    def start_nova_api(self, controller: int = 1) -> None:
+        """A controller's nova-api: the one on PORTS['nova'], or with
+        several controllers, each behind HAProxy with workers of its own.
+        """
+        several = self.state['controllers'] > 1
+        self._gunicorn(
+            'nova-api%s' % ('' if controller == 1 else controller),
+            PACKAGE + '.nova_api_wsgi:application',
+            CONTROLLER_PORTS[controller] if several else PORTS['nova'],
+            dict(OS_NOVA_CONFIG_DIR=self.etc,
+                 OS_NOVA_CONFIG_FILES='api-paste.ini;nova.conf;nova-db.conf'
+                 + ('' if controller == 1 else ';nova-controller2.conf')),
+            workers=2 if several else 1)
 
     def wait_nova_api(self) -> None:
         admin = self.session('admin')
@@ -822,11 +888,18 @@ class LocalCloud:
               alive=lambda: 'nova-api' in self.running())
 
     def start_nova(self, computes: int, cells: int = 1) -> None:
-        self.start_nova_api()
-        for service in ('conductor', 'scheduler'):
-            self.start('nova-' + service,
-                       os.path.join(BIN, 'nova-' + service),
-                       *self._nova_args())
+        controllers = self.state['controllers']
+        if controllers > 1:
+            self.start_api_proxy()
+        for controller in range(1, controllers + 1):
+            self.start_nova_api(controller)
+            # Each controller's conductor and scheduler.
+            for service in ('conductor', 'scheduler'):
+                self.start('nova-%s%s' % (service, '' if controller == 1
+                                          else controller),
+                           os.path.join(BIN, 'nova-' + service),
+                           *self._nova_args(), *self._controller_args(
+                               controller))
         if cells > 1:
             self.start('nova-conductor-cell2',
                        os.path.join(BIN, 'nova-conductor'),
@@ -858,7 +931,7 @@ class LocalCloud:
             services = admin.get(url('nova') + '/os-services').json()[
                 'services']
             up = [s for s in services if s['state'] == 'up']
-            return len(up) >= computes + 1 + cells
+            return len(up) >= computes + 2 * controllers + cells - 1
         _wait('Nova services up', services_up, timeout=180)
         _wait('the hypervisors', lambda: len(admin.get(
             url('nova') + '/os-hypervisors').json()['hypervisors']
@@ -960,7 +1033,8 @@ class LocalCloud:
 
     # ------------------------------------------------------------ commands
     def up(self, engines: int = 1, computes: int = 3,
-           fresh: bool = False, cells: int = 1) -> None:
+           fresh: bool = False, cells: int = 1, controllers: int = 1,
+           galera: int = 1) -> None:
         if self.running():
             raise SystemExit('the local cloud runs already (%s): '
                              'tools/localcloud down first'
@@ -975,8 +1049,12 @@ class LocalCloud:
                     shutil.rmtree(os.path.join(self.data, d))
         for d in (self.etc, self.data, self.logs, self.run_dir):
             os.makedirs(d, exist_ok=True)
+        self.state = dict(engines=engines, computes=computes, cells=cells,
+                          controllers=controllers, galera=galera)
         steps = [
-            ('MariaDB', self.ensure_mariadb),
+            ('database server%s' % (
+                ' (a Galera cluster of 3 behind HAProxy)' if galera > 1
+                else ''), lambda: self.ensure_database_server(fresh)),
             ('databases', lambda: self.create_databases(fresh)),
             ('RabbitMQ', self.ensure_rabbitmq),
             ('configuration', self.write_config),
@@ -993,6 +1071,7 @@ class LocalCloud:
             ('Placement', self.start_placement),
             ('Nova databases', lambda: self.sync_nova(fresh, cells)),
             ('Nova', lambda: self.start_nova(computes, cells)),
+
             ('networks and routers: made in the background',
              lambda: background.update(networks=_Background(
                  background['neutron'].result, self.wait_neutron,
@@ -1019,19 +1098,23 @@ class LocalCloud:
             print('[%5.1fs] %s%s' % (time.time() - t0, name, '' if (
                 'background' in name) else ' ready'), file=sys.stderr)
         with open(os.path.join(self.base, 'state.json'), 'w') as f:
-            json.dump(dict(engines=engines, computes=computes, cells=cells,
-                           ports=PORTS, vhost=VHOST,
-                           databases=DATABASES), f)
+            json.dump(dict(self.state, ports=PORTS, vhost=VHOST,
+                           databases=DATABASES, db_port=self.db_port), f)
 
     def down(self) -> None:
         names = self.running()
         # The dashboard, the engines and Nova first, Keystone last.
         first = [n for n in names
                  if n.startswith(('horizon', 'engine', 'nova'))]
+        # The database cluster after every process that uses it, and
+        # HAProxy in front of it just before.
         last = [n for n in names if n == 'keystone']
-        for name in first + [n for n in names
-                             if n not in first + last] + last:
+        for name in first + [n for n in names if n not in first + last and
+                             not n.startswith(('galera', 'haproxy'))] + last:
             self.stop(name)
+        self.stop('haproxy')
+        self.stop('haproxy-db')
+        self.cluster.stop_nodes()
         if os.path.isdir(self.run_dir):
             for f in os.listdir(self.run_dir):
                 os.unlink(os.path.join(self.run_dir, f))
@@ -1091,6 +1174,10 @@ class _Background(threading.Thread):
 
 
 def _group_alive(pid: int) -> bool:
+    # A process this one started (a node started again by a test) stays a
+    # zombie, and its group alive, until it is reaped here.
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
     try:
         os.killpg(pid, 0)
         return True

@@ -27,6 +27,7 @@ from nova_reservation.api.handlers import ledger
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
 from nova_reservation.db import api as db_api
+from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
 
@@ -115,11 +116,15 @@ class ReservationAPI:
                 return handler(ctx, req, **match.groupdict())
             except wsgi.Fault as f:
                 return f.response()
-            except db_api.UNAVAILABLE as e:
+            except placement.Unavailable as e:
                 LOG.warning('%s %s: %s', req.method, path, e)
                 return wsgi.Fault(503, 'ServiceUnavailable',
-                                  db_api.UNAVAILABLE_MESSAGE).response()
-            except Exception:
+                                  str(e)).response()
+            except Exception as e:
+                if db_api.unavailable(e):
+                    LOG.warning('%s %s: %s', req.method, path, e)
+                    return wsgi.Fault(503, 'ServiceUnavailable',
+                                      db_api.UNAVAILABLE_MESSAGE).response()
                 LOG.exception('%s %s failed', req.method, path)
                 return wsgi.Fault(500, 'InternalError',
                                   'the request failed; see the nova-api '

@@ -60,6 +60,28 @@ DEADLOCK_RETRIES = 5
 UNAVAILABLE = (db_exception.DBConnectionError, db_exception.DBDeadlock)
 UNAVAILABLE_MESSAGE = ('the reservation store could not be reached or was '
                        'too busy; nothing was changed, try again')
+# MySQL's errors of a connection that failed or was cut (the server went
+# away, a Galera node left its cluster or is not synced yet), which oslo.db
+# leaves as a plain DBError where they happen as a connection is opened.
+CONNECTION_ERRORS = frozenset((1047, 1053, 1927, 2002, 2003, 2006, 2013,
+                               2055))
+
+
+def unavailable(error: BaseException) -> bool:
+    """Whether `error` means that the database did not answer or gave
+    way to another writer: nothing was changed, and the request may be
+    tried again.
+    """
+    # Nova wraps what oslo.db raised in DBError again (flavor.create).
+    while isinstance(error, db_exception.DBError):
+        if isinstance(error, UNAVAILABLE):
+            return True
+        error = error.inner_exception
+    if not isinstance(error, sa.exc.DBAPIError):
+        return False
+    code = error.orig.args[0] if error.orig is not None and \
+        error.orig.args else None
+    return error.connection_invalidated or code in CONNECTION_ERRORS
 
 
 @enginefacade.transaction_context_provider

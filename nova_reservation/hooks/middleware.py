@@ -26,11 +26,27 @@ from nova_reservation.db import api as db_api
 from nova_reservation.hooks import answers
 from nova_reservation.hooks import boots
 from nova_reservation.hooks import servers
+from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
 SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')
 SERVER_VIEW_PATH = re.compile(r'^(/[^/]+)?/servers/(detail|[0-9a-f-]{36})/?$')
 SERVER_CHANGE_PATH = re.compile(r'^(/[^/]+)?/servers/([0-9a-f-]{36})(/[^/]*)?')
+
+
+# What Nova's fault says of an error it did not expect: its class.
+DATABASE_ERRORS = tuple('oslo_db.exception.%s' % cls.__name__
+                        for cls in db_api.UNAVAILABLE)
+DATABASE_FAULT_MESSAGE = ('the request met a database that could not be '
+                          'reached or was too busy; try again')
+
+
+def database_fault(resp: webob.Response) -> bool:
+    """Whether Nova's 500 is that of a database connection cut or a
+    deadlock.
+    """
+    message = answers.message_of(resp) or ''
+    return any(name in message for name in DATABASE_ERRORS)
 
 
 class ReservationHook:
@@ -46,10 +62,22 @@ class ReservationHook:
     @webob.dec.wsgify
     def __call__(self, req: webob.Request):
         try:
-            return self._route(req)
-        except db_api.UNAVAILABLE as e:
+            resp = self._route(req)
+        except placement.Unavailable as e:
+            LOG.warning('%s %s: %s', req.method, req.path_info, e)
+            return answers.fault(503, str(e))
+        except Exception as e:
+            if not db_api.unavailable(e):
+                raise
             LOG.warning('%s %s: %s', req.method, req.path_info, e)
             return answers.fault(503, db_api.UNAVAILABLE_MESSAGE)
+        if resp.status_int == 500 and database_fault(resp):
+            # Nova answers 500 to a request that met its database failing
+            # over; it may be tried again.
+            LOG.warning('%s %s: %s', req.method, req.path_info,
+                        answers.message_of(resp))
+            return answers.fault(503, DATABASE_FAULT_MESSAGE)
+        return resp
 
     def _route(self, req: webob.Request):
         if req.method == 'POST' and SERVERS_PATH.match(req.path_info):

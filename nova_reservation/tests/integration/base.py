@@ -80,9 +80,10 @@ class CloudTestCase(testtools.TestCase):
             self.fail('the local cloud does not run: tools/localcloud up')
         self.suffix = self.id().rsplit('.', 1)[-1][-20:] + '-' + str(
             int(time.time()))
-        self._store = sa.create_engine('mysql+pymysql://%s:%s@%s/%s' % (
-            cloud.DB_USER, cloud.DB_PASSWORD, cloud.HOST,
-            cloud.DATABASES['nova_api']))
+        # Connections are checked before use: a database node may have
+        # gone (the topology suite kills them).
+        self._store = sa.create_engine(CLOUD.db_url('nova_api'),
+                                       pool_pre_ping=True)
         self.addCleanup(self._store.dispose)
         # What an earlier test left is that test's failure, not this one's
         # (nor a reason to wait for it here).
@@ -93,8 +94,10 @@ class CloudTestCase(testtools.TestCase):
         self.users: dict = {}
         self._admin = None
 
-    def violations(self) -> list:
-        """What does not hold on the cloud now (`devcloud.invariants`)."""
+    def violations(self, pending: Optional[Callable] = None) -> list:
+        """What does not hold on the cloud now (`devcloud.invariants`;
+        `pending`: which leases are being written, not answered yet).
+        """
         admin = CLOUD.session('admin')
 
         def placement(path: str) -> dict:
@@ -119,7 +122,7 @@ class CloudTestCase(testtools.TestCase):
                 volume + '/attachments/detail',
                 params=dict(all_tenants=1), headers={
                     'OpenStack-API-Version': 'volume 3.27'}).json()[
-                'attachments'])
+                'attachments'], pending=pending)
 
     def assert_invariants(self, timeout: float = 180) -> None:
         """What must hold on the cloud after any scenario, once the engines
@@ -279,7 +282,8 @@ class CloudTestCase(testtools.TestCase):
 
     def store(self, query: str, *args) -> list:
         """Rows of the reservation store, read to check what happened."""
-        conn = pymysql.connect(host=cloud.HOST, user=cloud.DB_USER,
+        conn = pymysql.connect(host=cloud.HOST, port=CLOUD.db_port,
+                               user=cloud.DB_USER,
                                password=cloud.DB_PASSWORD,
                                database=cloud.DATABASES['nova_api'])
         try:

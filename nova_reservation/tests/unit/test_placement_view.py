@@ -132,3 +132,22 @@ class HostViewTest(testtools.TestCase):
         self.assertEqual(capacity.Resources(8, 2048, 50),
                          self.hosts()['node-rp2'].base)
         self.assertEqual(['/resource_providers'], self.placement.urls)
+
+    def test_a_server_error_says_to_try_again(self):
+        # Placement's database failing over: a 5xx, which the APIs answer
+        # with a 503 that says to try again; any other answer is a bug.
+        answers = {}
+
+        def get(url, version=None):
+            answer = _Answer({})
+            answer.status_code = answers['status']
+            return answer
+        self.placement.get = get
+        answers['status'] = 500
+        error = self.assertRaises(placement.Unavailable, self.hosts)
+        self.assertIn('try again', str(error))
+        answers['status'] = 503
+        self.assertRaises(placement.Unavailable, self.hosts)
+        answers['status'] = 404
+        self.assertRaises(RuntimeError, self.hosts)
+        self.assertFalse(issubclass(placement.Unavailable, RuntimeError))
