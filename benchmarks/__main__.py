@@ -37,7 +37,7 @@ OVERHEAD_TARGETS = {(100, 0): 1.1, (100, 100_000): 1.2,
                     (1_000, 100_000): 1.1, (10_000, 100_000): 1.05}
 # MB that a process (nova-scheduler, nova-api) holds for its copy of the
 # ledger, by allocations (on 10,000 hosts).
-MEMORY_TARGETS = {100_000: 25.0, 1_000_000: 150.0}
+MEMORY_TARGETS = {100_000: 50.0, 1_000_000: 150.0}
 
 
 def figure(name: str, value: float, unit: str, target=None,

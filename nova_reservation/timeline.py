@@ -52,7 +52,7 @@ class Timeline:
             self.add(slot)
 
     def __len__(self) -> int:
-        return len(self._slots)
+        return len(self._slots.ids)
 
     def __contains__(self, slot_id: object) -> bool:
         return slot_id in self._slots
@@ -194,7 +194,7 @@ class Timeline:
         (vcpus, memory_mb, disk_gb) tuple: the scheduler's question for
         a server that has no end.
         """
-        if not self._slots:
+        if not self._slots.ids:
             return ZERO
         if not self._built:
             self._build()
@@ -218,7 +218,7 @@ class Timeline:
         """The first instant after t at which the usage changes (inf: it
         never does again).
         """
-        if not self._slots:
+        if not self._slots.ids:
             return float('inf')
         if not self._built:
             self._build()
@@ -237,7 +237,7 @@ class Timeline:
         if excluded:
             # Rare (re-binding a slot): a throw-away timeline is simplest.
             return self.copy(excluded).peak(start, end)
-        if not self._slots or end <= start:
+        if not self._slots.ids or end <= start:
             return ZERO
         if not self._built:
             self._build()
@@ -267,7 +267,7 @@ class Timeline:
         """
         if min(room) < 0 or start > horizon:
             return None
-        if not self._slots:
+        if not self._slots.ids:
             return start
         if not self._built:
             self._build()
@@ -303,7 +303,7 @@ class Timeline:
         slot ends), or FOREVER: only such instants are worth trying
         as a start.
         """
-        if not self._slots:
+        if not self._slots.ids:
             return FOREVER
         if not self._built:
             self._build()
@@ -323,7 +323,7 @@ class Timeline:
         (the earliest over the resources; FOREVER if the peak is zero).
         An interval that starts before T still covers that step.
         """
-        if not self._slots or end <= start:
+        if not self._slots.ids or end <= start:
             return FOREVER
         if not self._built:
             self._build()
@@ -340,7 +340,7 @@ class Timeline:
         """The first instant from t on at which the usage goes above
         `peak` in some resource, or FOREVER.
         """
-        if not self._slots:
+        if not self._slots.ids:
             return FOREVER
         if not self._built:
             self._build()
@@ -366,7 +366,7 @@ class Timeline:
         """[(t, usage)]: the usage from `start` on, and at each instant of
         (start, end) at which it changes.
         """
-        if not self._slots or end <= start:
+        if not self._slots.ids or end <= start:
             return [(start, ZERO)]
         if not self._built:
             self._build()
