@@ -24,6 +24,7 @@ import gc
 import os
 import random
 import tempfile
+import time
 import tracemalloc
 
 from nova import conf as nova_conf
@@ -126,12 +127,21 @@ def ledger_memory(path: str) -> float:
     ledger.refresh()
     for timeline in ledger.timelines.values():
         timeline.peak(0, 1)   # built, as the filter builds them
+    ledger.view.peaks_after(time.time())   # as an ordinary boot asks
     gc.collect()
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
     grown = sum(s.size_diff for s in after.compare_to(before, 'filename'))
     del ledger
     return grown / 2 ** 20
+
+
+def memory(hosts: int, allocations: int) -> float:
+    """`ledger_memory` of a store of `allocations` on `hosts` nodes."""
+    store.configure()
+    path = os.path.join(tempfile.mkdtemp(prefix='rsv-bench-'), 'ledger.db')
+    store.fill(path, hosts, allocations)
+    return ledger_memory(path)
 
 
 def run(hosts=(100, 1_000, 10_000), allocations=(0, 10_000, 100_000),

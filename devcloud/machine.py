@@ -35,8 +35,8 @@ import pymysql
 import sqlalchemy as sa
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import changes as db_changes
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation import status
 
@@ -111,7 +111,7 @@ def capacity_lease(ctx, name: str, node: str, start: datetime.datetime,
     """
     lease_id = str(uuid.uuid4())
     db_leases.create(
-        ctx, db_ledger.changes(ctx, None, -1)[1],
+        ctx, db_changes.generation(ctx),
         dict(id=lease_id, name=name, project_id='p', user_id='u',
              start_at=start, end_at=end, status=status.PENDING,
              on_end='delete', created_at=db_api.utcnow()),

@@ -18,13 +18,19 @@ reads only the rows written since the generation it holds (one cheap query
 when nothing changed) and keeps one `timeline_mod.Timeline` per node.  In
 nova-scheduler a thread keeps it fresh (`keep_fresh`), so that a request
 reads no database: its copy is at most `[reservation] ledger_max_age` old.
+
+Every process holds the whole ledger: slots are kept as columns of numbers
+in their nodes' timelines (`slot_columns`), and a `capacity.Slot` is made
+only when a reader asks for one.
 """
 
 import calendar
+import contextlib
 import dataclasses
 import datetime
 import functools
 import operator
+import sys
 import threading
 import time
 from typing import Callable, Optional
@@ -33,7 +39,10 @@ from oslo_log import log as logging
 
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
+from nova_reservation.db import changes as db_changes
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import slot_columns
+from nova_reservation import slot_index
 from nova_reservation import timeline as timeline_mod
 
 LOG = logging.getLogger(__name__)
@@ -53,7 +62,7 @@ def from_epoch(value: float) -> datetime.datetime:
         value, datetime.timezone.utc).replace(tzinfo=None)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class ReservationInfo:
     id: str
     lease_id: str
@@ -75,8 +84,9 @@ class View:
     generation: int = -1
     reservations: dict = dataclasses.field(default_factory=dict)
     timelines: dict = dataclasses.field(default_factory=dict)
-    # {reservation id: {slot id: capacity.Slot}}
-    slots_by_reservation: dict = dataclasses.field(default_factory=dict)
+    # {reservation id: (node, ...)}: the nodes on which the reservation
+    # has slots (held ones too), whose timelines hold them.
+    nodes_by_reservation: dict = dataclasses.field(default_factory=dict)
     # {instance_uuid: resources}: the lease servers, whose usage the
     # ledger already holds over their lease (and which hold nothing
     # outside it: shelved before, gone after).
@@ -91,16 +101,27 @@ class View:
 
     @functools.cached_property
     def by_id(self) -> dict:
-        """{slot id: capacity.Slot}, made on first need (rare: the
-        reconciler's relocation), so that a refresh copies no index of
-        every slot.
+        """{slot id: capacity.Slot} of every reservation's slots, made on
+        first need: a Python object per slot (a kilobyte each), where the
+        timelines keep numbers.  Readers of a few nodes' slots ask
+        `slots_on`.
         """
-        return {i: a for slots in self.slots_by_reservation.values()
-                for i, a in slots.items()}
+        return {s.id: s for timeline in self.timelines.values()
+                for s in timeline.slots() if not _held(s)}
 
     def slots(self, reservation_id: str) -> list:
-        return list(self.slots_by_reservation.get(reservation_id,
-                                                  {}).values())
+        """The reservation's slots (`capacity.Slot`), by id."""
+        found = [s for node in self.nodes_by_reservation.get(
+            reservation_id, ()) for s in self.timelines[node].slots_of(
+                reservation_id) if not _held(s)]
+        found.sort(key=_slot_id)
+        return found
+
+    def slots_on(self, node: str) -> list:
+        """The reservations' slots on a node (`capacity.Slot`), by id."""
+        timeline = self.timelines.get(node)
+        return [s for s in timeline.slots()
+                if not _held(s)] if timeline is not None else []
 
     def peaks_after(self, t: float) -> dict:
         """{node: (vcpus, memory_mb, disk_gb)}: the highest usage that the
@@ -130,78 +151,100 @@ class View:
 
 class _NextView:
     """The view after `base`, made by applying changed rows to copies of
-    its containers; a timeline or a reservation's slots are copied when
-    first changed.  `index` ({slot id: capacity.Slot}, the refresh's
-    own, never read by a request) is changed in place.
+    its containers; a timeline is copied when first changed.  `index` (a
+    `slot_index.SlotIndex`, the refresh's own, never read by a request)
+    is changed in place.
     """
 
-    def __init__(self, base: View, index: dict) -> None:
+    def __init__(self, base: View, index: slot_index.SlotIndex) -> None:
         self.index = index
-        self.reservations = dict(base.reservations)
-        self.timelines = dict(base.timelines)
-        self.slots_by_reservation = dict(base.slots_by_reservation)
-        self.bound = dict(base.bound)
+        self.base = base
         self._own_timelines: set = set()
-        self._own_slots: set = set()
+        self._own_bound = False
+        self.changed = False   # whether a row was applied
+
+    def _begin(self) -> None:
+        """Containers of its own, at the first row (most refreshes of
+        nova-scheduler's copy find none).
+        """
+        if not self.changed:
+            base = self.base
+            self.reservations = dict(base.reservations)
+            self.timelines = dict(base.timelines)
+            self.nodes_by_reservation = dict(base.nodes_by_reservation)
+            self.bound = base.bound
+            self.changed = True
 
     def _timeline(self, node: str) -> timeline_mod.Timeline:
         if node not in self._own_timelines:
             known = self.timelines.get(node)
             self.timelines[node] = (known.copy() if known is not None
-                                    else timeline_mod.Timeline())
+                                    else timeline_mod.Timeline((), node))
             self._own_timelines.add(node)
         return self.timelines[node]
 
-    def _slots(self, reservation_id: str) -> dict:
-        if reservation_id not in self._own_slots:
-            self.slots_by_reservation[reservation_id] = dict(
-                self.slots_by_reservation.get(reservation_id, {}))
-            self._own_slots.add(reservation_id)
-        return self.slots_by_reservation[reservation_id]
+    def _bound(self) -> dict:
+        if not self._own_bound:
+            self.bound = dict(self.bound)
+            self._own_bound = True
+        return self.bound
 
     def apply_reservation(self, row) -> None:
+        self._begin()
         if row.deleted:
             self.reservations.pop(row.id, None)
         else:
             self.reservations[row.id] = ReservationInfo(
-                row.id, row.lease_id, row.project_id, row.resource_type)
+                sys.intern(row.id), sys.intern(row.lease_id),
+                sys.intern(row.project_id), sys.intern(row.resource_type))
 
     def apply_slot(self, row) -> None:
-        old = self.index.pop(row.id, None)
-        if old is not None:
-            timeline = self._timeline(old.node)
-            timeline.remove(old.id)
+        self._begin()
+        node = self.index.pop(row.id)
+        if node is not None:
+            timeline = self._timeline(node)
+            old = timeline.remove(row.id)
             if not len(timeline):
-                del self.timelines[old.node]
-                self._own_timelines.discard(old.node)
-            if not _held(old):
-                slots = self._slots(old.reservation_id)
-                slots.pop(old.id, None)
-                if not slots:
-                    del self.slots_by_reservation[old.reservation_id]
-                    self._own_slots.discard(old.reservation_id)
-                if old.instance_uuid:
-                    self.bound.pop(old.instance_uuid, None)
+                del self.timelines[node]
+                self._own_timelines.discard(node)
+            if old is not None:
+                if not (timeline and
+                        timeline.has_reservation(old.reservation_id)):
+                    self._forget(old.reservation_id, node)
+                if old.instance_uuid and not _held(old):
+                    self._bound().pop(old.instance_uuid, None)
         if row.deleted:
             return
-        slot = capacity.Slot(
-            id=row.id, reservation_id=row.reservation_id, node=row.node,
-            start=to_epoch(row.start_at), end=to_epoch(row.end_at),
-            resources=capacity.Resources(row.vcpus, row.memory_mb,
-                                         row.disk_gb),
-            instance_uuid=row.instance_uuid)
-        self.index[slot.id] = slot
-        self._timeline(slot.node).add(slot)
-        if _held(slot):
-            return   # counted on its node; no reservation's slot yet
-        self._slots(slot.reservation_id)[slot.id] = slot
-        if slot.instance_uuid:
-            self.bound[slot.instance_uuid] = slot.resources
+        # Shared strings and sizes, and no capacity.Slot: a copy holds
+        # every slot of a cloud.
+        node, rid = sys.intern(row.node), sys.intern(row.reservation_id)
+        size = slot_columns.SIZES.number(
+            (row.vcpus, row.memory_mb, row.disk_gb))
+        self.index.put(row.id, node)
+        self._timeline(node).put(row.id, rid, to_epoch(row.start_at),
+                                 to_epoch(row.end_at), size,
+                                 row.instance_uuid)
+        nodes = self.nodes_by_reservation.get(rid, ())
+        if node not in nodes:
+            self.nodes_by_reservation[rid] = nodes + (node,)
+        uuid = row.instance_uuid
+        if uuid and not uuid.startswith(db_ledger.HOLD_PREFIX):
+            # Held: counted on its node; no reservation's slot yet.
+            self._bound()[uuid] = slot_columns.SIZES[size]
+
+    def _forget(self, reservation_id: str, node: str) -> None:
+        """The reservation has no slot left on the node."""
+        nodes = tuple(n for n in self.nodes_by_reservation.get(
+            reservation_id, ()) if n != node)
+        if nodes:
+            self.nodes_by_reservation[reservation_id] = nodes
+        else:
+            self.nodes_by_reservation.pop(reservation_id, None)
 
     def view(self, epoch: Optional[str], generation: int,
              read_at: float) -> View:
         return View(epoch, generation, self.reservations, self.timelines,
-                    self.slots_by_reservation, self.bound, read_at)
+                    self.nodes_by_reservation, self.bound, read_at)
 
 
 def _held(slot: capacity.Slot) -> bool:
@@ -210,6 +253,10 @@ def _held(slot: capacity.Slot) -> bool:
     reservation's slots.
     """
     return (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
+
+
+def _slot_id(slot: capacity.Slot) -> int:
+    return slot.id
 
 
 def _of_view(field: str) -> property:
@@ -229,18 +276,20 @@ class Ledger:
     reservations = _of_view('reservations')
     by_id = _of_view('by_id')
     timelines = _of_view('timelines')
-    slots_by_reservation = _of_view('slots_by_reservation')
+    nodes_by_reservation = _of_view('nodes_by_reservation')
     bound = _of_view('bound')
 
     def __init__(self, changes: Optional[Callable] = None) -> None:
         # Refreshes take turns; readers never wait (they read `view`).
         self._lock = threading.Lock()
         ctx = db_api.Context()
-        # changes(epoch, since): what the store wrote after a generation.
+        # changes(epoch, since): what the store wrote after a generation
+        # (db.changes.Changes), or a context giving it, in which its rows
+        # are read.
         self._changes = changes or (
-            lambda epoch, since: db_ledger.changes(ctx, epoch, since))
+            lambda epoch, since: db_changes.read(ctx, epoch, since))
         self.view = View()
-        self._index: dict = {}   # the refreshes' {slot id: Allocation}
+        self._index = slot_index.SlotIndex()   # the refreshes' own
         # The thread of `keep_fresh`, and what stops it.
         self._refresher: Optional[threading.Thread] = None
         self._stop = threading.Event()
@@ -251,27 +300,33 @@ class Ledger:
         with self._lock:
             current = self.view
             read_at = time.monotonic()
-            epoch, gen, reservations, slots = self._changes(
-                current.epoch, current.generation)
-            if epoch != current.epoch:
-                # Another store: start again from nothing.
-                current, self._index = View(), {}
-            elif not reservations and not slots:
+            found = self._changes(current.epoch, current.generation)
+            if not hasattr(found, '__enter__'):
+                found = contextlib.nullcontext(found)
+            with found as (epoch, gen, reservations, slots):
+                if epoch != current.epoch:
+                    # Another store: start again from nothing.
+                    current, self._index = View(), slot_index.SlotIndex()
+                nxt = _NextView(current, self._index)
+                try:
+                    for r in reservations:
+                        nxt.apply_reservation(r)
+                    for row in slots:
+                        nxt.apply_slot(row)
+                except Exception:
+                    # The index is half changed: requests keep the view
+                    # they have, and the next refresh reads every row
+                    # again.
+                    self.view = dataclasses.replace(self.view, epoch=None)
+                    raise
+            if nxt.changed:
+                self.view = nxt.view(epoch, gen, read_at)
+            elif epoch != current.epoch:
+                self.view = View(epoch, gen, read_at=read_at)
+            else:
+                # What was worked out from the view (peaks_after) holds.
                 self.view = dataclasses.replace(current, generation=gen,
                                                 read_at=read_at)
-                return gen
-            nxt = _NextView(current, self._index)
-            try:
-                for r in reservations:
-                    nxt.apply_reservation(r)
-                for row in slots:
-                    nxt.apply_slot(row)
-            except Exception:
-                # The index is half changed: requests keep the view they
-                # have, and the next refresh reads every row again.
-                self.view = dataclasses.replace(self.view, epoch=None)
-                raise
-            self.view = nxt.view(epoch, gen, read_at)
             return gen
 
     def current(self, max_age: float) -> View:

@@ -12,12 +12,17 @@
 
 """One node's promised usage over time: a step function built from its
 slots, pure and without I/O.  `Timeline` answers "the peak usage over
-[start, end)" with two bisections and a sparse-table range maximum, so a
-query costs O(log n) whatever the number of slots (spans of few steps are
-scanned instead), and "the peak from t on" with one bisection into suffix
-maxima.
+[start, end)" with two bisections and a scan of the steps between them
+(in C), or of a tree of block maxima for spans of many steps, so a query
+costs O(log n) whatever the number of slots; "the peak from t on" is one
+bisection into the suffix maxima.
+
+Slots, steps and maxima are kept in arrays of numbers (`slot_columns`):
+a ledger of a million slots is held by every nova-api and nova-scheduler
+process.
 """
 
+import array
 import bisect
 from typing import Iterable, Optional
 
@@ -25,67 +30,110 @@ from nova_reservation.capacity import FOREVER
 from nova_reservation.capacity import Resources
 from nova_reservation.capacity import Slot
 from nova_reservation.capacity import ZERO
+from nova_reservation import level_arrays
+from nova_reservation import slot_columns
 
-# Queries that span more steps than this use a sparse table (built on the
-# first such query); shorter ones are scanned, in C, faster than a table
-# is built.
+# Queries that span more steps than this use the block maxima (made on
+# the first such query); shorter ones are scanned, in C.
 LONG_SPAN = 128
 
 
 class Timeline:
     """The promised usage of one node over time."""
 
-    def __init__(self, slots: Iterable[Slot] = ()) -> None:
-        self._slots = {a.id: a for a in slots}
+    __slots__ = ('node', '_slots', '_built', '_times', '_levels', '_ends',
+                 '_tree', '_after')
+
+    def __init__(self, slots: Iterable[Slot] = (), node: str = '') -> None:
+        self._slots = slot_columns.SlotColumns()
+        self.node = node
         self._built = False
+        for slot in slots:
+            self.add(slot)
 
     def __len__(self) -> int:
-        return len(self._slots)
+        return len(self._slots.ids)
+
+    def __contains__(self, slot_id: object) -> bool:
+        return slot_id in self._slots
 
     def copy(self, exclude: Iterable[int] = ()) -> 'Timeline':
         excluded = set(exclude)
+        other = Timeline((), self.node)
+        other._slots = self._slots.copy(excluded)
         if excluded or not self._built:
-            return Timeline(a for a in self._slots.values()
-                            if a.id not in excluded)
+            return other
         # A built copy: a change to one node's slots (each lease written)
-        # then costs list copies and the change, not a sort of them all.
-        other = Timeline(())
-        other._slots = dict(self._slots)
-        other._times = list(self._times)
-        other._levels = [list(values) for values in self._levels]
+        # then costs array copies and the change, not a sort of them all.
+        other._times = self._times[:]
+        other._levels = [values[:] for values in self._levels]
         other._ends = self._ends
-        other._tables = other._after = None
+        other._tree = other._after = None
         other._built = True
         return other
 
     def add(self, slot: Slot) -> None:
-        old = self._slots.get(slot.id)
-        if old is not None:
-            self.remove(old.id)
-        self._slots[slot.id] = slot
+        if not self.node:
+            self.node = slot.node
+        self.put(slot.id, slot.reservation_id, slot.start, slot.end,
+                 slot_columns.SIZES.number(slot.resources),
+                 slot.instance_uuid)
+
+    def put(self, slot_id: int, reservation_id: str, start: float,
+            end: float, size: int,
+            instance_uuid: Optional[str] = None) -> None:
+        """`add` of a slot given by its fields (`size`: its number in
+        `slot_columns.SIZES`), without making it.
+        """
+        self.remove(slot_id)
+        self._slots.insert(slot_id, reservation_id, start, end, size,
+                           instance_uuid)
         if self._built:
-            self._change(slot, 1)
+            self._change(start, end, slot_columns.SIZES[size], 1)
 
-    def remove(self, slot_id: int) -> None:
-        slot = self._slots.pop(slot_id, None)
+    def remove(self, slot_id: int) -> Optional[Slot]:
+        """Take the slot out: it, or None if it is not on the node."""
+        slot = self._slots.pop(slot_id, self.node)
         if slot is not None and self._built:
-            self._change(slot, -1)
+            self._change(slot.start, slot.end, slot.resources, -1)
+        return slot
 
-    def _change(self, slot: Slot, sign: int) -> None:
+    def slots(self) -> list:
+        """Every slot of the node, by id (made as `capacity.Slot`)."""
+        columns = self._slots
+        return [columns.slot(i, self.node) for i in range(len(columns))]
+
+    def slots_of(self, reservation_id: str) -> list:
+        """The node's slots of a reservation, by id."""
+        columns, node = self._slots, self.node
+        return [columns.slot(i, node)
+                for i, rid in enumerate(columns.reservations)
+                if rid == reservation_id]
+
+    def has_reservation(self, reservation_id: str) -> bool:
+        return reservation_id in self._slots.reservations
+
+    def _change(self, start: float, end: float, resources: Resources,
+                sign: int) -> None:
         """Add (`sign` 1) or take out (-1) a slot's usage over its
         interval, in place of a build: at most two new steps.
         """
-        if slot.end <= slot.start:
+        if end <= start:
             return
-        i = self._step_at(slot.start)
-        j = self._step_at(slot.end)
-        for values, amount in zip(self._levels, slot.resources):
+        i = self._step_at(start)
+        j = self._step_at(end)
+        for n, amount in enumerate(resources):
             if amount:
                 amount *= sign
+                values = self._levels[n]
+                whole = values.typecode == level_arrays.WHOLE
+                if whole and not level_arrays.stays_whole(values[i:j],
+                                                          amount):
+                    values = self._levels[n] = array.array('d', values)
                 for k in range(i, j):
                     values[k] += amount
         self._ends = None
-        self._tables = self._after = None
+        self._tree = self._after = None
 
     def _step_at(self, t: float) -> int:
         """The index of the step that starts at t, made if there is none
@@ -102,14 +150,17 @@ class Timeline:
     def _build(self) -> None:
         # Plain numbers, not Resources: a node's timeline is rebuilt at
         # each change of its slots.
+        columns = self._slots
+        sizes = slot_columns.SIZES
         steps = []
-        for a in self._slots.values():
-            if a.end > a.start:
-                v, m, d = a.resources
-                steps.append((a.start, v, m, d))
-                steps.append((a.end, -v, -m, -d))
+        for start, end, size in zip(columns.starts, columns.ends,
+                                    columns.sizes):
+            if end > start:
+                v, m, d = sizes[size]
+                steps.append((start, v, m, d))
+                steps.append((end, -v, -m, -d))
         steps.sort(key=_first)
-        times: list = []
+        times = array.array('d')
         vcpus: list = []
         memory: list = []
         disk: list = []
@@ -126,15 +177,15 @@ class Timeline:
                 memory.append(level_m)
                 disk.append(level_d)
         self._times = times
-        # The instants at which usage drops.
-        self._ends = sorted({a.end for a in self._slots.values()
-                             if a.end > a.start})
         # _levels[k][i]: usage of resource k over [times[i], times[i+1]).
-        self._levels = [vcpus, memory, disk]
+        self._levels = [level_arrays.to_array(values)
+                        for values in (vcpus, memory, disk)]
         # Made on first need: a node's timeline is rebuilt at each change,
         # and most are then asked only short spans (the planner) or only
-        # "from now on" (the scheduler).
-        self._tables = None
+        # "from now on" (the scheduler).  _ends: the instants at which
+        # usage drops.
+        self._ends = None
+        self._tree = None
         self._after = None
         self._built = True
 
@@ -143,25 +194,31 @@ class Timeline:
         (vcpus, memory_mb, disk_gb) tuple: the scheduler's question for
         a server that has no end.
         """
-        if not self._slots:
+        if not self._slots.ids:
             return ZERO
         if not self._built:
             self._build()
+        if not self._times:
+            return ZERO
         i = bisect.bisect_right(self._times, t) - 1
         if i < 0:
             i = 0
         after = self._after
         if after is None:
-            # after[k][i]: the highest usage of resource k from times[i] on.
-            after = self._after = [_suffix_max(values)
+            after = self._after = [level_arrays.suffix_peaks(values)
                                    for values in self._levels]
-        return after[0][i], after[1][i], after[2][i]
+        # The first of the suffix peaks at or after step i is the highest
+        # usage from there on.
+        (steps_v, peaks_v), (steps_m, peaks_m), (steps_d, peaks_d) = after
+        left = bisect.bisect_left
+        return (peaks_v[left(steps_v, i)], peaks_m[left(steps_m, i)],
+                peaks_d[left(steps_d, i)])
 
     def next_change(self, t: float) -> float:
         """The first instant after t at which the usage changes (inf: it
         never does again).
         """
-        if not self._slots:
+        if not self._slots.ids:
             return float('inf')
         if not self._built:
             self._build()
@@ -180,7 +237,7 @@ class Timeline:
         if excluded:
             # Rare (re-binding a slot): a throw-away timeline is simplest.
             return self.copy(excluded).peak(start, end)
-        if not self._slots or end <= start:
+        if not self._slots.ids or end <= start:
             return ZERO
         if not self._built:
             self._build()
@@ -190,12 +247,13 @@ class Timeline:
         if hi - lo < LONG_SPAN:
             return Resources(*(max(values[lo:hi + 1])
                                for values in self._levels))
-        tables = self._tables
-        if tables is None:
-            # O(1) range maxima for O(n log n) memory.
-            tables = self._tables = [_sparse_table(values)
-                                     for values in self._levels]
-        return Resources(*(_range_max(table, lo, hi) for table in tables))
+        trees = self._tree
+        if trees is None:
+            # O(log n) range maxima for O(n / BLOCK) memory.
+            trees = self._tree = [level_arrays.block_tree(values)
+                                  for values in self._levels]
+        return Resources(*(level_arrays.tree_max(tree, lo, hi)
+                           for tree in trees))
 
     def earliest_fit(self, start: float, duration: float, room: Resources,
                      horizon: float) -> Optional[float]:
@@ -209,7 +267,7 @@ class Timeline:
         """
         if min(room) < 0 or start > horizon:
             return None
-        if not self._slots:
+        if not self._slots.ids:
             return start
         if not self._built:
             self._build()
@@ -245,14 +303,16 @@ class Timeline:
         slot ends), or FOREVER: only such instants are worth trying
         as a start.
         """
-        if not self._slots:
+        if not self._slots.ids:
             return FOREVER
         if not self._built:
             self._build()
         ends = self._ends
         if ends is None:
-            ends = self._ends = sorted({a.end for a in self._slots.values()
-                                        if a.end > a.start})
+            columns = self._slots
+            ends = self._ends = array.array('d', sorted({
+                end for start, end in zip(columns.starts, columns.ends)
+                if end > start}))
         i = bisect.bisect_left(ends, t)
         return ends[i] if i < len(ends) else FOREVER
 
@@ -263,7 +323,7 @@ class Timeline:
         (the earliest over the resources; FOREVER if the peak is zero).
         An interval that starts before T still covers that step.
         """
-        if not self._slots or end <= start:
+        if not self._slots.ids or end <= start:
             return FOREVER
         if not self._built:
             self._build()
@@ -280,7 +340,7 @@ class Timeline:
         """The first instant from t on at which the usage goes above
         `peak` in some resource, or FOREVER.
         """
-        if not self._slots:
+        if not self._slots.ids:
             return FOREVER
         if not self._built:
             self._build()
@@ -296,15 +356,17 @@ class Timeline:
 
     def meeting(self, start: float, end: float) -> list:
         """The slots whose interval meets [start, end), by start."""
-        return sorted((a for a in self._slots.values()
-                       if a.start < end and a.end > start and
-                       a.end > a.start), key=lambda a: (a.start, a.id))
+        columns, node = self._slots, self.node
+        return sorted((columns.slot(i, node) for i, (s, e) in enumerate(
+            zip(columns.starts, columns.ends))
+            if s < end and e > start and e > s),
+            key=lambda a: (a.start, a.id))
 
     def levels(self, start: float, end: float) -> list:
         """[(t, usage)]: the usage from `start` on, and at each instant of
         (start, end) at which it changes.
         """
-        if not self._slots or end <= start:
+        if not self._slots.ids or end <= start:
             return [(start, ZERO)]
         if not self._built:
             self._build()
@@ -333,29 +395,3 @@ class Timeline:
 
 def _first(step: tuple) -> float:
     return step[0]
-
-
-def _suffix_max(values: list) -> list:
-    out = values[:]
-    for i in range(len(out) - 2, -1, -1):
-        if out[i + 1] > out[i]:
-            out[i] = out[i + 1]
-    return out
-
-
-def _sparse_table(values: list) -> list:
-    table = [values]
-    span = 1
-    while 2 * span <= len(values):
-        prev = table[-1]
-        table.append([max(prev[i], prev[i + span])
-                      for i in range(len(values) - 2 * span + 1)])
-        span *= 2
-    return table
-
-
-def _range_max(table: list, lo: int, hi: int) -> float:
-    """Maximum of values[lo..hi] (inclusive) in O(1)."""
-    k = (hi - lo + 1).bit_length() - 1
-    row = table[k]
-    return max(row[lo], row[hi - (1 << k) + 1])

@@ -13,13 +13,13 @@
 """The capacity ledger: slots on nodes over time, and its generation.
 
 Every ledger write starts with `bump`, whose row lock makes writers take
-turns and whose generation lets readers (`changes`) fetch only what is
+turns and whose generation lets readers (`db.changes`) fetch only what is
 new.  Reservations carry a generation too: the ledger's copies
 (`nova_reservation.ledger`) know each reservation's kind and owner.
 """
 
 import datetime
-from typing import Iterable, NamedTuple, Optional
+from typing import Iterable, Optional
 
 from oslo_db import api as oslo_db_api
 import sqlalchemy as sa
@@ -40,14 +40,6 @@ HOLD_PREFIX = 'hold-'
 
 class LedgerConflict(Exception):
     """The ledger changed since it was read: re-read and try again."""
-
-
-class Changes(NamedTuple):
-    """What changed in the ledger after a generation."""
-    epoch: str
-    generation: int
-    reservations: list   # models.Reservation
-    slots: list          # models.Slot
 
 
 @api.writer
@@ -81,25 +73,6 @@ def bump(ctx, planned: Optional[int] = None,
             raise LedgerConflict()
     return ctx.session.execute(sa.select(table.c.generation).where(
         table.c.id == 1)).scalar_one()
-
-
-@api.reader
-def changes(ctx, epoch: Optional[str], since: int) -> Changes:
-    """The reservations and slots written after generation `since` of
-    store `epoch` (all of them for another epoch), read in one snapshot.
-    """
-    state = api.row(ctx, sa.select(models.LedgerState).where(
-        models.LedgerState.id == 1))
-    if state.epoch != epoch:
-        since = -1
-    elif state.generation == since:
-        return Changes(epoch, since, [], [])
-    return Changes(
-        state.epoch, state.generation,
-        api.rows(ctx, sa.select(models.Reservation).where(
-            models.Reservation.generation > since)),
-        api.rows(ctx, sa.select(models.Slot).where(
-            models.Slot.generation > since)))
 
 
 @api.writer

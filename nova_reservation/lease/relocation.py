@@ -40,8 +40,9 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
     failed = set(failed_nodes)
     for _ in range(write.LEDGER_RETRIES):
         gen = writer.ledger.refresh()
-        stranded = [s for s in writer.ledger.by_id.values()
-                    if s.node in failed and s.start > now]
+        view = writer.ledger.view
+        stranded = [s for node in sorted(failed)
+                    for s in view.slots_on(node) if s.start > now]
         if not stranded:
             return 0, []
         pools = writer.pools(unusable=failed)

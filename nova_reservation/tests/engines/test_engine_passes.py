@@ -30,9 +30,9 @@ import testtools
 from devcloud import machine
 from devcloud import standins
 from nova_reservation.db import api as db_api
+from nova_reservation.db import changes as db_changes
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
@@ -92,7 +92,7 @@ class EnginePassTest(testtools.TestCase):
         end = now + datetime.timedelta(seconds=end_in)
         lease_id = str(uuid.uuid4())
         db_leases.create(
-            STORE, db_ledger.changes(STORE, None, -1)[1],
+            STORE, db_changes.generation(STORE),
             dict(id=lease_id, name=name, project_id='p', user_id='u',
                  start_at=start, end_at=end, status='PENDING',
                  on_end='delete', created_at=now),

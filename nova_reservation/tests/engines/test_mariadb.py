@@ -29,6 +29,7 @@ import testtools
 from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import changes as db_changes
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -79,7 +80,7 @@ class MariaDBStoreTest(testtools.TestCase):
 
     def test_ledger_and_claims_on_mariadb(self):
         self.store()
-        epoch, gen, _, _ = db_ledger.changes(STORE, None, -1)
+        gen = db_changes.generation(STORE)
         now = db_api.utcnow().replace(microsecond=123456)
         lease = dict(id=str(uuid.uuid4()), name='l1', project_id='p',
                      user_id='u', start_at=now, end_at=now, status='PENDING',
@@ -187,7 +188,7 @@ class MariaDBStoreTest(testtools.TestCase):
         now = db_api.utcnow()
         lease_id, res_id = str(uuid.uuid4()), str(uuid.uuid4())
         db_leases.create(
-            STORE, db_ledger.changes(STORE, None, -1)[1],
+            STORE, db_changes.generation(STORE),
             dict(id=lease_id, name=name, project_id='p', user_id='u',
                  start_at=now, end_at=now, status='ACTIVE',
                  on_end='delete', created_at=now),

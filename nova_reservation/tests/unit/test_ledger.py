@@ -123,7 +123,7 @@ class LedgerViewTest(testtools.TestCase):
         # out from it, is the same.
         self.assertLess(view.read_at, again.read_at)
         self.assertIs(view.timelines, again.timelines)
-        self.assertIs(view.slots_by_reservation, again.slots_by_reservation)
+        self.assertIs(view.nodes_by_reservation, again.nodes_by_reservation)
         self.assertIs(view.peaks_after(0), again.peaks_after(0))
 
     def test_a_held_slot_counts_on_its_node_and_is_no_reservation_s(self):
@@ -256,8 +256,7 @@ class LedgerViewTest(testtools.TestCase):
                     for rid in RESERVATIONS:
                         for slot in view.slots(rid):
                             self.assertIn(slot.id,
-                                          view.timelines[slot.node]
-                                          ._slots)
+                                          view.timelines[slot.node])
                 except Exception as e:
                     errors.append(e)
                     return

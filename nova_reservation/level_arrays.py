@@ -1,0 +1,92 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A timeline's usage levels as arrays, and the maxima it answers from
+them, pure: the levels of one resource at each step of a node, the
+highest level from each step on (`suffix_peaks`), and the highest over a
+range of steps (`block_tree`, `tree_max`).  Sizes stay a fraction of the
+levels' so that every process can hold every node's.
+"""
+
+import array
+
+# Steps per block of the block maxima: each level of the tree is a
+# maximum per BLOCK entries of the one below.
+BLOCK = 64
+# Usage levels are whole numbers (Nova counts vCPUs, MB and GB) kept in
+# 32-bit integers, half the room of floats; a node's levels of a resource
+# become floats if a slot has a fraction or a level leaves this range.
+WHOLE = 'i'
+WHOLE_RANGE = (-2 ** 31, 2 ** 31 - 1)
+
+
+def to_array(values: list) -> array.array:
+    """The levels as whole numbers if they all are (and fit), else
+    floats.
+    """
+    try:
+        return array.array(WHOLE, values)
+    except (TypeError, OverflowError):
+        return array.array('d', values)
+
+
+def stays_whole(values: array.array, amount) -> bool:
+    """Whether whole-number levels plus `amount` stay whole and in range."""
+    low, high = WHOLE_RANGE
+    return isinstance(amount, int) and (
+        not values or low <= min(values) + amount and
+        max(values) + amount <= high)
+
+
+def suffix_peaks(values: array.array) -> tuple:
+    """(steps, peaks): the steps whose usage is above that of every later
+    step, in order, and those usages (a few, not one per step).
+    """
+    steps, peaks = [], []
+    top = None
+    for i in range(len(values) - 1, -1, -1):
+        if top is None or values[i] > top:
+            top = values[i]
+            steps.append(i)
+            peaks.append(top)
+    steps.reverse()
+    peaks.reverse()
+    return array.array('i', steps), array.array(values.typecode, peaks)
+
+
+def block_tree(values: array.array) -> list:
+    """[values, maxima of BLOCK values, maxima of BLOCK of those, ...]."""
+    tree = [values]
+    while len(tree[-1]) > 2 * BLOCK:
+        below = tree[-1]
+        tree.append(array.array(values.typecode, (
+            max(below[i:i + BLOCK]) for i in range(0, len(below), BLOCK))))
+    return tree
+
+
+def tree_max(tree: list, lo: int, hi: int) -> float:
+    """Maximum of values[lo..hi] (inclusive): the partial blocks at the
+    ends scanned at each level, the whole ones between read a level up.
+    """
+    best = None
+    for level, values in enumerate(tree):
+        if hi - lo < 2 * BLOCK or level == len(tree) - 1:
+            top = max(values[lo:hi + 1])
+            return top if best is None or top > best else best
+        first = -(-lo // BLOCK)       # the first whole block
+        last = (hi + 1) // BLOCK      # after the last whole block
+        edges = values[lo:first * BLOCK] + values[last * BLOCK:hi + 1]
+        if edges:
+            top = max(edges)
+            best = top if best is None or top > best else best
+        lo, hi = first, last - 1
+    return best
