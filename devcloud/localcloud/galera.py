@@ -23,6 +23,7 @@ the controllers' nova-api processes.
 
 import os
 import shutil
+import socket
 import subprocess
 import time
 from typing import Callable, Optional
@@ -280,8 +281,7 @@ class Cluster:
 
     def haproxy(self, command: str) -> str:
         """A command of HAProxy's runtime API; its answer."""
-        import socket as socket_mod
-        with socket_mod.socket(socket_mod.AF_UNIX) as s:
+        with socket.socket(socket.AF_UNIX) as s:
             s.settimeout(5)
             s.connect(self.haproxy_socket)
             s.sendall(command.encode() + b'\n')
@@ -314,8 +314,7 @@ def _proxy_head(admin_socket: str) -> list:
 
 
 def _port_open(port: int) -> bool:
-    import socket as socket_mod
-    with socket_mod.socket() as s:
+    with socket.socket() as s:
         s.settimeout(1)
         return s.connect_ex((HOST, port)) == 0
 
