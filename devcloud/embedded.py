@@ -475,6 +475,7 @@ class EmbeddedCloud(fixtures.Fixture):
         # The scheduler's copy of the ledger is the process's: its thread
         # stops with the cloud, before the next cloud's databases are set.
         self.addCleanup(reservation_filter.LEDGER.close)
+        self.addCleanup(reservation_filter.USAGE.close)
         self.flags(compute_driver='fake.MediumFakeDriver')
         self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
                    disk_allocation_ratio=1.0)

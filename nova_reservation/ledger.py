@@ -35,17 +35,14 @@ import threading
 import time
 from typing import Callable, Optional
 
-from oslo_log import log as logging
-
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import refresher
 from nova_reservation import slot_columns
 from nova_reservation import slot_index
 from nova_reservation import timeline as timeline_mod
-
-LOG = logging.getLogger(__name__)
 
 # The scheduler hint in which the boot hook gives the ids of the slots a
 # boot holds: the filter lets each server of the boot use any of them.
@@ -291,9 +288,8 @@ class Ledger:
         self.view = View()
         self._index = slot_index.SlotIndex()   # the refreshes' own
         # The thread of `keep_fresh`, and what stops it.
-        self._refresher: Optional[threading.Thread] = None
-        self._stop = threading.Event()
-        self._starting = threading.Lock()
+        self._refresher = refresher.Refresher(self.refresh,
+                                              'ledger-refresh')
 
     def refresh(self) -> int:
         """Apply what changed in the store since the last refresh."""
@@ -341,38 +337,16 @@ class Ledger:
 
     def keep_fresh(self, interval: float) -> None:
         """Refresh every `interval` seconds in a thread of its own (once
-        per copy), so that readers of `current` seldom wait for the store.
+        per copy), so that readers of `current` seldom wait for the store
+        (when it is away, they refresh, or fail, themselves).
         """
-        if self._refresher is not None:
-            return
-        with self._starting:
-            if self._refresher is not None:
-                return
-            self._stop = threading.Event()
-            self._refresher = threading.Thread(
-                target=self._refresh_every, args=(interval, self._stop),
-                name='ledger-refresh', daemon=True)
-            self._refresher.start()
-
-    def _refresh_every(self, interval: float,
-                       stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                self.refresh()
-            except Exception as e:
-                # The store is away: readers refresh, or fail, themselves.
-                LOG.debug('Ledger refresh failed: %s', e)
-            stop.wait(interval)
+        self._refresher.start(interval)
 
     def close(self) -> None:
         """Stop the thread of `keep_fresh` (if there is one); a later
         `keep_fresh` starts another.
         """
-        with self._starting:
-            refresher, self._refresher = self._refresher, None
-            self._stop.set()
-        if refresher is not None:
-            refresher.join()
+        self._refresher.stop()
 
     def slots(self, reservation_id: str) -> list:
         return self.view.slots(reservation_id)

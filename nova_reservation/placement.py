@@ -15,8 +15,11 @@
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
+from nova_reservation import refresher
 
 PLACEMENT_VERSION = '1.14'
+# Provider summaries of every resource class, not only those asked for.
+SUMMARIES_VERSION = '1.27'
 RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
@@ -171,6 +174,54 @@ class HostView:
                 '/resource_providers/%s/allocations' % uuid,
                 version=PLACEMENT_VERSION))['allocations']
         return inventories, consumers
+
+
+class Usage:
+    """What Placement counts as used on each compute node that has room
+    for one vCPU, as of at most one interval ago: one read of its
+    allocation candidates' summaries, in a thread of its own
+    (`keep_fresh`), so that the scheduler's filter asks no service.
+
+    Nova's host states count the servers their computes know; Placement
+    also counts what was claimed for a server that no compute has (yet):
+    a boot whose conductor failed after its claim leaves such an
+    allocation, which nothing deletes.  The filter counts it on the nodes
+    that hold promises.
+    """
+
+    def __init__(self, client: Callable) -> None:
+        self._client = client
+        # {provider uuid: (capacity, used)} as capacity.Resources; a new
+        # dict at each read, never changed.
+        self.used: dict = {}
+        self._refresher = refresher.Refresher(self.refresh,
+                                              'placement-usage')
+
+    def refresh(self) -> None:
+        found = _json(self._client().get(
+            '/allocation_candidates?resources=VCPU:1',
+            version=SUMMARIES_VERSION))['provider_summaries']
+        used = {}
+        for uuid, summary in found.items():
+            resources = summary['resources']
+            if 'VCPU' not in resources:
+                continue
+            used[uuid] = tuple(capacity.Resources(*(
+                resources[rc][field] if rc in resources else 0
+                for rc in RESOURCE_CLASSES)) for field in ('capacity',
+                                                           'used'))
+        self.used = used
+
+    def keep_fresh(self, interval: float) -> None:
+        """Read every `interval` seconds in a thread (once per view);
+        while Placement is away, the last read serves.
+        """
+        self._refresher.start(interval)
+
+    def close(self) -> None:
+        """Stop the thread of `keep_fresh` and forget what was read."""
+        self._refresher.stop()
+        self.used = {}
 
 
 def _use(consumer: dict) -> capacity.Resources:

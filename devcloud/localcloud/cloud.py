@@ -233,20 +233,29 @@ class LocalCloud:
 
     def stop(self, name: str, timeout: float = 15) -> None:
         """Stop a service and what it forked (by its pid file only)."""
-        path = self._pidfile(name)
-        if not os.path.exists(path):
-            return
-        with open(path) as f:
-            pid = int(f.read())
+        self.stop_all([name], timeout)
+
+    def stop_all(self, names: list, timeout: float = 15) -> None:
+        """Stop services at once: each is sent SIGTERM, then SIGKILL if
+        it has not ended within `timeout`.
+        """
+        pids = {}
+        for name in names:
+            path = self._pidfile(name)
+            if os.path.exists(path):
+                with open(path) as f:
+                    pids[path] = int(f.read())
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
-            if not _group_alive(pid):
-                break
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, sig)
+            alive = [pid for pid in pids.values() if _group_alive(pid)]
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, sig)
             deadline = time.time() + wait
-            while _group_alive(pid) and time.time() < deadline:
+            while alive and time.time() < deadline:
                 time.sleep(0.2)
-        os.unlink(path)
+                alive = [pid for pid in alive if _group_alive(pid)]
+        for path in pids:
+            os.unlink(path)
 
     def kill(self, name: str) -> None:
         """kill -9 of a service and what it forked, as a crash does."""
@@ -1109,11 +1118,10 @@ class LocalCloud:
         # The database cluster after every process that uses it, and
         # HAProxy in front of it just before.
         last = [n for n in names if n == 'keystone']
-        for name in first + [n for n in names if n not in first + last and
-                             not n.startswith(('galera', 'haproxy'))] + last:
-            self.stop(name)
-        self.stop('haproxy')
-        self.stop('haproxy-db')
+        self.stop_all(first)
+        self.stop_all([n for n in names if n not in first + last and
+                       not n.startswith(('galera', 'haproxy'))])
+        self.stop_all(last + ['haproxy', 'haproxy-db'])
         self.cluster.stop_nodes()
         if os.path.isdir(self.run_dir):
             for f in os.listdir(self.run_dir):

@@ -154,6 +154,16 @@ engine_opts = [
                       'so that a boot filtered on an older copy is still '
                       'seen there.  0: the ledger is read at every '
                       'scheduling request.'),
+    cfg.FloatOpt('placement_usage_interval', default=5.0, min=0.1,
+                 help='Seconds between two reads, by a thread of each '
+                      'nova-scheduler, of what Placement counts as used on '
+                      'the compute nodes (one request for allocation '
+                      'candidates). On a node that holds promises, an '
+                      'ordinary boot is kept within both what Nova\'s host '
+                      'state and what Placement count as used: Placement '
+                      'also counts claims that no compute knows of, such as '
+                      'those a boot leaves when its conductor fails after '
+                      'claiming.'),
     cfg.StrOpt('compute_microversion', default='2.91',
                help='Compute API microversion the engine uses (2.91 or '
                     'later: unshelve onto the reserved host).'),

@@ -13,7 +13,9 @@
 """ReservationFilter: the scheduler's time-aware view of the ledger."""
 
 import time
+from typing import Optional
 
+from nova.scheduler.client import report
 from nova.scheduler import filters
 from oslo_log import log as logging
 
@@ -21,12 +23,15 @@ from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
+from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 
 # One copy of the ledger per scheduler process, shared by filter instances.
 LEDGER = ledger_mod.Ledger()
+# And of Placement's usage of the nodes (the servers of leases apart).
+USAGE = placement.Usage(report.report_client_singleton)
 
 
 class ReservationFilter(filters.BaseHostFilter):
@@ -41,11 +46,18 @@ class ReservationFilter(filters.BaseHostFilter):
     run_filter_once_per_request = False
     RUN_ON_REBUILD = False
 
-    def __init__(self, ledger=None, clock=time.time) -> None:
+    def __init__(self, ledger=None, clock=time.time,
+                 usage: Optional[placement.Usage] = None) -> None:
+        """`ledger`, `usage`: the process's (as Nova makes the filter), or
+        those given (no usage: Placement's is not asked).
+        """
         self.ledger = ledger or LEDGER
         self.clock = clock
+        self.usage = usage or (USAGE if ledger is None else None)
         # (the ledger's peaks table, {node: room}): see headroom().
         self._rooms: tuple = (None, {})
+        # ((peaks, usage read), {provider: room}): see _placed_room().
+        self._placed: tuple = ((None, None), {})
 
     def filter_all(self, host_states, spec_obj):
         # The per-request work (the ledger's view, the request's need) is
@@ -70,6 +82,8 @@ class ReservationFilter(filters.BaseHostFilter):
         is still seen by that lease's check, which waits as long for the
         boots in flight (`lease.write.Writer`).
         """
+        if self.usage is not None:
+            self.usage.keep_fresh(CONF.reservation.placement_usage_interval)
         max_age = CONF.reservation.ledger_max_age
         if latest or max_age <= 0:
             self.ledger.refresh()
@@ -121,6 +135,7 @@ class ReservationFilter(filters.BaseHostFilter):
         if table is not peaks:
             rooms = {}
             self._rooms = (peaks, rooms)
+        placed = self._placed_rooms(peaks)
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}
         passed = []
@@ -138,18 +153,56 @@ class ReservationFilter(filters.BaseHostFilter):
                 room = headroom(host_state, peaks.get(name))
                 if room is UNLIMITED or room[0] is not None:
                     rooms[name] = room
-            if room is UNLIMITED or (need_v <= room[3] and
-                                     need_m <= room[4] and
-                                     need_d <= room[5]):
+            if room is UNLIMITED:
                 passed.append(host_state)
-            elif fits_besides_lease_servers(
-                    host_state, capacity.Resources(*peaks[name]),
-                    capacity.Resources(need_v, need_m, need_d), view.bound):
+                continue
+            fits = (need_v <= room[3] and need_m <= room[4] and
+                    need_d <= room[5]) or fits_besides_lease_servers(
+                host_state, capacity.Resources(*peaks[name]),
+                capacity.Resources(need_v, need_m, need_d), view.bound)
+            if fits and placed is not None:
+                fits = self._fits_placed(placed, host_state, peaks[name],
+                                         (need_v, need_m, need_d),
+                                         view.bound)
+            if fits:
                 passed.append(host_state)
             else:
                 LOG.debug('ReservationFilter: %s would take capacity '
                           'promised to a lease', name)
         return passed
+
+    def _placed_rooms(self, peaks: dict) -> Optional[dict]:
+        """{provider uuid: room} of the promised nodes as Placement counts
+        their usage (see `_fits_placed`), filled as hosts are asked about,
+        kept while neither the ledger's peaks nor the usage read change;
+        None without a usage view.
+        """
+        if self.usage is None:
+            return None
+        used = self.usage.used
+        (known_peaks, known_used), rooms = self._placed
+        if known_peaks is not peaks or known_used is not used:
+            rooms = {}
+            self._placed = ((peaks, used), rooms)
+        return rooms
+
+    def _fits_placed(self, rooms: dict, host_state, peak: tuple,
+                     need: tuple, bound: dict) -> bool:
+        """Whether `need` fits on a promised node with the ledger's `peak`
+        and what Placement counts there (`rooms`: see `_placed_rooms`).
+        The lease servers Placement counts are in the ledger too: taken
+        out only for a second look, as in `fits_besides_lease_servers`.
+        """
+        key = host_state.uuid
+        room = rooms.get(key)
+        if room is None:
+            found = self.usage.used.get(key)
+            room = rooms[key] = () if found is None else tuple(
+                found[0] - found[1] - capacity.Resources(*peak))
+        if not room or all(n <= r for n, r in zip(need, room)):
+            return True
+        lease = lease_usage(host_state, bound)
+        return all(n <= r + s for n, r, s in zip(need, room, lease))
 
     def _preemptible(self, view: ledger_mod.View, spec_obj,
                      host_states) -> list:

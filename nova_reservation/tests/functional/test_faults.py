@@ -12,13 +12,18 @@
 
 """Concurrency and faults on real Nova: every option of a boot goes through
 the ledger, a server's failure is its own, a deleted server frees its slot,
-and the lease's states only move the allowed ways.
+and the lease's states only move the allowed ways; a claim that no
+compute knows of still counts.
 """
+
+from nova.tests import fixtures as nova_fixtures
+from oslo_utils import uuidutils
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.filters import reservation_filter
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -269,3 +274,43 @@ class HealingTest(base.ReservationsTestCase):
         self.assertEqual(2, len(moved))
         self.assertEqual(1, len(set(moved)), moved)
         self.assertFalse(db_leases.get(STORE, lease['id']).degraded)
+
+
+class ClaimWithoutServerTest(base.ReservationsTestCase):
+    """A claim in Placement that no compute knows of (a boot's conductor
+    failed after the claim, as a database failing over makes it do) is
+    usage: an ordinary boot does not take promised capacity beside it.
+    """
+    NODES = ('host1',)
+    CHECK_INVARIANTS = True
+
+    def test_an_orphan_claim_counts_on_a_promised_node(self):
+        self.flags(placement_usage_interval=0.1, group='reservation')
+        # host1 (7,680 MB): 4,096 promised from an hour on, the rest
+        # claimed for a server that Nova has not.
+        self.lease({'resource_type': 'flavor:instance',
+                    'flavor_id': base.ONE_PER_NODE, 'amount': 1,
+                    'affinity': 'None'}, start=3600)
+        orphan = uuidutils.generate_uuid()
+        resp = self.placement.put('/allocations/%s' % orphan, {
+            'allocations': {self._get_provider_uuid_by_host('host1'): {
+                'resources': {'VCPU': 1, 'MEMORY_MB': 7680 - 4096,
+                              'DISK_GB': 1}}},
+            'project_id': nova_fixtures.PROJECT_ID,
+            'user_id': 'fake', 'consumer_generation': None},
+            version='1.28')
+        self.assertEqual(204, resp.status, resp.body)
+        reservation_filter.USAGE.refresh()
+        # Nova's host state counts nothing there: only Placement's count
+        # keeps the boot off the promised vCPU.
+        server = self._create_server(
+            name='o1', image_uuid=base.IMAGE, flavor_id=base.TINY,
+            networks='none', expected_state='ERROR')
+        self.assertIn('No valid host', server['fault']['message'])
+        # The claim deleted (as nova-manage placement audit --delete
+        # does), the node takes it again.
+        self.assertEqual(204, self.placement.delete(
+            '/allocations/%s' % orphan).status)
+        reservation_filter.USAGE.refresh()
+        self._create_server(name='o2', image_uuid=base.IMAGE,
+                            flavor_id=base.TINY, networks='none')

@@ -27,6 +27,7 @@ import testtools
 from nova_reservation import capacity
 from nova_reservation import filters
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import placement
 from nova_reservation import timeline as timeline_mod
 
 objects.register_all()
@@ -178,3 +179,90 @@ class RoomTest(testtools.TestCase):
         self.assertEqual([states[0], states[3]], passed)
         passed = self.filter._preemptible(view((1, 0, 0)), spec(), states)
         self.assertEqual([states[0], states[3]], passed)
+
+
+class _Client:
+    """Placement's answer to the usage read: `summaries` as given."""
+
+    def __init__(self, summaries: dict) -> None:
+        self.summaries = summaries
+
+    def get(self, url: str, version: str):
+        client = self
+
+        class Response:
+            status_code = 200
+            url = ''
+
+            def json(self):
+                return {'provider_summaries': client.summaries}
+        assert version >= '1.27', version   # every class summarised
+        return Response()
+
+
+def summary(vcpus, memory_mb, disk_gb, used=(0, 0, 0)) -> dict:
+    return {'resources': {
+        rc: {'capacity': cap, 'used': u} for rc, cap, u in zip(
+            ('VCPU', 'MEMORY_MB', 'DISK_GB'), (vcpus, memory_mb, disk_gb),
+            used)}}
+
+
+class PlacementUsageTest(testtools.TestCase):
+    """What Placement counts and Nova's host state does not (a claim of a
+    boot whose conductor failed after it) keeps an ordinary boot off a
+    promised node too.
+    """
+    UUID = 'c0ffee00-0000-4000-8000-000000000001'
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.client = _Client({})
+        self.usage = placement.Usage(lambda: self.client)
+        self.filter = filters.ReservationFilter(
+            ledger=object(), clock=lambda: NOW, usage=self.usage)
+
+    def placed(self, *used) -> None:
+        self.client.summaries = {self.UUID: summary(8, 16384, 100, used)}
+        self.usage.refresh()
+
+    passes = RoomTest.passes
+
+    def test_a_claim_no_compute_knows_counts(self):
+        ledger = view((4, 8192, 10))
+        state = host_state()
+        self.assertTrue(self.passes(ledger, state))
+        self.placed(4, 8192, 10)
+        self.assertFalse(self.passes(ledger, state))
+        self.placed(3, 1024, 10)
+        self.assertTrue(self.passes(ledger, state))
+
+    def test_the_lease_servers_placement_counts_are_the_ledgers(self):
+        # A lease server of 4 vCPUs runs on the node: Placement counts it,
+        # and so does the ledger's peak.
+        ledger = view((4, 8192, 10))
+        server = 'c0ffee00-0000-4000-8000-0000000000s1'.replace('s', 'a')
+        ledger.bound[server] = capacity.Resources(4, 8192, 10)
+        state = host_state(vcpus_used=4, memory_mb_used=8192,
+                           local_gb_used=10)
+        flavor = objects.Flavor(vcpus=4, memory_mb=8192, root_gb=10,
+                                ephemeral_gb=0, swap=0)
+        state.instances = {server: objects.Instance(uuid=server,
+                                                    flavor=flavor)}
+        self.placed(4, 8192, 10)
+        self.assertTrue(self.passes(ledger, state))
+        # One more vCPU claimed for a server no compute has: still room
+        # for one (8 - 4 - 1 - 1), not for four.
+        self.placed(5, 8192, 10)
+        self.assertTrue(self.passes(ledger, state))
+        self.assertFalse(self.passes(ledger, state, spec(vcpus=4)))
+
+    def test_a_node_placement_does_not_list_is_nova_s_alone(self):
+        # A node with no vCPU left is no allocation candidate: Nova's host
+        # state decides alone (and Placement refuses its claims).
+        self.client.summaries = {
+            'another': summary(8, 16384, 100, (8, 0, 0)),
+            'no-vcpu': {'resources': {'DISK_GB': {'capacity': 1,
+                                                  'used': 0}}}}
+        self.usage.refresh()
+        self.assertEqual(['another'], list(self.usage.used))
+        self.assertTrue(self.passes(view((4, 8192, 10)), host_state()))
