@@ -303,12 +303,11 @@ class RefreshAgainstReferenceTest(testtools.TestCase):
 class CompactTest(testtools.TestCase):
 
     def test_no_python_object_per_slot(self):
-        # A hundred slots a node, as at 100,000 slots on 1,000 nodes.
-        count = 20_000
+        count = 100_000
         slots = [capacity.Slot(
             i, 'r%05d' % (i // 10), '', float(i % 5000),
             float(i % 5000 + 300), SIZES[i % 2]) for i in range(1, count + 1)]
-        rows = [row(s, 'node%03d' % (s.id % 200)) for s in slots]
+        rows = [row(s, 'node%03d' % (s.id % 1000)) for s in slots]
         ledger = ledger_mod.Ledger(lambda epoch, since: db_changes.Changes(
             'epoch', 1, [], rows))
         gc.collect()
