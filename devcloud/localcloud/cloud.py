@@ -299,6 +299,11 @@ class LocalCloud:
                  '--exec', '/usr/sbin/mariadbd')
             _wait('MariaDB', lambda: _port_open(3306))
         _wait('MariaDB', lambda: self._root_sql('SELECT 1') or True)
+        # Every Nova process of two cells holds connections to three
+        # databases or four: MariaDB's default of 151 is too few, as for
+        # the Galera nodes (galera.py).  Until MariaDB restarts.
+        self._root_sql('SET GLOBAL max_connections = GREATEST('
+                       '@@max_connections, %d)' % galera.MAX_CONNECTIONS)
 
     @staticmethod
     def _root_sql(*statements: str) -> None:

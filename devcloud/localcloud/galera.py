@@ -41,6 +41,9 @@ IST_PORTS = {n: 14570 + n for n in range(1, NODES + 1)}
 SST_PORTS = {n: 14580 + n for n in range(1, NODES + 1)}
 PROVIDER = '/usr/lib/galera/libgalera_smm.so'
 CLUSTER = 'nrsv_localcloud'
+# Every process of the cloud keeps a pool of connections to each database
+# it uses.
+MAX_CONNECTIONS = 1000
 # The user of HAProxy's health check (no password: it only logs in).
 CHECK_USER = 'haproxy'
 
@@ -90,8 +93,7 @@ class Cluster:
             port=SQL_PORTS[node], bind_address=HOST, skip_name_resolve='ON',
             character_set_server='utf8mb4',
             collation_server='utf8mb4_general_ci',
-            # Every process of the cloud keeps a pool of connections.
-            max_connections=1000,
+            max_connections=MAX_CONNECTIONS,
             innodb_buffer_pool_size='64M', innodb_log_file_size='16M',
             # A cloud for tests: durability comes from the other nodes.
             innodb_flush_log_at_trx_commit=0, sync_binlog=0,
