@@ -30,7 +30,7 @@ CONF = conf.CONF
 
 # One copy of the ledger per scheduler process, shared by filter instances.
 LEDGER = ledger_mod.Ledger()
-# And of Placement's usage of the nodes (the servers of leases apart).
+# And of what Placement counts as used on the nodes.
 USAGE = placement.Usage(report.report_client_singleton)
 
 
@@ -56,8 +56,8 @@ class ReservationFilter(filters.BaseHostFilter):
         self.usage = usage or (USAGE if ledger is None else None)
         # (the ledger's peaks table, {node: room}): see headroom().
         self._rooms: tuple = (None, {})
-        # ((peaks, usage read), {provider: room}): see _placed_room().
-        self._placed: tuple = ((None, None), {})
+        # (peaks, usage read, {provider: room}): see _placed_rooms().
+        self._placed: tuple = (None, None, {})
 
     def filter_all(self, host_states, spec_obj):
         # The per-request work (the ledger's view, the request's need) is
@@ -129,7 +129,7 @@ class ReservationFilter(filters.BaseHostFilter):
         capacity less its usage and the ledger's peak) is kept from one
         request to the next while neither changes.
         """
-        need_v, need_m, need_d = _need(spec_obj)
+        need = need_v, need_m, need_d = _need(spec_obj)
         peaks = view.peaks_after(self.clock())
         table, rooms = self._rooms
         if table is not peaks:
@@ -161,9 +161,8 @@ class ReservationFilter(filters.BaseHostFilter):
                 host_state, capacity.Resources(*peaks[name]),
                 capacity.Resources(need_v, need_m, need_d), view.bound)
             if fits and placed is not None:
-                fits = self._fits_placed(placed, host_state, peaks[name],
-                                         (need_v, need_m, need_d),
-                                         view.bound)
+                fits = _fits_placed(placed, host_state, peaks[name], need,
+                                    view.bound)
             if fits:
                 passed.append(host_state)
             else:
@@ -171,38 +170,21 @@ class ReservationFilter(filters.BaseHostFilter):
                           'promised to a lease', name)
         return passed
 
-    def _placed_rooms(self, peaks: dict) -> Optional[dict]:
-        """{provider uuid: room} of the promised nodes as Placement counts
-        their usage (see `_fits_placed`), filled as hosts are asked about,
-        kept while neither the ledger's peaks nor the usage read change;
-        None without a usage view.
+    def _placed_rooms(self, peaks: dict) -> Optional[tuple]:
+        """(usage read, {provider uuid: room}): one read of what Placement
+        counts on the nodes for the whole request, and the rooms of the
+        promised nodes on it (see `_fits_placed`), filled as hosts are
+        asked about and kept while neither the ledger's peaks nor the
+        read change; None without a usage view.
         """
         if self.usage is None:
             return None
         used = self.usage.used
-        (known_peaks, known_used), rooms = self._placed
+        known_peaks, known_used, rooms = self._placed
         if known_peaks is not peaks or known_used is not used:
             rooms = {}
-            self._placed = ((peaks, used), rooms)
-        return rooms
-
-    def _fits_placed(self, rooms: dict, host_state, peak: tuple,
-                     need: tuple, bound: dict) -> bool:
-        """Whether `need` fits on a promised node with the ledger's `peak`
-        and what Placement counts there (`rooms`: see `_placed_rooms`).
-        The lease servers Placement counts are in the ledger too: taken
-        out only for a second look, as in `fits_besides_lease_servers`.
-        """
-        key = host_state.uuid
-        room = rooms.get(key)
-        if room is None:
-            found = self.usage.used.get(key)
-            room = rooms[key] = () if found is None else tuple(
-                found[0] - found[1] - capacity.Resources(*peak))
-        if not room or all(n <= r for n, r in zip(need, room)):
-            return True
-        lease = lease_usage(host_state, bound)
-        return all(n <= r + s for n, r, s in zip(need, room, lease))
+            self._placed = (peaks, used, rooms)
+        return used, rooms
 
     def _preemptible(self, view: ledger_mod.View, spec_obj,
                      host_states) -> list:
@@ -259,6 +241,26 @@ def is_preemptible(spec_obj) -> bool:
     if isinstance(value, list):
         value = value[0] if len(value) == 1 else None
     return str(value).lower() == 'true'
+
+
+def _fits_placed(placed: tuple, host_state, peak: tuple, need: tuple,
+                 bound: dict) -> bool:
+    """Whether `need` fits on a promised node with the ledger's `peak`
+    and what Placement counts there (`placed`: see `_placed_rooms`).
+    The lease servers Placement counts are in the ledger too: taken out
+    only for a second look, as in `fits_besides_lease_servers`.
+    """
+    used, rooms = placed
+    key = host_state.uuid
+    room = rooms.get(key)
+    if room is None:
+        found = used.get(key)
+        room = rooms[key] = () if found is None else tuple(
+            found[0] - found[1] - capacity.Resources(*peak))
+    if not room or all(n <= r for n, r in zip(need, room)):
+        return True
+    lease = lease_usage(host_state, bound)
+    return all(n <= r + s for n, r, s in zip(need, room, lease))
 
 
 # The room of a node on which the ledger promises nothing from now on.
