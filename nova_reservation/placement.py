@@ -12,6 +12,7 @@
 
 """The compute nodes as the ledger sees them, read from Placement."""
 
+import time
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
@@ -191,13 +192,20 @@ class Usage:
 
     def __init__(self, client: Callable) -> None:
         self._client = client
-        # {provider uuid: (capacity, used)} as capacity.Resources; a new
-        # dict at each read, never changed.
-        self.used: dict = {}
+        # (when the read began (time.time()), {provider uuid: (capacity,
+        # used)} as capacity.Resources): a new pair at each read, never
+        # changed, so that one look at it gives a read and its time.
+        self.snapshot: tuple = (0.0, {})
         self._refresher = refresher.Refresher(self.refresh,
                                               'placement-usage')
 
+    @property
+    def used(self) -> dict:
+        """{provider uuid: (capacity, used)} of the last read."""
+        return self.snapshot[1]
+
     def refresh(self) -> None:
+        began = time.time()
         found = _json(self._client().get(
             '/allocation_candidates?resources=VCPU:1',
             version=SUMMARIES_VERSION))['provider_summaries']
@@ -210,7 +218,26 @@ class Usage:
                 resources[rc][field] if rc in resources else 0
                 for rc in RESOURCE_CLASSES)) for field in ('capacity',
                                                            'used'))
-        self.used = used
+        self.snapshot = (began, used)
+
+    def node(self, uuid: str) -> tuple:
+        """(capacity, used) of the provider `uuid` now (two requests)."""
+        client = self._client()
+        inventories = _json(client.get(
+            '/resource_providers/%s/inventories' % uuid,
+            version=PLACEMENT_VERSION))['inventories']
+        usages = _json(client.get('/resource_providers/%s/usages' % uuid,
+                                  version=PLACEMENT_VERSION))['usages']
+        return tuple(capacity.Resources(*(
+            of(rc) if rc in inventories else 0 for rc in RESOURCE_CLASSES))
+            for of in (lambda rc: _limit(inventories[rc]),
+                       lambda rc: usages.get(rc, 0)))
+
+    def claims(self, consumer: str) -> set:
+        """The providers on which `consumer` holds an allocation now."""
+        return set(_json(self._client().get(
+            '/allocations/%s' % consumer,
+            version=PLACEMENT_VERSION))['allocations'])
 
     def keep_fresh(self, interval: float) -> None:
         """Read every `interval` seconds in a thread (once per view);
@@ -221,7 +248,7 @@ class Usage:
     def close(self) -> None:
         """Stop the thread of `keep_fresh` and forget what was read."""
         self._refresher.stop()
-        self.used = {}
+        self.snapshot = (0.0, {})
 
 
 def _use(consumer: dict) -> capacity.Resources:

@@ -199,6 +199,31 @@ class Turn(Base):
     until = sa.Column(Timestamp, nullable=False)
 
 
+class Pass(Base):
+    """A promised node that a scheduler let an ordinary boot onto, with
+    what the boot takes: counted by the other schedulers until the boot
+    has claimed in Placement (`nova_reservation.passes`).
+    """
+    __tablename__ = 'rsv_passes'
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False, index=True)
+    node = sa.Column(sa.String(255), nullable=False)
+    vcpus = sa.Column(sa.Float, nullable=False)
+    memory_mb = sa.Column(sa.Float, nullable=False)
+    disk_gb = sa.Column(sa.Float, nullable=False)
+    created_at = sa.Column(Timestamp, nullable=False, index=True)
+
+
+class Lock(Base):
+    """A row that writers who must decide one after the other update
+    first (a write, so that Galera's certification orders writers on
+    different nodes too).
+    """
+    __tablename__ = 'rsv_locks'
+    name = sa.Column(sa.String(64), primary_key=True)
+    taken = sa.Column(sa.BigInteger, nullable=False)
+
+
 class ServerBinding(Base):
     """A server of a lease made by a boot with lease_params."""
     __tablename__ = 'rsv_server_bindings'

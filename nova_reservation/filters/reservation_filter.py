@@ -23,6 +23,7 @@ from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
+from nova_reservation import passes as passes_mod
 from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
@@ -32,6 +33,8 @@ CONF = conf.CONF
 LEDGER = ledger_mod.Ledger()
 # And of what Placement counts as used on the nodes.
 USAGE = placement.Usage(report.report_client_singleton)
+# And of its decisions beside the other schedulers'.
+PASSES = passes_mod.Passes(USAGE)
 
 
 class ReservationFilter(filters.BaseHostFilter):
@@ -47,13 +50,17 @@ class ReservationFilter(filters.BaseHostFilter):
     RUN_ON_REBUILD = False
 
     def __init__(self, ledger=None, clock=time.time,
-                 usage: Optional[placement.Usage] = None) -> None:
+                 usage: Optional[placement.Usage] = None,
+                 passes: Optional[passes_mod.Passes] = None) -> None:
         """`ledger`, `usage`: the process's (as Nova makes the filter), or
-        those given (no usage: Placement's is not asked).
+        those given (no usage: Placement's is not asked); `passes`: the
+        process's with its own ledger and usage, or those given (none: the
+        other schedulers' boots in flight are not counted).
         """
         self.ledger = ledger or LEDGER
         self.clock = clock
         self.usage = usage or (USAGE if ledger is None else None)
+        self.passes = passes or (PASSES if ledger is None else None)
         # (the ledger's peaks table, {node: room}): see headroom().
         self._rooms: tuple = (None, {})
         # (peaks, usage read, {provider: room}): see _placed_rooms().
@@ -139,6 +146,7 @@ class ReservationFilter(filters.BaseHostFilter):
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}
         passed = []
+        promised: dict = {}
         for host_state in host_states:
             aggregates = host_state.aggregates
             if aggregates and set_aside(aggregates, freepool, verdicts):
@@ -165,10 +173,39 @@ class ReservationFilter(filters.BaseHostFilter):
                                     view.bound)
             if fits:
                 passed.append(host_state)
+                promised[name] = host_state
             else:
                 LOG.debug('ReservationFilter: %s would take capacity '
                           'promised to a lease', name)
+        if promised and self.passes is not None and spec_obj.instance_uuid:
+            admitted = self._admit(spec_obj.instance_uuid, need, promised,
+                                   peaks, placed, view.bound,
+                                   wait=len(promised) == len(passed))
+            passed = [h for h in passed if h.nodename in admitted or
+                      h.nodename not in promised]
         return passed
+
+    def _admit(self, instance_uuid: str, need: capacity.Resources,
+               promised: dict, peaks: dict, placed: Optional[tuple],
+               bound: dict, wait: bool) -> set:
+        """Those of the `promised` nodes ({node: host state}) where the
+        boot fits beside the boots other schedulers let onto them
+        (`passes.Passes`).
+        """
+        def candidate(host_state, peak):
+            def fits(pending, found):
+                more = need + pending
+                if found is None and placed is not None:
+                    found = placed[0].get(host_state.uuid)
+                return fits_besides_lease_servers(
+                    host_state, peak, more, bound) and (
+                    found is None or _fits_found(found, host_state, peak,
+                                                 more, bound))
+            return passes_mod.Candidate(host_state.uuid, fits)
+
+        return self.passes.admit(instance_uuid, need, {
+            name: candidate(h, capacity.Resources(*peaks[name]))
+            for name, h in promised.items()}, wait)
 
     def _placed_rooms(self, peaks: dict) -> Optional[tuple]:
         """(usage read, {provider uuid: room}): one read of what Placement
@@ -179,7 +216,7 @@ class ReservationFilter(filters.BaseHostFilter):
         """
         if self.usage is None:
             return None
-        used = self.usage.used
+        used = self.usage.snapshot[1]
         known_peaks, known_used, rooms = self._placed
         if known_peaks is not peaks or known_used is not used:
             rooms = {}
@@ -257,7 +294,18 @@ def _fits_placed(placed: tuple, host_state, peak: tuple, need: tuple,
         found = used.get(key)
         room = rooms[key] = () if found is None else tuple(
             found[0] - found[1] - capacity.Resources(*peak))
-    if not room or all(n <= r for n, r in zip(need, room)):
+    return not room or _fits_room(room, host_state, need, bound)
+
+
+def _fits_found(found: tuple, host_state, peak: tuple, need: tuple,
+                bound: dict) -> bool:
+    """`_fits_placed` on Placement's count `found` ((capacity, used))."""
+    return _fits_room(tuple(found[0] - found[1] - capacity.Resources(*peak)),
+                      host_state, need, bound)
+
+
+def _fits_room(room: tuple, host_state, need: tuple, bound: dict) -> bool:
+    if all(n <= r for n, r in zip(need, room)):
         return True
     lease = lease_usage(host_state, bound)
     return all(n <= r + s for n, r, s in zip(need, room, lease))

@@ -63,7 +63,7 @@ class MariaDBStoreTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0012', migration.head())
+        self.assertEqual('0013', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
@@ -71,7 +71,7 @@ class MariaDBStoreTest(testtools.TestCase):
                          'rsv_events', 'rsv_server_bindings', 'rsv_ledger',
                          'rsv_alembic_version', 'rsv_hosts',
                          'rsv_notices', 'rsv_host_properties',
-                         'rsv_turns'} <= tables,
+                         'rsv_turns', 'rsv_passes', 'rsv_locks'} <= tables,
                         tables)
         # Sub-second times survive the round trip.
         cols = {c['name']: c for c in sa.inspect(engine).get_columns(

@@ -1,0 +1,116 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""How a decision counts the passes of other schedulers' boots."""
+
+import types
+
+import testtools
+
+from nova_reservation import capacity
+from nova_reservation import ledger
+from nova_reservation import passes
+
+NOW = 1_800_000_000.0
+SETTLE = 10
+R = capacity.Resources
+
+
+class _Usage:
+    """Placement as a decision asks it: whom each boot claimed on, and a
+    node's usage now.
+    """
+
+    def __init__(self, claims: dict, fresh: dict) -> None:
+        self._claims = claims
+        self._fresh = fresh
+        self.asked: list = []
+
+    def claims(self, uuid: str) -> set:
+        self.asked.append(uuid)
+        return self._claims.get(uuid, set())
+
+    def node(self, uuid: str) -> tuple:
+        self.asked.append(uuid)
+        return self._fresh[uuid]
+
+
+def row(uuid: str, node: str, memory_mb: float, age: float = 1.0):
+    return types.SimpleNamespace(
+        instance_uuid=uuid, node=node, vcpus=1, memory_mb=memory_mb,
+        disk_gb=0, created_at=ledger.from_epoch(NOW - age))
+
+
+def candidate(node: str, room_mb: float):
+    """A node with `room_mb` left by the last read (or `found`'s)."""
+    def fits(pending, found):
+        room = room_mb if found is None else found[0].memory_mb - \
+            found[1].memory_mb
+        return 512 + pending.memory_mb <= room
+    return passes.Candidate('rp-' + node, fits)
+
+
+class JudgeTest(testtools.TestCase):
+
+    def judge(self, others, usage=None, **rooms) -> tuple:
+        self.usage = usage or _Usage({}, {})
+        decider = passes.Passes(self.usage, clock=lambda: NOW)
+        return decider._judge(others, NOW, {
+            node: candidate(node, room) for node, room in rooms.items()},
+            SETTLE)
+
+    def test_without_other_boots_every_node_is_admitted(self):
+        self.assertEqual(({'a', 'b'}, set()),
+                         self.judge([], a=512, b=4096))
+        self.assertEqual([], self.usage.asked)
+
+    def test_boots_that_fit_together_ask_placement_nothing(self):
+        self.assertEqual(({'a'}, set()),
+                         self.judge([row('x', 'a', 1024)], a=1536))
+        self.assertEqual([], self.usage.asked)
+
+    def test_a_boot_in_flight_is_waited_for(self):
+        self.assertEqual((set(), {'a'}),
+                         self.judge([row('x', 'a', 1024)], a=1024))
+        self.assertEqual(['x'], self.usage.asked)
+
+    def test_a_boot_in_flight_too_big_anyway_is_not_waited_for(self):
+        # The node would not take the boot even without it.
+        self.assertEqual((set(), set()), self.judge(
+            [row('x', 'a', 1024)], _Usage({'x': {'rp-a'}}, {
+                'rp-a': (R(8, 4096), R(1, 4000))}), a=1024))
+
+    def test_a_boot_claimed_elsewhere_counts_nowhere_else(self):
+        self.assertEqual(({'a'}, set()), self.judge(
+            [row('x', 'a', 1024)], _Usage({'x': {'rp-b'}}, {}), a=1024))
+
+    def test_a_boot_claimed_here_is_counted_by_a_fresh_read(self):
+        usage = _Usage({'x': {'rp-a'}}, {'rp-a': (R(8, 4096), R(1, 3584))})
+        self.assertEqual(({'a'}, set()),
+                         self.judge([row('x', 'a', 1024)], usage, a=1024))
+        self.assertEqual(['x', 'rp-a'], usage.asked)
+        usage = _Usage({'x': {'rp-a'}}, {'rp-a': (R(8, 4096), R(1, 3585))})
+        self.assertEqual((set(), set()),
+                         self.judge([row('x', 'a', 1024)], usage, a=1024))
+
+    def test_a_boot_not_claimed_when_it_would_have_is_forgotten(self):
+        old = row('x', 'a', 1024, age=SETTLE + passes.CLOCK_SKEW + 0.1)
+        self.assertEqual(({'a'}, set()), self.judge([old], a=1024))
+
+    def test_each_node_counts_its_own_passes(self):
+        others = [row('x', 'a', 1024), row('x', 'b', 1024),
+                  row('y', 'b', 1024)]
+        usage = _Usage({'x': {'rp-a'}}, {'rp-a': (R(8, 4096), R(1, 1024))})
+        # a: x claimed there, a fresh read has room; b: y in flight (x
+        # went to a), and without it there is room.
+        self.assertEqual(({'a'}, {'b'}),
+                         self.judge(others, usage, a=1024, b=1024))
