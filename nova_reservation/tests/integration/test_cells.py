@@ -100,7 +100,7 @@ class TwoCellsTest(base.CloudTestCase):
     def test_a_reserved_server_is_built_in_its_node_s_cell(self):
         full = self.fill()
         self.free(full['compute2'])
-        server = self.boot('cell2-' + self.suffix, 90)
+        server = self.boot('cell2-' + self.suffix, 30)
         self.assertEqual('cell2', self.cell_of(server['id']))
         self.assert_runs_on(server['id'], 'compute2')
 
