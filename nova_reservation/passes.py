@@ -18,9 +18,9 @@ states), what Placement counted at its last read (`placement.Usage`) and
 its own decisions; a boot that another scheduler has filtered and not yet
 claimed is in none of them.  So each promised node that the filter lets
 an ordinary boot onto gets a pass (`db.passes`): the boot's server, the
-node and what the server takes, written with the decision in one
-transaction, under a lock that makes the schedulers decide one after the
-other.  A decision counts the other boots' passes so:
+node and what the server takes, written under a lock, and only if the
+other passes are still those the decision counted: the schedulers decide
+one after the other.  A decision counts the other boots' passes so:
 
 - first, each pass that the last read of Placement may lack (made less
   than `boot_settle_timeout` before that read began): a node where the
@@ -58,8 +58,7 @@ CONF = conf.CONF
 
 # Seconds that two controllers' clocks may differ by.
 CLOCK_SKEW = 1.0
-# Seconds between two looks at the boots a decision waits for (each
-# takes the lock).
+# Seconds between two looks at the boots a decision waits for.
 POLL = 0.25
 
 
@@ -81,40 +80,44 @@ class Passes:
         self.clock = clock
 
     def admit(self, instance_uuid: str, need: capacity.Resources,
-              candidates: Dict[str, Candidate], wait: bool) -> set:
+              candidates: Dict[str, Candidate], read_at: float,
+              wait: bool) -> set:
         """Those of `candidates` ({node: Candidate}) that the boot of
         `instance_uuid` (taking `need`) may go to beside the other
-        schedulers' boots; `wait`: no other node takes the boot, so a
-        node refused only for boots in flight is waited for.
+        schedulers' boots; `read_at`: when the read of Placement that
+        the candidates' fits use began (0: none); `wait`: no other node
+        takes the boot, so a node refused only for boots in flight is
+        waited for.
         """
         settle = CONF.reservation.boot_settle_timeout
-        read_at = self.usage.snapshot[0] or (
-            self.clock() - db_passes.KEPT.total_seconds())
+        read_at = read_at or (self.clock() - db_passes.KEPT.total_seconds())
         since = ledger_mod.from_epoch(read_at - settle - CLOCK_SKEW)
         # By then each boot in flight now has claimed or never will.
         deadline = time.monotonic() + settle + CLOCK_SKEW + POLL
-
-        def judge(others: list, now) -> tuple:
-            admitted, waiting = self._judge(
-                others, ledger_mod.to_epoch(now), candidates, settle)
-            final = not (waiting and wait and not admitted and
-                         time.monotonic() < deadline)
-            if not final:
+        ctx = db_api.Context()
+        while True:
+            try:
+                rows = db_passes.others(ctx, instance_uuid, candidates, since)
+                admitted, waiting = self._judge(rows, self.clock(),
+                                                candidates, settle)
+                late = time.monotonic() >= deadline
+                if not (waiting and wait and not admitted and not late):
+                    if db_passes.record(ctx, instance_uuid, candidates,
+                                        since, need, {r.id for r in rows},
+                                        admitted):
+                        return admitted
+                    if late:
+                        raise RuntimeError('other boots kept deciding')
+                    continue   # others decided meanwhile: again
                 LOG.info('ReservationFilter: the boot of %s waits for the '
                          'boots in flight on %s', instance_uuid,
                          ', '.join(sorted(waiting)))
-            return admitted, final
-
-        while True:
-            try:
-                admitted, final = db_passes.decide(
-                    db_api.Context(), instance_uuid, candidates, since,
-                    need, judge)
             except Exception as error:
-                # Another node's writer won the lock, or the store is
-                # failing over: again, while the boots in flight may
-                # still be waited for.
-                if db_api.unavailable(error) and \
+                # Another node's writer won the lock, or the store or
+                # Placement is failing over: again, while the boots in
+                # flight may still be waited for.
+                if (db_api.unavailable(error) or isinstance(
+                        error, placement.Unavailable)) and \
                         time.monotonic() < deadline:
                     time.sleep(POLL)
                     continue
@@ -122,8 +125,6 @@ class Passes:
                             'not be counted; the boot of %s is kept off '
                             'promised nodes', instance_uuid, exc_info=True)
                 return set()
-            if final:
-                return admitted
             time.sleep(POLL)
 
     def _judge(self, others: list, now: float,

@@ -13,14 +13,16 @@
 """Passes: the promised nodes that a scheduler let an ordinary boot onto
 (`nova_reservation.passes` says why and when they count).
 
-The schedulers decide one after the other: each decision first updates
-the row `LOCK` of the locks table, which a second writer on the same
-database waits for, and a writer on another Galera node loses to at
-certification (then `api.writer` runs the decision again).
+A scheduler decides on the passes it read (and on what Placement says of
+them, asked without any lock held), then records its own under a lock:
+the write first updates the row `LOCK` of the locks table, which a second
+writer on the same database waits for, and a writer on another Galera
+node loses to at certification (then `api.writer` runs it again); it
+writes only if the other passes are still those it decided on.
 """
 
 import datetime
-from typing import Callable, Iterable
+from typing import Iterable, Set
 
 from oslo_db import exception as db_exception
 import sqlalchemy as sa
@@ -56,30 +58,36 @@ def need_of(row: models.Pass) -> capacity.Resources:
     return capacity.Resources(row.vcpus, row.memory_mb, row.disk_gb)
 
 
+def others(ctx, instance_uuid: str, nodes: Iterable[str],
+           since: datetime.datetime) -> list:
+    """The other boots' passes on `nodes` made since `since`."""
+    return api.rows(ctx, sa.select(P).where(
+        P.node.in_(sorted(set(nodes))), P.created_at >= since,
+        P.instance_uuid != instance_uuid))
+
+
 @api.writer
-def decide(ctx, instance_uuid: str, nodes: Iterable[str],
+def record(ctx, instance_uuid: str, nodes: Iterable[str],
            since: datetime.datetime, need: capacity.Resources,
-           judge: Callable[[list, datetime.datetime], tuple]) -> tuple:
-    """One decision on which of `nodes` the boot of `instance_uuid` may
-    go to, under the lock: `judge(passes, now)` is given the other boots'
-    passes on `nodes` made since `since` and answers (admitted nodes,
-    final); when final, the boot's passes on the admitted nodes (taking
-    `need` each) replace any it had.  Gives judge's answer.
+           seen: Set[int], admitted: Iterable[str]) -> bool:
+    """Under the lock, the boot's passes on the `admitted` nodes (taking
+    `need` each) in place of any it had, if the other passes on `nodes`
+    since `since` are still those `seen` (their ids) when the decision
+    was made; whether they were (if not, nothing is written: decide
+    again).
     """
     take_lock(ctx, LOCK)
-    now = api.utcnow()
-    nodes = sorted(set(nodes))
-    others = list(ctx.session.execute(sa.select(P).where(
-        P.node.in_(nodes), P.created_at >= since,
+    found = set(ctx.session.execute(sa.select(P.id).where(
+        P.node.in_(sorted(set(nodes))), P.created_at >= since,
         P.instance_uuid != instance_uuid)).scalars())
-    admitted, final = judge(others, now)
-    if final:
-        ctx.session.execute(sa.delete(P).where(sa.or_(
-            P.created_at < now - KEPT, P.instance_uuid == instance_uuid)))
-        if admitted:
-            ctx.session.execute(sa.insert(P), [
-                dict(instance_uuid=instance_uuid, node=node,
-                     vcpus=need.vcpus, memory_mb=need.memory_mb,
-                     disk_gb=need.disk_gb, created_at=now)
-                for node in sorted(admitted)])
-    return admitted, final
+    if found != set(seen):
+        return False
+    now = api.utcnow()
+    ctx.session.execute(sa.delete(P).where(sa.or_(
+        P.created_at < now - KEPT, P.instance_uuid == instance_uuid)))
+    rows = [dict(instance_uuid=instance_uuid, node=node, vcpus=need.vcpus,
+                 memory_mb=need.memory_mb, disk_gb=need.disk_gb,
+                 created_at=now) for node in sorted(admitted)]
+    if rows:
+        ctx.session.execute(sa.insert(P), rows)
+    return True

@@ -142,7 +142,9 @@ class ReservationFilter(filters.BaseHostFilter):
         if table is not peaks:
             rooms = {}
             self._rooms = (peaks, rooms)
-        placed = self._placed_rooms(peaks)
+        # One read of Placement's usage for the whole request.
+        snapshot = self.usage.snapshot if self.usage is not None else None
+        placed = self._placed_rooms(peaks, snapshot)
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}
         passed = []
@@ -180,6 +182,7 @@ class ReservationFilter(filters.BaseHostFilter):
         if promised and self.passes is not None and spec_obj.instance_uuid:
             admitted = self._admit(spec_obj.instance_uuid, need, promised,
                                    peaks, placed, view.bound,
+                                   snapshot[0] if snapshot else 0.0,
                                    wait=len(promised) == len(passed))
             passed = [h for h in passed if h.nodename in admitted or
                       h.nodename not in promised]
@@ -187,7 +190,7 @@ class ReservationFilter(filters.BaseHostFilter):
 
     def _admit(self, instance_uuid: str, need: capacity.Resources,
                promised: dict, peaks: dict, placed: Optional[tuple],
-               bound: dict, wait: bool) -> set:
+               bound: dict, read_at: float, wait: bool) -> set:
         """Those of the `promised` nodes ({node: host state}) where the
         boot fits beside the boots other schedulers let onto them
         (`passes.Passes`).
@@ -205,18 +208,19 @@ class ReservationFilter(filters.BaseHostFilter):
 
         return self.passes.admit(instance_uuid, need, {
             name: candidate(h, capacity.Resources(*peaks[name]))
-            for name, h in promised.items()}, wait)
+            for name, h in promised.items()}, read_at, wait)
 
-    def _placed_rooms(self, peaks: dict) -> Optional[tuple]:
+    def _placed_rooms(self, peaks: dict,
+                      snapshot: Optional[tuple]) -> Optional[tuple]:
         """(usage read, {provider uuid: room}): one read of what Placement
         counts on the nodes for the whole request, and the rooms of the
         promised nodes on it (see `_fits_placed`), filled as hosts are
         asked about and kept while neither the ledger's peaks nor the
         read change; None without a usage view.
         """
-        if self.usage is None:
+        if snapshot is None:
             return None
-        used = self.usage.snapshot[1]
+        used = snapshot[1]
         known_peaks, known_used, rooms = self._placed
         if known_peaks is not peaks or known_used is not used:
             rooms = {}

@@ -10,19 +10,22 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Two schedulers' decisions on MariaDB, at once: the second waits for the
-first's lock and sees its pass (`nova_reservation.db.passes`).
+"""Two schedulers' records of passes on MariaDB, at once: the second
+waits for the first's lock, and finds the passes it decided on changed
+(`nova_reservation.db.passes`).
 """
 
 import datetime
 import threading
 import time
 
+import sqlalchemy as sa
 import testtools
 
 from devcloud import machine
 from nova_reservation import capacity
 from nova_reservation.db import api as db_api
+from nova_reservation.db import models
 from nova_reservation.db import passes as db_passes
 
 NEED = capacity.Resources(1, 512, 1)
@@ -35,35 +38,54 @@ class PassesLockTest(testtools.TestCase):
         machine.require(self, machine.mariadb_available(), 'MariaDB')
         self.useFixture(machine.MariaDBStore(True))
 
-    def test_decisions_at_once_are_made_one_after_the_other(self):
-        seen = {}
-        inside = threading.Event()
+    def test_a_record_made_meanwhile_sends_the_other_back(self):
         since = db_api.utcnow() - datetime.timedelta(minutes=1)
+        inside = threading.Event()
 
-        def decide(name: str, hold: float) -> None:
-            def judge(others, now):
-                seen[name] = sorted(r.instance_uuid for r in others)
-                inside.set()
-                time.sleep(hold)   # the other decision comes meanwhile
-                return {'node1'}, True
-            db_passes.decide(db_api.Context(), name, ['node1'], since,
-                             NEED, judge)
+        @db_api.writer
+        def first(ctx) -> None:
+            # Another scheduler's record, its lock held a second.
+            db_passes.take_lock(ctx, db_passes.LOCK)
+            ctx.session.execute(sa.insert(models.Pass).values(
+                instance_uuid='first', node='node1', vcpus=1, memory_mb=512,
+                disk_gb=1, created_at=db_api.utcnow()))
+            inside.set()
+            time.sleep(1.0)
 
-        first = threading.Thread(target=decide, args=('first', 1.0))
-        first.start()
+        errors = []
+        thread = threading.Thread(target=lambda: self._run(first, errors))
+        thread.start()
         self.assertTrue(inside.wait(30))
         began = time.monotonic()
-        decide('second', 0)
-        first.join(30)
-        self.assertEqual({'first': [], 'second': ['first']}, seen)
+        # Decided on no other pass: waits for the lock, then finds one.
+        self.assertFalse(db_passes.record(
+            db_api.Context(), 'second', ['node1'], since, NEED, set(),
+            ['node1']))
         self.assertGreater(time.monotonic() - began, 0.5)
+        thread.join(30)
+        self.assertFalse(thread.is_alive())
+        self.assertEqual([], errors)
+        # Decided again on what is there: recorded.
+        rows = db_passes.others(db_api.Context(), 'second', ['node1'], since)
+        self.assertEqual(['first'], [r.instance_uuid for r in rows])
+        self.assertTrue(db_passes.record(
+            db_api.Context(), 'second', ['node1'], since, NEED,
+            {r.id for r in rows}, ['node1']))
+        rows = db_passes.others(db_api.Context(), 'first', ['node1'], since)
+        self.assertEqual(['second'], [r.instance_uuid for r in rows])
 
-    def test_a_decision_that_is_not_final_writes_nothing(self):
+    def test_a_boot_s_passes_replace_its_earlier_ones(self):
         since = db_api.utcnow() - datetime.timedelta(minutes=1)
-        db_passes.decide(db_api.Context(), 'waiting', ['node1'], since,
-                         NEED, lambda others, now: ({'node1'}, False))
-        seen = []
-        db_passes.decide(db_api.Context(), 'next', ['node1'], since, NEED,
-                         lambda others, now: (seen.extend(others) or set(),
-                                              True))
-        self.assertEqual([], seen)
+        for nodes in (['node1', 'node2'], ['node2']):
+            self.assertTrue(db_passes.record(
+                db_api.Context(), 'boot', ['node1', 'node2'], since, NEED,
+                set(), nodes))
+        self.assertEqual(['node2'], [r.node for r in db_passes.others(
+            db_api.Context(), 'another', ['node1', 'node2'], since)])
+
+    @staticmethod
+    def _run(fn, errors: list) -> None:
+        try:
+            fn(db_api.Context())
+        except Exception as error:
+            errors.append(error)

@@ -112,12 +112,10 @@ class OneNodeTest(BootsInFlightTest):
     def test_a_boot_never_claimed_counts_until_it_would_have(self):
         self.flags(boot_settle_timeout=1, group='reservation')
         self.let_through(3328)
-        began = time.monotonic()
         server = self._wait_for_state_change(self.boot('b1'), 'ACTIVE')
         self.assertEqual('host1',
                          server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.assertIn(WAITS % 'host1', self.stdlog.logger.output)
-        self.assertGreater(time.monotonic() - began, 0.9)
 
     def test_boots_that_fit_together_do_not_wait(self):
         self.let_through(2048)

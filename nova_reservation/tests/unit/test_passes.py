@@ -83,11 +83,16 @@ class JudgeTest(testtools.TestCase):
                          self.judge([row('x', 'a', 1024)], a=1024))
         self.assertEqual(['x'], self.usage.asked)
 
-    def test_a_boot_in_flight_too_big_anyway_is_not_waited_for(self):
-        # The node would not take the boot even without it.
+    def test_a_boot_claimed_here_on_a_node_now_full_is_not_waited_for(self):
         self.assertEqual((set(), set()), self.judge(
             [row('x', 'a', 1024)], _Usage({'x': {'rp-a'}}, {
                 'rp-a': (R(8, 4096), R(1, 4000))}), a=1024))
+
+    def test_a_node_too_small_without_the_boot_in_flight_is_not_waited_for(
+            self):
+        # Only a second look asks: the last read leaves 256 MB.
+        self.assertEqual((set(), set()),
+                         self.judge([row('x', 'a', 1024)], a=256))
 
     def test_a_boot_claimed_elsewhere_counts_nowhere_else(self):
         self.assertEqual(({'a'}, set()), self.judge(
