@@ -136,13 +136,15 @@ class Passes:
         admitted = {node for node, more in pending.items()
                     if more == capacity.ZERO or
                     candidates[node].fits(more, None)}
-        left = [row for row in others if row.node not in admitted]
-        claims = {uuid: self.usage.claims(uuid)
-                  for uuid in sorted({row.instance_uuid for row in left})}
+        left: dict = {}
+        for row in others:
+            if row.node not in admitted:
+                left.setdefault(row.node, []).append(row)
+        claims = {uuid: self.usage.claims(uuid) for uuid in sorted(
+            {row.instance_uuid for rows in left.values() for row in rows})}
         waiting = set()
-        for node in sorted(set(pending) - admitted):
+        for node, here in sorted(left.items()):
             candidate = candidates[node]
-            here = [row for row in left if row.node == node]
             in_flight = capacity.ZERO
             for row in here:
                 if not claims[row.instance_uuid] and (

@@ -199,11 +199,6 @@ class Usage:
         self._refresher = refresher.Refresher(self.refresh,
                                               'placement-usage')
 
-    @property
-    def used(self) -> dict:
-        """{provider uuid: (capacity, used)} of the last read."""
-        return self.snapshot[1]
-
     def refresh(self) -> None:
         began = time.time()
         found = _json(self._client().get(

@@ -42,28 +42,34 @@ P = models.Pass
 def take_lock(ctx, name: str) -> None:
     """Take the lock `name` for the rest of `ctx`'s transaction."""
     lock = models.Lock
-    if ctx.session.execute(sa.update(lock).where(lock.name == name).values(
-            taken=lock.taken + 1)).rowcount:
+    bump = sa.update(lock).where(lock.name == name).values(
+        taken=lock.taken + 1)
+    if ctx.session.execute(bump).rowcount:
         return
     try:
         with ctx.session.begin_nested():
             ctx.session.execute(sa.insert(lock).values(name=name, taken=1))
     except db_exception.DBDuplicateEntry:
         # Another writer made the row at once: wait for it as usual.
-        ctx.session.execute(sa.update(lock).where(lock.name == name).values(
-            taken=lock.taken + 1))
+        ctx.session.execute(bump)
 
 
 def need_of(row: models.Pass) -> capacity.Resources:
     return capacity.Resources(row.vcpus, row.memory_mb, row.disk_gb)
 
 
+def _of_others(query, instance_uuid: str, nodes: Iterable[str],
+               since: datetime.datetime):
+    return query.where(P.node.in_(sorted(set(nodes))),
+                       P.created_at >= since,
+                       P.instance_uuid != instance_uuid)
+
+
 def others(ctx, instance_uuid: str, nodes: Iterable[str],
            since: datetime.datetime) -> list:
     """The other boots' passes on `nodes` made since `since`."""
-    return api.rows(ctx, sa.select(P).where(
-        P.node.in_(sorted(set(nodes))), P.created_at >= since,
-        P.instance_uuid != instance_uuid))
+    return api.rows(ctx, _of_others(sa.select(P), instance_uuid, nodes,
+                                    since))
 
 
 @api.writer
@@ -77,9 +83,8 @@ def record(ctx, instance_uuid: str, nodes: Iterable[str],
     again).
     """
     take_lock(ctx, LOCK)
-    found = set(ctx.session.execute(sa.select(P.id).where(
-        P.node.in_(sorted(set(nodes))), P.created_at >= since,
-        P.instance_uuid != instance_uuid)).scalars())
+    found = set(ctx.session.execute(_of_others(
+        sa.select(P.id), instance_uuid, nodes, since)).scalars())
     if found != set(seen):
         return False
     now = api.utcnow()

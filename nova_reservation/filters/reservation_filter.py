@@ -296,16 +296,21 @@ def _fits_placed(placed: tuple, host_state, peak: tuple, need: tuple,
     room = rooms.get(key)
     if room is None:
         found = used.get(key)
-        room = rooms[key] = () if found is None else tuple(
-            found[0] - found[1] - capacity.Resources(*peak))
+        room = rooms[key] = () if found is None else _room(found, peak)
     return not room or _fits_room(room, host_state, need, bound)
 
 
 def _fits_found(found: tuple, host_state, peak: tuple, need: tuple,
                 bound: dict) -> bool:
     """`_fits_placed` on Placement's count `found` ((capacity, used))."""
-    return _fits_room(tuple(found[0] - found[1] - capacity.Resources(*peak)),
-                      host_state, need, bound)
+    return _fits_room(_room(found, peak), host_state, need, bound)
+
+
+def _room(found: tuple, peak: tuple) -> tuple:
+    """A node's room on Placement's count `found` ((capacity, used)) less
+    the ledger's `peak`.
+    """
+    return tuple(found[0] - found[1] - capacity.Resources(*peak))
 
 
 def _fits_room(room: tuple, host_state, need: tuple, bound: dict) -> bool:

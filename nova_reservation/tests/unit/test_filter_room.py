@@ -264,5 +264,5 @@ class PlacementUsageTest(testtools.TestCase):
             'no-vcpu': {'resources': {'DISK_GB': {'capacity': 1,
                                                   'used': 0}}}}
         self.usage.refresh()
-        self.assertEqual(['another'], list(self.usage.used))
+        self.assertEqual(['another'], list(self.usage.snapshot[1]))
         self.assertTrue(self.passes(view((4, 8192, 10)), host_state()))
