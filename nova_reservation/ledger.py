@@ -40,6 +40,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import refresher
+from nova_reservation import shares
 from nova_reservation import slot_columns
 from nova_reservation import slot_index
 from nova_reservation import timeline as timeline_mod
@@ -65,6 +66,8 @@ class ReservationInfo:
     lease_id: str
     project_id: str
     resource_type: str
+    # The other projects that may boot into it.
+    shared_with: frozenset = shares.NO_ONE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +196,8 @@ class _NextView:
         else:
             self.reservations[row.id] = ReservationInfo(
                 sys.intern(row.id), sys.intern(row.lease_id),
-                sys.intern(row.project_id), sys.intern(row.resource_type))
+                sys.intern(row.project_id), sys.intern(row.resource_type),
+                shares.projects(row.shared_with))
 
     def apply_slot(self, row) -> None:
         self._begin()

@@ -30,6 +30,9 @@ ON_PREEMPT = PREFIX + 'on_preempt'
 PREEMPTIBLE_UNTIL = PREFIX + 'preemptible_until'
 PREEMPT_AT = PREFIX + 'preempt_at'
 ON_PREEMPT_ACTIONS = ('shelve', 'delete')
+# An ordinary server booted instead of into the reservation it named,
+# which it found full or not started (``reservation_fallback``).
+FALLBACK_OF = PREFIX + 'fallback_of'
 # The tag of a leased server.
 LEASE_TAG_PREFIX = 'lease-'
 

@@ -62,12 +62,16 @@ class Notifier:
             transport, publisher_id='reservation.%s.%s'
             % (publisher, socket.gethostname()))
 
-    def lease(self, action: str, lease_id: str, details=None) -> None:
+    def lease(self, action: str, lease_id: str, details=None,
+              changed: Optional[list] = None) -> None:
         """lease.create, lease.update or lease.delete (`details`: the
-        lease's, if the caller has read them).
+        lease's, if the caller has read them; `changed`: the fields a
+        change changed, given in the payload's ``changed``).
         """
-        self._notifier.info({}, 'lease.%s' % action,
-                            lease_payload(lease_id, details))
+        payload = lease_payload(lease_id, details)
+        if changed is not None:
+            payload['changed'] = changed
+        self._notifier.info({}, 'lease.%s' % action, payload)
 
     def send(self, event_type: str, payload: dict) -> None:
         self._notifier.info({}, event_type, payload)

@@ -117,6 +117,8 @@ BINDING = Machine('binding', {
 # What the views show of a lease before its start, and of its servers
 # until then (Nova's own state of such a server is shelved_offloaded).
 SHOWN_RESERVED = 'RESERVED'
+# An ordinary server booted instead of into a reservation it named.
+SHOWN_ORDINARY = 'ORDINARY'
 
 
 def made(started: bool, waits: bool) -> tuple:

@@ -14,9 +14,11 @@
 the lease notifications."""
 
 import json
+from typing import Optional
 
 from nova_reservation import resource_types
 from nova_reservation import schedule
+from nova_reservation import shares
 from nova_reservation import status
 
 DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'   # what Blazar's clients parse
@@ -29,7 +31,16 @@ def date(value) -> str:
     return value.strftime(DATE_FORMAT) if value else None
 
 
-def reservation(res, servers: list, lease_status: str) -> dict:
+def reservation(res, bindings: list, lease_status: str,
+                viewer: Optional[str] = None) -> dict:
+    """A reservation with its servers (`bindings`: those bound to it), as
+    its owner sees it or, with `viewer`, a project it is shared with (its
+    own servers and share only).
+    """
+    owner = res.project_id
+    if viewer is not None:
+        bindings = [b for b in bindings if (b.project_id or owner) == viewer]
+    servers = [b.instance_uuid for b in bindings]
     view = {'id': res.id, 'lease_id': res.lease_id,
             'resource_type': res.resource_type,
             'status': status.RESERVATION_OF_LEASE.get(
@@ -57,14 +68,37 @@ def reservation(res, servers: list, lease_status: str) -> dict:
                         memory_mb=res.memory_mb, disk_gb=res.disk_gb,
                         resource_properties='', aggregate_id=None,
                         server_group_id=res.server_group_id)
+    if res.resource_type in shares.SHAREABLE:
+        shared_with = sorted(shares.projects(res.shared_with))
+        slots_by_project: dict = {}
+        for b in bindings:
+            if b.state != status.ENDED:
+                project = b.project_id or owner
+                slots_by_project[project] = slots_by_project.get(
+                    project, 0) + 1
+        view.update(shared_with=shared_with if viewer is None else [viewer],
+                    matching=shares.matching(res.matching),
+                    slots_by_project=slots_by_project)
     return view
 
 
-def lease(details) -> dict:
+def shared_with(details, project: str) -> bool:
+    """Whether a lease (`details`) is shared with `project`, not its own."""
+    return project != details.lease.project_id and any(
+        project in shares.projects(r.shared_with)
+        for r in details.reservations)
+
+
+def lease(details, viewer: Optional[str] = None) -> dict:
     """A lease with its reservations and events (`details`: as the store's
-    `leases.details` reads them).
+    `leases.details` reads them), as its owner sees it or, with `viewer`,
+    a project it is shared with: the reservations shared with it, marked
+    with the project that shares them (`shared_by`).
     """
     lease, reservations, bindings, events = details
+    if viewer is not None:
+        reservations = [r for r in reservations
+                        if viewer in shares.projects(r.shared_with)]
     before_end = schedule.event_time('before_end', lease.start_at,
                                      lease.end_at, lease.before_end_minutes)
     return {
@@ -81,12 +115,14 @@ def lease(details) -> dict:
         'retries': lease.retries, 'retry_interval': lease.retry_interval,
         'tries': lease.tries or 0, 'next_try_date': date(lease.next_try_at),
         'series_id': lease.series_id, 'occurrence': lease.occurrence,
-        'trust_id': lease.trust_id, 'before_end_date': date(before_end),
+        'trust_id': lease.trust_id if viewer is None else None,
+        'shared_by': None if viewer is None else lease.project_id,
+        'before_end_date': date(before_end),
         'created_at': date(lease.created_at),
         'updated_at': date(lease.updated_at),
         'reservations': [reservation(r, [
-            b.instance_uuid for b in bindings if b.reservation_id == r.id],
-            lease.status) for r in reservations],
+            b for b in bindings if b.reservation_id == r.id],
+            lease.status, viewer) for r in reservations],
         'events': [{'id': e.uuid, 'lease_id': lease.id,
                     'event_type': EVENT_NAMES.get(e.event_type,
                                                   e.event_type),

@@ -18,6 +18,7 @@ flavors).  Each problem is an `InvalidParam` naming the field, e.g.
 ``reservations[0].min: must be a whole number of at least 1``.
 """
 
+import dataclasses
 import datetime
 import json
 from typing import Callable, Optional
@@ -30,6 +31,7 @@ from nova_reservation import resource_types
 from nova_reservation.schemas import availability as search_schemas
 from nova_reservation.schemas import leases as schemas
 from nova_reservation.schemas import ledger as ledger_schemas
+from nova_reservation import shares
 from nova_reservation import validation
 
 Invalid = validation.InvalidParam
@@ -121,15 +123,54 @@ def floating_ips(prefix: str, value: dict, registered: Callable
         need=floatingips.UNIT, network_id=network_id, addresses=wanted)
 
 
+def shared_with(field: str, value, owner: Optional[str]) -> tuple:
+    """The projects a reservation is shared with (its schema checked):
+    never its own project `owner`.
+    """
+    found = tuple(sorted(set(value or ())))
+    if owner is not None and owner in found:
+        raise Invalid(field, 'names the lease\'s own project %s; list only '
+                      'the other projects that may boot into it' % owner)
+    return found
+
+
+def sharing(prefix: str, kind: str, value: dict,
+            owner: Optional[str]) -> dict:
+    """The ``shared_with`` and ``matching`` of a reservation of `kind`
+    that `value` gives, as ReservationRequest fields.
+    """
+    found = {}
+    if 'shared_with' in value:
+        found['shared_with'] = shared_with(prefix + 'shared_with',
+                                           value['shared_with'], owner)
+    if 'matching' in value:
+        if value['matching'] == shares.OPEN and \
+                kind not in resource_types.WITH_FLAVOR:
+            raise Invalid(prefix + 'matching', 'open is for flavor:instance '
+                          'and virtual:instance reservations (an ordinary '
+                          'boot takes one of their slots); boot into a '
+                          'host reservation with its id')
+        found['matching'] = value['matching']
+    return found
+
+
 def reservation(index: Optional[int], value: dict, flavor_need: Callable,
-                registered: Callable = lambda network_id: ()
+                registered: Callable = lambda network_id: (),
+                owner: Optional[str] = None
                 ) -> plan_request.ReservationRequest:
     """One reservation of a lease body (the `index`th; None: the query of
     an availability search), checked against its schema; `registered`:
-    as `floating_ips` takes it.
+    as `floating_ips` takes it; `owner`: the lease's project.
     """
     prefix = '' if index is None else 'reservations[%d].' % index
     kind = value['resource_type']
+    return dataclasses.replace(
+        _reservation(prefix, kind, value, flavor_need, registered),
+        **sharing(prefix, kind, value, owner))
+
+
+def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
+                 registered: Callable) -> plan_request.ReservationRequest:
     if kind == resource_types.FLOATINGIP:
         return floating_ips(prefix, value, registered)
     if kind == resource_types.HOST:
@@ -182,9 +223,10 @@ def before_end_minutes(value, start: datetime.datetime,
 
 def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
           flavor_need: Callable,
-          registered: Callable = lambda network_id: ()) -> tuple:
+          registered: Callable = lambda network_id: (),
+          owner: Optional[str] = None) -> tuple:
     """(values of the lease row, reservation requests, [(start, end)] of
-    each occurrence) of a POST body.
+    each occurrence) of a POST body (`owner`: the project it is for).
 
     The dates are checked first, as Blazar checks them.
     """
@@ -197,7 +239,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                                      'end_date', body['end_date'], now,
                                      max_duration, max_advance)
     validation.check(schemas.CREATE, body, whole='lease')
-    requests = [reservation(i, r, flavor_need, registered)
+    requests = [reservation(i, r, flavor_need, registered, owner)
                 for i, r in enumerate(body.get('reservations', []))]
     values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(

@@ -18,7 +18,7 @@ from typing import Optional
 
 import webob
 
-from nova_reservation.api import policies
+from nova_reservation import policies
 from nova_reservation import validation
 
 VERSION = '1.0'

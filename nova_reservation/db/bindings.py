@@ -49,7 +49,8 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
                  lease_status: Optional[str] = None,
                  state: str = status.BOOTING,
                  claim: Optional[str] = None, bind_event: bool = False,
-                 take_slots: bool = True) -> bool:
+                 take_slots: bool = True,
+                 project_id: Optional[str] = None) -> bool:
     """Record the servers of a lease in binding `state`, each holding one
     of its free slots (with `take_slots`; not for whole hosts; a server
     that holds one already keeps it) until the engine ties it to the one
@@ -57,7 +58,8 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
 
     With `lease_status`, the lease moves there from CREATING; if it is not
     CREATING any more (deleted meanwhile), nothing is written and the
-    answer is False.
+    answer is False.  `project_id`: the servers' project, if it is not
+    the lease's (a shared reservation's).
     """
     instance_uuids = list(instance_uuids)
     # A waiting lease keeps the reason it waits.
@@ -81,7 +83,8 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
         if uuid not in known:
             ctx.session.add(models.ServerBinding(
                 instance_uuid=uuid, lease_id=lease_id,
-                reservation_id=reservation_id, state=state))
+                reservation_id=reservation_id, state=state,
+                project_id=project_id))
         else:
             ctx.session.execute(sa.update(b).where(
                 b.instance_uuid == uuid).values(

@@ -35,6 +35,7 @@ class ReservationRow(NamedTuple):
     project_id: str
     resource_type: str
     deleted: bool
+    shared_with: Optional[str]
 
 
 class SlotRow(NamedTuple):

@@ -28,6 +28,7 @@ from nova_reservation.db import api
 from nova_reservation.db import models
 from nova_reservation import floatingips
 from nova_reservation import resource_types
+from nova_reservation import shares
 from nova_reservation import status
 
 # What `claim_slots` holds slots with, until the boot's servers exist.
@@ -317,22 +318,38 @@ class _TooFew(Exception):
 # Outermost only (it opens its own transaction).
 @oslo_db_api.wrap_db_retry(max_retries=5, retry_on_deadlock=True,
                            retry_interval=0.01, max_retry_interval=0.1)
-def claim_slots(ctx, reservation_id: str, count: int, claim: str) -> list:
+def claim_slots(ctx, reservation_id: str, count: int, claim: str,
+                project_id: Optional[str] = None) -> list:
     """Hold `count` free slots of a reservation for a boot, atomically;
-    their ids, or [] (nothing held) if there are not that many.
+    their ids, or [] (nothing held) if there are not that many.  With
+    `project_id`, only if that project may use the reservation then
+    (else NotShared): a share taken back before the claim refuses it.
     """
     try:
-        return _claim_slots(ctx, reservation_id, count, claim)
+        return _claim_slots(ctx, reservation_id, count, claim, project_id)
     except _TooFew:
         return []
 
 
+class NotShared(Exception):
+    """The reservation is not (or no longer) shared with the project."""
+
+
 @api.writer
-def _claim_slots(ctx, reservation_id: str, count: int, claim: str) -> list:
+def _claim_slots(ctx, reservation_id: str, count: int, claim: str,
+                 project_id: Optional[str]) -> list:
     s = models.Slot
     # The ledger row first: boots into one reservation take turns, and
-    # each reads the slots as the one before left them.
+    # each reads the slots as the one before left them (and a change of
+    # its shares, which bumps it too, comes before or after).
     gen = bump(ctx)
+    if project_id is not None:
+        res = ctx.session.get(models.Reservation, reservation_id,
+                              populate_existing=True)
+        if res is None or res.deleted or not shares.may_use(
+                res.project_id, shares.projects(res.shared_with),
+                project_id):
+            raise NotShared()
     free = list(ctx.session.execute(sa.select(s.id).where(
         s.reservation_id == reservation_id, s.instance_uuid.is_(None),
         s.deleted == sa.false()).order_by(s.id).limit(

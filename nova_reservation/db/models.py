@@ -110,6 +110,10 @@ class Reservation(Base):
     # for by name (a JSON list).
     network_id = sa.Column(sa.String(36))
     required_floatingips = sa.Column(sa.Text)
+    # The other projects that may boot into it (a JSON list, sorted), and
+    # whether ordinary boots use it unasked ('open'; None: 'targeted').
+    shared_with = sa.Column(sa.Text)
+    matching = sa.Column(sa.String(16))
     created_at = sa.Column(Timestamp)
     updated_at = sa.Column(Timestamp)
 
@@ -233,6 +237,9 @@ class ServerBinding(Base):
     reservation_id = sa.Column(sa.String(36), nullable=False)
     state = sa.Column(sa.String(32), nullable=False)
     image_id = sa.Column(sa.String(36))
+    # The server's project, where it is not the lease's (a shared
+    # reservation's); None: the lease's.
+    project_id = sa.Column(sa.String(255))
 
 
 class Preemptible(Base):

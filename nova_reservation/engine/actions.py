@@ -311,8 +311,12 @@ def end(nova, details, now, writes) -> Optional[str]:
     owner = (nova_client.owner(lease.trust_id) if lease.trust_id and
              on_end in ('shelve', 'snapshot') else nova)
 
-    def as_owner(uuid: str, name: str, args=None):
-        if owner is not nova:
+    def as_owner(binding, name: str, args=None):
+        uuid = binding.instance_uuid
+        # A server of a project the reservation is shared with is not the
+        # owner's to shelve or snapshot.
+        if owner is not nova and binding.project_id in (
+                None, lease.project_id):
             try:
                 return owner.action(uuid, name, args)
             except volumes.GONE as e:
@@ -325,10 +329,10 @@ def end(nova, details, now, writes) -> Optional[str]:
         if binding.state == status.ENDED:
             return False
         if on_end == 'shelve' and not state.startswith('shelved'):
-            as_owner(server['id'], 'shelve')
+            as_owner(binding, 'shelve')
             return True
         if on_end == 'snapshot' and binding.image_id is None:
-            image = as_owner(server['id'], 'createImage', {
+            image = as_owner(binding, 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
             writes.add(db_bindings.set_binding, binding.instance_uuid,
                        image_id=image['image_id'])

@@ -25,6 +25,7 @@ from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import passes as passes_mod
 from nova_reservation import placement
+from nova_reservation import shares
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -41,7 +42,8 @@ class ReservationFilter(filters.BaseHostFilter):
     """Keep boots within what the capacity ledger allows.
 
     A boot with the ``reservation`` hint goes only to the nodes that hold a
-    slot of that reservation, and only for the reservation's project.  Any
+    slot of that reservation, and only for the reservation's project and
+    those it is shared with.  Any
     other boot only goes where it takes no capacity that the ledger has
     promised to a lease, now or later.
     """
@@ -104,16 +106,19 @@ class ReservationFilter(filters.BaseHostFilter):
     def _reserved_check(self, view: ledger_mod.View, rid: str, spec_obj):
         held = slot_ids(spec_obj)
         res = view.reservation(rid)
-        if res is None or res.project_id != spec_obj.project_id:
-            LOG.info('ReservationFilter: reservation %s is not one of '
-                     'project %s', rid, spec_obj.project_id)
-            return lambda host_state: False
-        slots = view.slots(rid)
+        slots = view.slots(rid) if res is not None else []
         # The slots the boot holds (all the servers of a multi-create may
         # use them: Nova narrows the hosts from one server to the next),
         # or the server's own.
         own = {s.node for s in slots
                if s.instance_uuid == spec_obj.instance_uuid or s.id in held}
+        # A server that holds a slot keeps it (moved, say) after its
+        # project's share was taken back.
+        if res is None or not own and not shares.may_use(
+                res.project_id, res.shared_with, spec_obj.project_id):
+            LOG.info('ReservationFilter: reservation %s is not one of '
+                     'project %s', rid, spec_obj.project_id)
+            return lambda host_state: False
         if res.resource_type == 'server':
             # A leased server goes to its own slot (unshelve), a new one
             # to a free slot.

@@ -53,3 +53,11 @@ def lease_view_status(lease, now) -> str:
             now < lease.start_at:
         return status.SHOWN_RESERVED
     return lease.status
+
+
+def fallback_view(rid: str) -> dict:
+    """The ``reservation`` of a server's view that an ordinary boot got
+    instead of reservation `rid` (``reservation_fallback``).
+    """
+    return {'reservation_id': rid, 'fallback': True,
+            'status': status.SHOWN_ORDINARY}

@@ -23,7 +23,6 @@ from nova.compute import api as compute_api
 from nova import exception as nova_exception
 from nova import objects
 from oslo_log import log as logging
-from oslo_utils import uuidutils
 import webob
 
 from nova_reservation import capacity
@@ -40,6 +39,7 @@ from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
 from nova_reservation.hooks.answers import message_of
 from nova_reservation.hooks.answers import NOVA_JSON_TYPES
+from nova_reservation.hooks import into
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation.hooks import reserved
@@ -51,6 +51,7 @@ from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import notifications
 from nova_reservation import resource_types
+from nova_reservation import shares
 from nova_reservation import status
 from nova_reservation import validation
 
@@ -63,7 +64,7 @@ SLOTS_HINT = ledger_mod.SLOTS_HINT
 GROUP_AFFINITY = {'affinity': True, 'anti-affinity': False}
 
 
-class Boots:
+class Boots(into.IntoReservations):
 
     def __init__(self, app) -> None:
         self.app = app
@@ -97,7 +98,25 @@ class Boots:
                 CONF.reservation.max_advance)
             forced = params.forced_host(server)
             if lease is None:
-                res = self._reservation_of_boot(ctx, server, hints)
+                rid = params.reservation_hint(hints)
+                fallback = params.fallback_hint(hints, rid)
+                hints.pop('reservation_fallback', None)
+                if rid == shares.NONE:
+                    hints.pop('reservation')
+                    req.body = json.dumps(body).encode('utf-8')
+                try:
+                    res = self._reservation_of_boot(ctx, server, rid)
+                except into.Unusable as e:
+                    if not fallback:
+                        raise lease_service.Refused(409, str(e))
+                    return self._fallback(req, ctx, server, hints, body,
+                                          rid, str(e))
+                if res is None and preempt is None and not forced and \
+                        rid != shares.NONE:
+                    matched = self._boot_open(req, ctx, server, hints, body,
+                                              found)
+                    if matched is not None:
+                        return matched
                 if res is None and preempt is not None:
                     if forced:
                         raise params.InvalidParam(
@@ -122,8 +141,14 @@ class Boots:
                     hints['reservation'] = res.id
                     hints.pop(SLOTS_HINT, None)
                     req.body = json.dumps(body).encode('utf-8')
-                    return self._boot_into(req, ctx, server, res, hints,
-                                           body, found)
+                    try:
+                        return self._boot_into(req, ctx, server, res, hints,
+                                               body, found)
+                    except into.Unusable as e:
+                        if not fallback:
+                            raise lease_service.Refused(409, str(e))
+                        return self._fallback(req, ctx, server, hints, body,
+                                              res.id, str(e))
             if 'reservation' in hints:
                 raise params.InvalidParam(
                     'reservation', 'can not be given with lease_params: '
@@ -241,85 +266,6 @@ class Boots:
             # The engine finds it by its metadata.
             LOG.exception('Preemptible boot: its servers are left for the '
                           'engine to record')
-        return resp
-
-    def _reservation_of_boot(self, ctx, server: dict, hints: dict):
-        """The reservation a boot goes into: its ``reservation`` hint, or
-        the private flavor of a virtual:instance reservation.
-        """
-        rid = params.reservation_hint(hints)
-        if rid is None:
-            flavor_id = flavors.id_of_ref(server.get('flavorRef'))
-            if flavor_id is None:
-                return None
-            res = db_leases.reservation_of_flavor(self.ctx, flavor_id)
-            if res is None:
-                return None
-            rid = res.id
-        res = db_leases.reservation(self.ctx, rid)
-        # Another project's reservation is as good as none to this one.
-        if res is None or res.deleted or res.project_id != ctx.project_id:
-            raise lease_service.Refused(404, 'reservation: %s not found'
-                                        % rid)
-        if res.resource_type == resource_types.SERVER:
-            raise lease_service.Refused(
-                409, 'reservation: %s holds the servers of lease %s and '
-                'takes no other server' % (rid, res.lease_id))
-        if res.resource_type == resource_types.FLOATINGIP:
-            raise lease_service.Refused(
-                409, 'reservation: %s holds floating IPs of lease %s and '
-                'takes no server' % (rid, res.lease_id))
-        lease = db_leases.get(self.ctx, res.lease_id)
-        now = db_api.utcnow()
-        if not (lease.start_at <= now < lease.end_at) or \
-                lease.status not in (status.PENDING, status.ACTIVE):
-            raise lease_service.Refused(
-                409, 'reservation: lease %s is not active (it is %s, from '
-                '%s to %s UTC)' % (lease.id, lease.status,
-                                   lease.start_at.replace(microsecond=0),
-                                   lease.end_at.replace(microsecond=0)))
-        return res
-
-    def _boot_into(self, req, ctx, server: dict, res, hints: dict,
-                   body: dict, found):
-        """A boot into a capacity or host reservation."""
-        count = params.server_count(
-            server, CONF.reservation.max_servers_per_lease)
-        claim = None
-        if res.resource_type in (resource_types.FLAVOR,
-                                 resource_types.VIRTUAL):
-            need = params.need(server, found)
-            slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
-            if not need.fits_in(slot):
-                raise params.InvalidParam(
-                    'flavorRef', 'the flavor (%s) is larger than the '
-                    'reserved slots (%s)' % (need.describe(),
-                                             slot.describe()))
-            claim = db_ledger.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
-            held = db_ledger.claim_slots(self.ctx, res.id, count, claim)
-            if not held:
-                free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
-                           if s.instance_uuid is None)
-                raise lease_service.Refused(
-                    409, 'reservation: %d of its %d slots are free; %d '
-                    'servers asked for' % (free, res.amount, count))
-            hints[SLOTS_HINT] = [str(i) for i in held]
-            req.body = json.dumps(body).encode('utf-8')
-        try:
-            resp = req.get_response(self.app)
-        except Exception:
-            if claim:
-                db_ledger.release_claim(self.ctx, claim)
-            raise
-        if resp.status_int >= 400:
-            if claim:
-                db_ledger.release_claim(self.ctx, claim)
-            return resp
-        uuids = self._created(ctx, resp)
-        db_bindings.bind_servers(
-            self.ctx, res.lease_id, res.id, uuids, claim=claim,
-            bind_event=True,
-            take_slots=res.resource_type != resource_types.HOST)
         return resp
 
     def _same_boot(self, ctx, body: dict,

@@ -18,6 +18,7 @@ it, so that the API can answer 400 with a message a user can act on.
 
 import dataclasses
 import datetime
+import json
 from typing import Optional
 
 from nova_reservation import capacity
@@ -25,6 +26,7 @@ from nova_reservation import flavors
 from nova_reservation import marks
 from nova_reservation.schemas import common
 from nova_reservation.schemas import leases as schemas
+from nova_reservation import shares
 from nova_reservation import validation
 
 InvalidParam = validation.InvalidParam
@@ -66,11 +68,35 @@ def single_hint(hints: dict, key: str):
 
 
 def reservation_hint(hints: dict) -> Optional[str]:
-    """The id in the ``reservation`` hint, or None."""
+    """The id in the ``reservation`` hint, ``none`` (an ordinary boot that
+    no open reservation takes), or None.
+    """
     value = single_hint(hints, 'reservation')
+    if isinstance(value, str) and value.lower() == shares.NONE:
+        return shares.NONE
     if value is not None:
         validation.check(common.UUID, value, 'reservation')
     return value
+
+
+def fallback_hint(hints: dict, reservation: Optional[str]) -> bool:
+    """Whether the ``reservation_fallback`` hint asks that a boot into
+    `reservation` (its ``reservation`` hint) that finds it full or not
+    started run as an ordinary boot.
+    """
+    value = single_hint(hints, 'reservation_fallback')
+    if value is None:
+        return False
+    if value != shares.FALLBACK_ANY:
+        raise InvalidParam('reservation_fallback', 'must be %s (a boot that '
+                           'finds its reservation full or not started runs '
+                           'as an ordinary boot), not %s' % (
+                               shares.FALLBACK_ANY,
+                               json.dumps(value)[:40]))
+    if reservation in (None, shares.NONE):
+        raise InvalidParam('reservation_fallback', 'is given with the id of '
+                           'a reservation in the reservation hint')
+    return True
 
 
 def lease_request(hints: dict, now: datetime.datetime, max_duration: int,

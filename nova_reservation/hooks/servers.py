@@ -36,11 +36,13 @@ import webob
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
+from nova_reservation.hooks.answers import fallback_view
 from nova_reservation.hooks.answers import fault
 from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
 from nova_reservation.hooks import params
 from nova_reservation.lease import service as lease_service
+from nova_reservation import marks
 from nova_reservation import status
 from nova_reservation import validation
 
@@ -237,7 +239,17 @@ class Servers:
                    else data.get('servers') or [])
         bindings = {b.instance_uuid: b for b in db_bindings.of_servers(
             self.ctx, (s.get('id') for s in servers if isinstance(s, dict)))}
+        fallbacks = {s['id']: s['metadata'][marks.FALLBACK_OF]
+                     for s in servers if isinstance(s, dict) and
+                     s.get('id') not in bindings and
+                     isinstance(s.get('metadata'), dict) and
+                     marks.FALLBACK_OF in s['metadata']}
+        for s in servers:
+            if s.get('id') in fallbacks:
+                s['reservation'] = fallback_view(fallbacks[s['id']])
         if not bindings:
+            if fallbacks:
+                resp.json_body = data
             return
         leases = db_leases.get_many(self.ctx, (b.lease_id
                                                for b in bindings.values()))
@@ -253,7 +265,7 @@ class Servers:
                 reservation_id=binding.reservation_id, status=shown,
                 start=lease.start_at.isoformat() + 'Z',
                 end=lease.end_at.isoformat() + 'Z',
-                on_end=lease.on_end)
+                on_end=lease.on_end, fallback=False)
             # A server that waits for its lease's start (or its placement)
             # is reserved, not shelved.
             if shown in (status.SHOWN_RESERVED, status.WAITING) and s.get(

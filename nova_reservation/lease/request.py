@@ -28,6 +28,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import resource_types
 from nova_reservation import schedule
+from nova_reservation import shares
 from nova_reservation import status
 
 CONF = conf.CONF
@@ -53,6 +54,10 @@ class ReservationRequest:
     # The only nodes it may take (those of the cell its servers wait in),
     # or None: any.
     nodes: Optional[frozenset] = None
+    # The other projects that may boot into it, and its matching
+    # (`nova_reservation.shares`).
+    shared_with: tuple = ()
+    matching: Optional[str] = None
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
@@ -110,7 +115,8 @@ def request_of(res) -> ReservationRequest:
         private_flavor_id=res.private_flavor_id,
         network_id=res.network_id,
         addresses=tuple(json.loads(res.required_floatingips or '[]')),
-        id=res.id)
+        shared_with=tuple(sorted(shares.projects(res.shared_with))),
+        matching=res.matching, id=res.id)
 
 
 def reservation_row(lease, req: ReservationRequest) -> dict:
@@ -133,6 +139,8 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         network_id=req.network_id,
         required_floatingips=(json.dumps(list(req.addresses))
                               if req.network_id else None),
+        shared_with=shares.column(req.shared_with),
+        matching=req.matching if req.matching == shares.OPEN else None,
         created_at=db_api.utcnow())
 
 

@@ -53,7 +53,8 @@ BUSY = 'the ledger is too busy to place the lease now; try again'
 # The kind of refusal of a lease that does not fit; the kinds of the
 # others, by status.
 NO_ROOM = 'NotEnoughCapacity'
-KINDS = {404: 'NotFound', 409: 'Conflict', 503: 'ServiceUnavailable'}
+KINDS = {403: 'PolicyNotAuthorized', 404: 'NotFound', 409: 'Conflict',
+         503: 'ServiceUnavailable'}
 
 
 class Refused(Exception):

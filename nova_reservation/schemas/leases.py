@@ -66,6 +66,19 @@ LEASE_PARAMS = common.strict({
     **WAITING_FIELDS,
 }, required=('name', 'start', 'end'))
 
+# The other projects that may boot into a capacity or host reservation,
+# and whether ordinary boots use it unasked (`nova_reservation.shares`).
+PROJECT_ID = {'type': 'string', 'minLength': 1, 'maxLength': 64,
+              'pattern': '^[0-9A-Za-z_.-]+$',
+              'description': 'a Keystone project id'}
+SHARED_WITH = {'type': 'array', 'maxItems': 100, 'uniqueItems': True,
+               'items': PROJECT_ID,
+               'description': 'the other projects that may boot into it'}
+MATCHING = {'type': 'string', 'enum': ['targeted', 'open'],
+            'description': 'targeted: only boots that name it; open: '
+                           'also the ordinary boots that fit it'}
+SHARING = {'shared_with': SHARED_WITH, 'matching': MATCHING}
+
 RESERVATION_FIELDS = {
     'physical:host': {
         'min': common.WHOLE, 'max': common.WHOLE,
@@ -73,18 +86,21 @@ RESERVATION_FIELDS = {
         'resource_properties': common.REQUIREMENTS,
         'before_end': {'type': ['string', 'null'],
                        'enum': ['default', 'snapshot', '', None]},
+        **SHARING,
     },
     'flavor:instance': {
         'flavor_id': {'type': ['string', 'integer'], 'minLength': 1,
                       'maxLength': 255, 'pattern': common.NO_CONTROL,
                       'description': 'a flavor id'},
         'amount': common.WHOLE, 'affinity': common.AFFINITY,
+        **SHARING,
     },
     'virtual:instance': {
         'vcpus': common.WHOLE, 'memory_mb': common.WHOLE,
         'disk_gb': common.WHOLE, 'amount': common.WHOLE,
         'affinity': common.AFFINITY,
         'resource_properties': common.REQUIREMENTS,
+        **SHARING,
     },
 }
 # Blazar's floating IP reservation: `amount` addresses of an external
@@ -153,6 +169,7 @@ RESERVATION_CHANGE = common.strict({
     'hypervisor_properties': common.REQUIREMENTS,
     'resource_properties': common.REQUIREMENTS,
     'network_id': common.UUID, 'required_floatingips': ADDRESSES,
+    **SHARING,
 }, required=('id',))
 
 UPDATE = common.strict(dict(

@@ -20,12 +20,12 @@ from nova.compute import api as compute_api
 from nova import exception as nova_exception
 from oslo_log import log as logging
 
-from nova_reservation.api import policies
 from nova_reservation.api import wsgi
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
+from nova_reservation import policies
 from nova_reservation.schemas import common
 from nova_reservation.schemas import hosts as schemas
 from nova_reservation import validation

@@ -19,7 +19,6 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova_reservation.api.handlers import floatingips
-from nova_reservation.api import policies
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
 from nova_reservation import capacity
@@ -27,12 +26,15 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import shares as db_shares
 from nova_reservation import flavors
 from nova_reservation import idempotency
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
 from nova_reservation import notifications
+from nova_reservation import policies
 from nova_reservation import resource_types
+from nova_reservation import shares
 from nova_reservation import status
 from nova_reservation import views
 
@@ -47,8 +49,33 @@ def _lease(ctx, lease_id: str, rule: str):
              if uuidutils.is_uuid_like(lease_id) else None)
     if lease is None or lease.status == status.DELETED:
         raise wsgi.Fault(404, 'NotFound', 'lease %s not found' % lease_id)
+    if policies.authorize(ctx, rule, {'project_id': lease.project_id}):
+        return lease
+    if _shared_with_caller(ctx, lease.id):
+        if rule == policies.LEASES_GET:
+            wsgi.authorize(ctx, policies.LEASES_GET_SHARED)
+            return lease
+        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'lease %s is shared '
+                         'with project %s by project %s: only its owner '
+                         'changes it' % (lease.id, ctx.project_id,
+                                         lease.project_id))
     wsgi.authorize(ctx, rule, lease.project_id)
     return lease
+
+
+def _shared_with_caller(ctx, lease_id: str) -> bool:
+    return views.shared_with(_details(lease_id), ctx.project_id)
+
+
+def _viewer(ctx, details) -> Optional[str]:
+    """The caller's project if it sees the lease as one it is shared
+    with (not its own, and not as an admin of every project).
+    """
+    if details.lease.project_id == ctx.project_id or policies.authorize(
+            ctx, policies.LEASES_GET, {'project_id':
+                                       details.lease.project_id}):
+        return None
+    return ctx.project_id
 
 
 def _refused(e: lease_service.Refused) -> wsgi.Fault:
@@ -59,8 +86,9 @@ def _details(lease_id: str):
     return db_leases.details(db_api.Context(), [lease_id])[lease_id]
 
 
-def _view(lease_id: str) -> dict:
-    return _with_series(views.lease(_details(lease_id)))
+def _view(ctx, lease_id: str) -> dict:
+    details = _details(lease_id)
+    return _with_series(views.lease(details, _viewer(ctx, details)))
 
 
 def _with_series(view: dict, known: Optional[dict] = None) -> dict:
@@ -75,10 +103,12 @@ def _with_series(view: dict, known: Optional[dict] = None) -> dict:
     return view
 
 
-def _told(action: str, lease_id: str) -> dict:
-    """Send lease.<action> and give the lease's view, from one read."""
+def _told(action: str, lease_id: str, changed=None) -> dict:
+    """Send lease.<action> (with the fields `changed`, if given) and give
+    the lease's view as its owner sees it, from one read.
+    """
     details = _details(lease_id)
-    notifications.api_notifier().lease(action, lease_id, details)
+    notifications.api_notifier().lease(action, lease_id, details, changed)
     return _with_series(views.lease(details))
 
 
@@ -91,6 +121,9 @@ def list_leases(ctx, req):
     else:
         wsgi.authorize(ctx, policies.LEASES_LIST, ctx.project_id)
         leases = db_leases.get_all(store, ctx.project_id)
+        if policies.authorize(ctx, policies.LEASES_LIST_SHARED,
+                              {'project_id': ctx.project_id}):
+            leases += db_shares.shared_with(store, ctx.project_id)
     # A lease being deleted is gone for its owner, as a deleted lease is
     # in Blazar; its own URL shows DELETING until the engine has removed
     # what it made.
@@ -103,7 +136,8 @@ def list_leases(ctx, req):
     # One read of the details of every lease, not one per lease.
     details = db_leases.details(store, (x.id for x in leases))
     return wsgi.json_response(200, {'leases': [
-        _with_series(views.lease(details[x.id]), known)
+        _with_series(views.lease(details[x.id], _viewer(ctx, details[x.id])),
+                     known)
         for x in leases if x.id in details]})
 
 
@@ -114,7 +148,7 @@ def _head(known: dict, lease) -> str:
 
 def show_lease(ctx, req, id):
     lease = _lease(ctx, id, policies.LEASES_GET)
-    return wsgi.json_response(200, {'lease': _view(lease.id)})
+    return wsgi.json_response(200, {'lease': _view(ctx, lease.id)})
 
 
 def create_lease(ctx, req):
@@ -124,9 +158,11 @@ def create_lease(ctx, req):
         values, requests, intervals = validation.lease(
             body, db_api.utcnow(), CONF.reservation.max_lease_duration,
             CONF.reservation.max_advance, flavors.need_finder(ctx),
-            floatingips.registered)
+            floatingips.registered, owner=ctx.project_id)
     except validation.Invalid as e:
         raise wsgi.invalid(e)
+    if any(r.shared_with for r in requests):
+        wsgi.authorize(ctx, policies.LEASES_SHARE, ctx.project_id)
     draft = lease_service.Draft(
         values, requests, intervals if 'recurrence' in body else None,
         token=body.get('client_token'), digest=idempotency.digest(body))
@@ -148,6 +184,8 @@ SIZES = {resource_types.HOST: ('max', 'min'),
          resource_types.VIRTUAL: ('amount',),
          resource_types.SERVER: ('amount',),
          resource_types.FLOATINGIP: ('amount',)}
+# What any change may give a capacity or host reservation.
+SHARING = {'shared_with', 'matching'}
 # As in Blazar: a floating IP reservation keeps its network, and its
 # required addresses or none.
 KEPT = {resource_types.FLOATINGIP: ('network_id', 'required_floatingips')}
@@ -204,7 +242,8 @@ def _growth(lease, entries: list) -> tuple:
                                      'can not change' % res.resource_type)
         host = res.resource_type == resource_types.HOST
         sizes = set(SIZES[res.resource_type])
-        changeable = sizes | set(SHAPES[res.resource_type])
+        changeable = sizes | set(SHAPES[res.resource_type]) | (
+            SHARING if res.resource_type in shares.SHAREABLE else set())
         kept = KEPT.get(res.resource_type, ())
         unknown = sorted(set(entry) - changeable - set(kept) -
                          {'id', 'resource_type'})
@@ -235,8 +274,10 @@ def _growth(lease, entries: list) -> tuple:
                 raise validation.Invalid(prefix + 'min', 'must not be above '
                                          'max (%d)' % new)
             columns['min_count'] = low
-        if not shape and all(getattr(res, c) == v
-                             for c, v in columns.items()):
+        columns.update(_sharing(prefix, res, entry))
+        # Only what changes is written (and told).
+        columns = {c: v for c, v in columns.items() if getattr(res, c) != v}
+        if not shape and not columns:
             continue
         columns.update(shape)
         shaped = {f: shape.get(f, getattr(res, f)) for f in (
@@ -248,7 +289,7 @@ def _growth(lease, entries: list) -> tuple:
             replaced.append(res.id)
         growth.append((plan_request.ReservationRequest(
             id=res.id, resource_type=res.resource_type, count=count,
-            min_count=columns.get('min_count', count) if shape else count,
+            min_count=low if shape and host else count,
             need=capacity.Resources(shaped['vcpus'], shaped['memory_mb'],
                                     shaped['disk_gb']),
             # Extra slots are placed as before: anywhere they fit.
@@ -258,6 +299,33 @@ def _growth(lease, entries: list) -> tuple:
             network_id=res.network_id),
             columns))
     return growth, replaced
+
+
+def _sharing(prefix: str, res, entry: dict) -> dict:
+    """The sharing columns of reservation `res` that `entry` gives."""
+    found = validation.sharing(prefix, res.resource_type, entry,
+                               res.project_id)
+    columns = {}
+    if 'shared_with' in found:
+        columns['shared_with'] = shares.column(found['shared_with'])
+    if 'matching' in found:
+        columns['matching'] = (shares.OPEN if found['matching'] ==
+                               shares.OPEN else None)
+    return columns
+
+
+def _changed(values: dict, growth: list) -> list:
+    """The fields of the lease and of its reservations that a change
+    changes, as lease.update names them.
+    """
+    fields = {'start_at': 'start_date', 'end_at': 'end_date',
+              'before_end_minutes': 'before_end_date'}
+    found = {fields.get(k, k) for k in values}
+    for req, columns in growth:
+        found.update('reservations.%s' % ('max' if c == 'max_count' else
+                                          'min' if c == 'min_count' else c)
+                     for c in columns)
+    return sorted(found)
 
 
 def _keeps(prefix: str, res, entry: dict, kept: tuple) -> None:
@@ -295,11 +363,14 @@ def update_lease(ctx, req, id):
         growth, replaced = _growth(lease, entries)
     except validation.Invalid as e:
         raise wsgi.invalid(e)
+    if any('shared_with' in columns for _, columns in growth):
+        wsgi.authorize(ctx, policies.LEASES_SHARE, lease.project_id)
     try:
         lease_service.change(ctx, lease, values, growth, replaced)
     except lease_service.Refused as e:
         raise _refused(e)
-    return wsgi.json_response(200, {'lease': _told('update', lease.id)})
+    return wsgi.json_response(200, {'lease': _told(
+        'update', lease.id, _changed(values, growth))})
 
 
 def delete_lease(ctx, req, id):
@@ -326,4 +397,4 @@ def retry_event(ctx, req, id, event_id):
                          'in ERROR' % (event_id, lease.id))
     LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,
              ctx.user_id)
-    return wsgi.json_response(202, {'lease': _view(lease.id)})
+    return wsgi.json_response(202, {'lease': _view(ctx, lease.id)})

@@ -18,10 +18,10 @@ them to it, the addresses it reserved, and the free capacity.
 """
 
 import hashlib
+from typing import Optional
 
 from nova import objects
 
-from nova_reservation.api import policies
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
 from nova_reservation import capacity
@@ -31,6 +31,8 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import policies
+from nova_reservation import shares
 from nova_reservation import views
 
 CONF = conf.CONF
@@ -53,8 +55,13 @@ def _host_id(project_id: str, node: str) -> str:
     return hashlib.sha224((project_id + node).encode()).hexdigest()
 
 
-def _allocation(slot: capacity.Slot, info, lease) -> dict:
+def _allocation(slot: capacity.Slot, info, lease,
+                viewer: Optional[str] = None) -> dict:
+    """A slot as the calendar shows it; to `viewer`, a project the slot's
+    reservation is shared with, without the other projects' servers.
+    """
     held = (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
+    shared = bool(info and viewer and info.project_id != viewer)
     return dict(
         _amounts(slot.resources),
         type=info.resource_type if info else None,
@@ -63,7 +70,8 @@ def _allocation(slot: capacity.Slot, info, lease) -> dict:
         lease_name=lease.name if lease else None,
         reservation_id=slot.reservation_id,
         project_id=info and info.project_id,
-        server_id=None if held else slot.instance_uuid,
+        server_id=None if held or shared else slot.instance_uuid,
+        shared_by=info.project_id if shared else None,
         held=held)
 
 
@@ -88,7 +96,8 @@ def show_ledger(ctx, req):
 
     def visible(slot):
         info = reservations.get(slot.reservation_id)
-        return everything or (info and info.project_id == ctx.project_id)
+        return everything or (info and shares.may_use(
+            info.project_id, info.shared_with, ctx.project_id))
     shown = [(h, reservable, [s for s in slots if visible(s)])
              for h, reservable, slots in found['nodes']]
     leases = db_leases.get_many(db_api.Context(), {
@@ -100,7 +109,8 @@ def show_ledger(ctx, req):
         for s in slots:
             info = reservations.get(s.reservation_id)
             allocations.append(_allocation(
-                s, info, info and leases.get(info.lease_id)))
+                s, info, info and leases.get(info.lease_id),
+                None if everything else ctx.project_id))
         if everything:
             if any(host.base):
                 # Ordinary servers: no end, counted as Placement has them.
@@ -108,7 +118,8 @@ def show_ledger(ctx, req):
                     _amounts(host.base), type=SERVERS,
                     start=views.date(after), end=None, lease_id=None,
                     lease_name=None, reservation_id=None,
-                    project_id=None, server_id=None, held=False))
+                    project_id=None, server_id=None, shared_by=None,
+                    held=False))
             nodes.append(dict(name=host.node, reservable=reservable,
                               capacity=_amounts(host.capacity),
                               allocations=allocations))
@@ -133,7 +144,7 @@ def show_ledger(ctx, req):
             lease = info and leases.get(info.lease_id)
             held.append({k: v for k, v in _allocation(s, info, lease).items()
                          if k not in ('vcpus', 'memory_mb', 'disk_gb',
-                                      'server_id', 'held')})
+                                      'server_id', 'shared_by', 'held')})
         addresses.append(dict(address=row.floating_ip_address,
                               network_id=row.floating_network_id,
                               allocations=held))

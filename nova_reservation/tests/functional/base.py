@@ -32,14 +32,15 @@ from oslotest import mock_fixture
 
 from devcloud import embedded
 from devcloud import invariants
-from nova_reservation.api import policies
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
 from nova_reservation import ledger
 from nova_reservation import notifications
+from nova_reservation import policies
 
 STORE = db_api.Context()
 
@@ -337,3 +338,43 @@ class BootTestCase(ReservationsTestCase):
     def bound(self, rid) -> dict:
         return {a.instance_uuid: a.node for a in db_ledger.slots(STORE, rid)
                 if a.instance_uuid}
+
+
+OWNER = nova_fixtures.PROJECT_ID
+SHARED = 'shared-project'
+THIRD = 'third-project'
+
+
+class SharingTestCase(BootTestCase):
+    NODES = ('host1', 'host2', 'host3')
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.shared_api = self.api_client('shared-user', SHARED)
+        self.shared_rsv = self.lease_api('shared-user', SHARED)
+        self.third_api = self.api_client('third-user', THIRD)
+        self.third_rsv = self.lease_api('third-user', THIRD)
+
+    def shared_lease(self, amount=2, shared_with=(SHARED,), start=1.0,
+                     minutes=60, **extra) -> dict:
+        lease = self.lease(dict({
+            'resource_type': 'flavor:instance', 'flavor_id': ONE_PER_NODE,
+            'amount': amount, 'affinity': 'None',
+            'shared_with': list(shared_with)}, **extra), start=start,
+            minutes=minutes)
+        return lease
+
+    def running_shared(self, **extra) -> tuple:
+        lease = self.shared_lease(**extra)
+        self.wait_for_start(lease)
+        return lease, lease['reservations'][0]['id']
+
+    def share(self, lease, rid, projects, api=None):
+        return (api or self.rsv)('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': rid, 'shared_with': list(projects)}]})
+
+    def bound_projects(self, rid) -> dict:
+        """{server: its project, as its binding has it} of `rid`."""
+        slots = {s.instance_uuid for s in db_ledger.slots(STORE, rid)}
+        return {b.instance_uuid: b.project_id for b in
+                db_bindings.of_servers(STORE, slots) if b.instance_uuid}

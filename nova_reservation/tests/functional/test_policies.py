@@ -15,7 +15,7 @@ default, and an operator's overrides, of one operation's rule or of the
 rule that covered them all before.
 """
 
-from nova_reservation.api import policies
+from nova_reservation import policies
 from nova_reservation.tests.functional import base
 
 ADMIN_ROLES = ('reader', 'member', 'admin')

@@ -226,7 +226,7 @@ class Store:
     def changes(self, epoch, since: int) -> db_changes.Changes:
         since = since if epoch == 'epoch' else -1
         reservations = [db_changes.ReservationRow(
-            r, 'lease', 'p', 'server', False)
+            r, 'lease', 'p', 'server', False, None)
             for r in RESERVATIONS] if since < 0 else []
         return db_changes.Changes('epoch', len(self.batches), reservations, [
             r for gen, batch in enumerate(self.batches, 1) if gen > since

@@ -41,7 +41,7 @@ def slot_row(slot_id: int, node: str, reservation: str = 'r1',
 def reservation_row(rid: str):
     return types.SimpleNamespace(id=rid, lease_id='lease-' + rid,
                                  project_id='p', resource_type='server',
-                                 deleted=False)
+                                 deleted=False, shared_with=None)
 
 
 class FakeStore:

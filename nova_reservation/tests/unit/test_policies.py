@@ -24,7 +24,7 @@ from oslo_policy import policy
 import testtools
 
 from nova_reservation import api
-from nova_reservation.api import policies
+from nova_reservation import policies
 
 HANDLERS = os.path.join(os.path.dirname(api.__file__), 'handlers')
 HOSTS_RULES = (policies.HOSTS_LIST, policies.HOSTS_GET, policies.HOSTS_CREATE,

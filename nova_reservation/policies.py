@@ -35,6 +35,12 @@ LEASES_CREATE = 'reservation:leases:create'
 LEASES_UPDATE = 'reservation:leases:update'
 LEASES_DELETE = 'reservation:leases:delete'
 LEASES_RETRY_EVENT = 'reservation:leases:retry_event'
+# Sharing: the owner's, then the rules of a project a lease is shared
+# with, checked on that project.
+LEASES_SHARE = 'reservation:leases:share'
+LEASES_GET_SHARED = 'reservation:leases:get_shared'
+LEASES_LIST_SHARED = 'reservation:leases:list_shared'
+RESERVATIONS_BOOT_SHARED = 'reservation:reservations:boot_shared'
 AVAILABILITY_GET = 'reservation:availability:get'
 LEDGER_GET = 'reservation:ledger:get'
 LEDGER_GET_ALL_NODES = 'reservation:ledger:get_all_nodes'
@@ -99,6 +105,20 @@ RULES = [
     _rule(LEASES_RETRY_EVENT, ADMIN,
           'Run again an event of a lease that failed (ERROR).',
           'POST', '/v1/leases/{id}/events/{event_id}/retry'),
+    _rule(LEASES_SHARE, ADMIN_OR_MEMBER, 'Share a capacity or host '
+          'reservation of a lease with other projects, or take a share '
+          'back (its shared_with, in a create or a change; checked on the '
+          'lease\'s project).', 'PUT', '/v1/leases/{id}'),
+    _rule(LEASES_GET_SHARED, ADMIN_OR_READER, 'Show a lease that another '
+          'project shares with this one (checked on this project).',
+          'GET', '/v1/leases/{id}'),
+    _rule(LEASES_LIST_SHARED, ADMIN_OR_READER, 'List, besides the '
+          'project\'s own leases, those other projects share with it '
+          '(checked on this project).', 'GET', '/v1/leases'),
+    _rule(RESERVATIONS_BOOT_SHARED, ADMIN_OR_MEMBER, 'Boot into a '
+          'reservation that another project shares with this one, naming '
+          'it or matched by an open reservation (checked on this '
+          'project).', 'POST', '/v2.1/servers'),
     _hosts_rule(HOSTS_LIST, 'List the reservable hosts.',
                 'GET', '/v1/os-hosts'),
     _hosts_rule(HOSTS_GET, 'Show a reservable host.',

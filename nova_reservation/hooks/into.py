@@ -1,0 +1,236 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Boots into capacity and host reservations, as the hook sees them: the
+reservation a boot names (its own project's, or one shared with it), an
+open reservation an ordinary boot goes into, and the ordinary boot that
+``reservation_fallback`` asks for instead of a 409.
+"""
+
+import json
+from typing import Optional
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+import webob
+
+from nova_reservation import capacity
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import shares as db_shares
+from nova_reservation import flavors
+from nova_reservation.hooks.answers import fallback_view
+from nova_reservation.hooks import params
+from nova_reservation.lease import service as lease_service
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import marks
+from nova_reservation import policies
+from nova_reservation import resource_types
+from nova_reservation import shares
+from nova_reservation import status
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+SLOTS_HINT = ledger_mod.SLOTS_HINT
+
+
+class Unusable(Exception):
+    """The reservation a boot names runs not now, or is full: a 409, or
+    with ``reservation_fallback`` an ordinary boot.
+    """
+
+
+class IntoReservations:
+    """What `Boots` does with a boot into a reservation: its `app` (Nova),
+    `ctx` (the store's) and `_created` (the servers a boot made).
+    """
+
+    def _reservation_of_boot(self, ctx, server: dict,
+                             rid: Optional[str]):
+        """The reservation a boot goes into: the one its ``reservation``
+        hint names (`rid`), or whose private flavor it boots; None if
+        neither.  Unusable if it does not run now.
+        """
+        if rid == shares.NONE:
+            return None
+        if rid is None:
+            flavor_id = flavors.id_of_ref(server.get('flavorRef'))
+            if flavor_id is None:
+                return None
+            res = db_leases.reservation_of_flavor(self.ctx, flavor_id)
+            if res is None:
+                return None
+            rid = res.id
+        res = db_leases.reservation(self.ctx, rid)
+        # Another project's reservation not shared with this one is as
+        # good as none to it.
+        if res is None or res.deleted or not shares.may_use(
+                res.project_id, shares.projects(res.shared_with),
+                ctx.project_id):
+            raise lease_service.Refused(404, 'reservation: %s not found'
+                                        % rid)
+        if not self._may_use(ctx, res):
+            raise lease_service.Refused(
+                403, 'reservation: policy does not allow %s for this user '
+                '(%s is shared with this project by project %s)' % (
+                    policies.RESERVATIONS_BOOT_SHARED, rid, res.project_id))
+        if res.resource_type == resource_types.SERVER:
+            raise lease_service.Refused(
+                409, 'reservation: %s holds the servers of lease %s and '
+                'takes no other server' % (rid, res.lease_id))
+        if res.resource_type == resource_types.FLOATINGIP:
+            raise lease_service.Refused(
+                409, 'reservation: %s holds floating IPs of lease %s and '
+                'takes no server' % (rid, res.lease_id))
+        lease = db_leases.get(self.ctx, res.lease_id)
+        now = db_api.utcnow()
+        if not (lease.start_at <= now < lease.end_at) or \
+                lease.status not in (status.PENDING, status.ACTIVE):
+            raise Unusable(
+                'reservation: lease %s is not active (it is %s, from '
+                '%s to %s UTC)' % (lease.id, lease.status,
+                                   lease.start_at.replace(microsecond=0),
+                                   lease.end_at.replace(microsecond=0)))
+        return res
+
+    @staticmethod
+    def _may_use(ctx, res) -> bool:
+        """Whether the boot's project may boot into `res`: its own, or one
+        shared with it that the policy lets it use.
+        """
+        if res.project_id == ctx.project_id:
+            return True
+        return shares.may_use(res.project_id, shares.projects(
+            res.shared_with), ctx.project_id) and policies.authorize(
+            ctx, policies.RESERVATIONS_BOOT_SHARED,
+            {'project_id': ctx.project_id})
+
+    def _claim(self, ctx, res, count: int) -> tuple:
+        """(claim, ids of the slots held) of `count` free slots of a
+        capacity reservation for the boot; Unusable if it has not that
+        many, Refused (404) if its share was taken back meanwhile.
+        """
+        claim = db_ledger.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
+        try:
+            held = db_ledger.claim_slots(
+                self.ctx, res.id, count, claim,
+                None if res.project_id == ctx.project_id
+                else ctx.project_id)
+        except db_ledger.NotShared:
+            raise lease_service.Refused(404, 'reservation: %s not found'
+                                        % res.id)
+        if not held:
+            free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
+                       if s.instance_uuid is None)
+            raise Unusable(
+                'reservation: %d of its %d slots are free; %d servers '
+                'asked for' % (free, res.amount, count))
+        return claim, held
+
+    def _boot_into(self, req, ctx, server: dict, res, hints: dict,
+                   body: dict, found, claimed: Optional[tuple] = None):
+        """A boot into a capacity or host reservation (`claimed`: the claim
+        and slots held for it already, if they are).
+        """
+        count = params.server_count(
+            server, CONF.reservation.max_servers_per_lease)
+        claim = None
+        if res.resource_type in resource_types.WITH_FLAVOR:
+            need = params.need(server, found)
+            slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
+            if not need.fits_in(slot):
+                raise params.InvalidParam(
+                    'flavorRef', 'the flavor (%s) is larger than the '
+                    'reserved slots (%s)' % (need.describe(),
+                                             slot.describe()))
+            claim, held = claimed or self._claim(ctx, res, count)
+            hints[SLOTS_HINT] = [str(i) for i in held]
+            req.body = json.dumps(body).encode('utf-8')
+        try:
+            resp = req.get_response(self.app)
+        except Exception:
+            if claim:
+                db_ledger.release_claim(self.ctx, claim)
+            raise
+        if resp.status_int >= 400:
+            if claim:
+                db_ledger.release_claim(self.ctx, claim)
+            return resp
+        uuids = self._created(ctx, resp)
+        db_bindings.bind_servers(
+            self.ctx, res.lease_id, res.id, uuids, claim=claim,
+            bind_event=True,
+            take_slots=res.resource_type != resource_types.HOST,
+            project_id=(None if res.project_id == ctx.project_id
+                        else ctx.project_id))
+        return resp
+
+    def _boot_open(self, req, ctx, server: dict, hints: dict, body: dict,
+                   found) -> Optional[webob.Response]:
+        """An ordinary boot that an open reservation of its project (or
+        shared with it) takes, if one runs whose slots fit it and are free
+        (`shares.order` says which first); None if none does.
+        """
+        if found is None:
+            return None
+        need = params.need(server, found)
+        count = params.server_count(
+            server, CONF.reservation.max_servers_per_lease)
+        fitting = {res.id: res for res, lease in db_shares.open_reservations(
+            self.ctx, ctx.project_id, resource_types.WITH_FLAVOR,
+            db_api.utcnow())
+            if need.fits_in(capacity.Resources(
+                res.vcpus, res.memory_mb, res.disk_gb)) and
+            self._may_use(ctx, res)}
+        if not fitting:
+            return None
+        leases = db_leases.get_many(
+            self.ctx, (r.lease_id for r in fitting.values()))
+        for choice in shares.order(shares.Candidate(
+                res.id, leases[res.lease_id].end_at, res.created_at,
+                res.project_id == ctx.project_id)
+                for res in fitting.values()):
+            res = fitting[choice.reservation_id]
+            try:
+                claimed = self._claim(ctx, res, count)
+            except (Unusable, lease_service.Refused):
+                continue   # full, or no longer shared: the next one
+            hints['reservation'] = res.id
+            LOG.info('An ordinary boot of project %s goes into open '
+                     'reservation %s', ctx.project_id, res.id)
+            return self._boot_into(req, ctx, server, res, hints, body,
+                                   found, claimed)
+        return None
+
+    def _fallback(self, req, ctx, server: dict, hints: dict, body: dict,
+                  rid: str, why: str) -> webob.Response:
+        """A boot into reservation `rid` that found it full or not started
+        (`why`), run as an ordinary boot as its ``reservation_fallback``
+        hint asks: marked, so that its view says so.
+        """
+        hints.pop('reservation', None)
+        hints.pop(SLOTS_HINT, None)
+        metadata = server.setdefault('metadata', {})
+        if isinstance(metadata, dict):
+            metadata[marks.FALLBACK_OF] = rid
+        req.body = json.dumps(body).encode('utf-8')
+        LOG.info('A boot of project %s runs as an ordinary boot: %s',
+                 ctx.project_id, why)
+        resp = req.get_response(self.app)
+        if resp.status_int < 400:
+            data = resp.json_body
+            if isinstance(data.get('server'), dict):
+                data['server']['reservation'] = fallback_view(rid)
+                resp.json_body = data
+        return resp
