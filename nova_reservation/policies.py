@@ -41,6 +41,8 @@ LEASES_SHARE = 'reservation:leases:share'
 LEASES_GET_SHARED = 'reservation:leases:get_shared'
 LEASES_LIST_SHARED = 'reservation:leases:list_shared'
 RESERVATIONS_BOOT_SHARED = 'reservation:reservations:boot_shared'
+LEASES_SPLIT = 'reservation:leases:split'
+LEASES_SPLIT_TO_PROJECT = 'reservation:leases:split_to_project'
 AVAILABILITY_GET = 'reservation:availability:get'
 LEDGER_GET = 'reservation:ledger:get'
 LEDGER_GET_ALL_NODES = 'reservation:ledger:get_all_nodes'
@@ -119,6 +121,12 @@ RULES = [
           'reservation that another project shares with this one, naming '
           'it or matched by an open reservation (checked on this '
           'project).', 'POST', '/v2.1/servers'),
+    _rule(LEASES_SPLIT, ADMIN_OR_MEMBER, 'Hand part of a capacity or host '
+          'reservation, with the servers on it, on to a new lease of the '
+          'same project.', 'POST', '/v1/leases/{id}/split'),
+    _rule(LEASES_SPLIT_TO_PROJECT, ADMIN, 'Split a lease into a new lease '
+          'of another project (checked on that project).',
+          'POST', '/v1/leases/{id}/split'),
     _hosts_rule(HOSTS_LIST, 'List the reservable hosts.',
                 'GET', '/v1/os-hosts'),
     _hosts_rule(HOSTS_GET, 'Show a reservable host.',

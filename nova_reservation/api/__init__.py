@@ -24,6 +24,7 @@ from nova_reservation.api.handlers import floatingips
 from nova_reservation.api.handlers import hosts
 from nova_reservation.api.handlers import leases
 from nova_reservation.api.handlers import ledger
+from nova_reservation.api.handlers import splits
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
 from nova_reservation.db import api as db_api
@@ -40,6 +41,7 @@ ROUTES = [
     ('PUT', r'/v1/leases/' + ID, leases.update_lease),
     ('DELETE', r'/v1/leases/' + ID, leases.delete_lease),
     ('POST', r'/v1/leases/' + ID + EVENT + '/retry', leases.retry_event),
+    ('POST', r'/v1/leases/' + ID + '/split', splits.split_lease),
     ('GET', r'/v1/availability', availability.show_availability),
     ('GET', r'/v1/ledger', ledger.show_ledger),
     ('GET', r'/v1/os-hosts', hosts.list_hosts),

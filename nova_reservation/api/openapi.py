@@ -39,6 +39,8 @@ OPERATIONS = {
     ('GET', '/v1/leases/{id}'): ('Show a lease', None, 200),
     ('PUT', '/v1/leases/{id}'): ('Change a lease', leases.UPDATE, 200),
     ('DELETE', '/v1/leases/{id}'): ('Delete a lease', None, 204),
+    ('POST', '/v1/leases/{id}/split'): (
+        'Hand part of a reservation on to a new lease', leases.SPLIT, 201),
     ('POST', '/v1/leases/{id}/events/{event_id}/retry'): (
         'Run a failed event again (admin)', None, 202),
     ('GET', '/v1/availability'): (

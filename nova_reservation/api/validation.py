@@ -299,6 +299,17 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
     return values, body.get('reservations', [])
 
 
+def split(body) -> tuple:
+    """(reservation id, amount, project id or None, name or None) of a
+    split's body.
+    """
+    validation.check(schemas.SPLIT, body, whole='body')
+    name = body.get('name')
+    return (body['reservation_id'], whole('amount', body['amount']),
+            body.get('project_id'),
+            validation.lease_name(name) if name is not None else None)
+
+
 # ----------------------------------------------------- availability search
 
 UNITS = {'m': 60, 'h': 3600, 'd': 86400, 'w': 7 * 86400}

@@ -80,11 +80,23 @@ def found(leases: list, lease: str) -> dict:
     return matches[0]
 
 
-def _lease(client, lease: str) -> dict:
+def lease_named(client, lease: str) -> dict:
+    """The lease (its view) named or with the id `lease`."""
     # python-blazarclient's client: its session, its endpoint and its
     # translation of errors into messages.
     _, body = client.lease.request_manager.get('/leases')
     return found(body['leases'], lease)
+
+
+def lease_arguments(parser: argparse.ArgumentParser
+                    ) -> argparse.ArgumentParser:
+    """A command's lease and its reservation."""
+    parser.add_argument('lease', metavar='<lease>',
+                        help='Name or ID of the lease')
+    parser.add_argument('--reservation', metavar='<id>',
+                        help='The reservation (default: the lease\'s only '
+                             'capacity or host reservation)')
+    return parser
 
 
 class ListShares(command.Lister):
@@ -98,7 +110,7 @@ class ListShares(command.Lister):
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple:
         client = self.app.client_manager.reservation
-        return COLUMNS, rows(_lease(client, parsed_args.lease))
+        return COLUMNS, rows(lease_named(client, parsed_args.lease))
 
 
 class SetShares(command.Lister):
@@ -107,12 +119,7 @@ class SetShares(command.Lister):
     """
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        parser.add_argument('lease', metavar='<lease>',
-                            help='Name or ID of the lease')
-        parser.add_argument('--reservation', metavar='<id>',
-                            help='The reservation (default: the lease\'s '
-                                 'only capacity or host reservation)')
+        parser = lease_arguments(super().get_parser(prog_name))
         parser.add_argument('--project', metavar='<project-id>',
                             action='append', default=[],
                             help='Share it with this project (repeat for '
@@ -129,7 +136,7 @@ class SetShares(command.Lister):
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple:
         client = self.app.client_manager.reservation
-        lease = _lease(client, parsed_args.lease)
+        lease = lease_named(client, parsed_args.lease)
         body = change(chosen(lease, parsed_args.reservation),
                       parsed_args.project, parsed_args.remove_project,
                       parsed_args.matching)

@@ -104,6 +104,15 @@ def of_lease(ctx, lease_id: str) -> list:
 
 
 @api.reader
+def of_reservation(ctx, reservation_id: str) -> list:
+    """The bindings of the servers of a reservation that have not ended."""
+    b = models.ServerBinding
+    return api.rows(ctx, sa.select(b).where(
+        b.reservation_id == reservation_id,
+        b.state != status.ENDED).order_by(b.instance_uuid))
+
+
+@api.reader
 def of_servers(ctx, instance_uuids: Iterable[str]) -> list:
     """The bindings of those servers that have one."""
     b = models.ServerBinding

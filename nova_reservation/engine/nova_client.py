@@ -148,6 +148,16 @@ class NovaClient:
                 raise
 
     def delete_aggregate(self, aggregate_id: int) -> None:
+        """Delete an aggregate, with the hosts it still has (those of a
+        split's new lease, whose own aggregate holds them too).
+        """
+        try:
+            hosts = self._call('GET', '/os-aggregates/%s' % aggregate_id,
+                               ok=(200,))['aggregate']['hosts']
+        except NotFound:
+            return
+        for host in hosts or ():
+            self.aggregate_host(aggregate_id, host, add=False)
         try:
             self._call('DELETE', '/os-aggregates/%s' % aggregate_id,
                        ok=(200, 204))

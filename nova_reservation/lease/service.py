@@ -360,14 +360,23 @@ def servers_gone(uuids: Iterable[str]) -> None:
 
 # ------------------------------------------------------- Nova's objects
 
+def private_flavors(ctx, requests: Iterable[ReservationRequest]) -> list:
+    """The private flavors of the capacity reservations among `requests`,
+    made before they are written (their ids are in their rows).
+    """
+    return [_private_flavor(ctx, r) for r in requests
+            if r.resource_type in resource_types.WITH_FLAVOR]
+
+
 def _nova_objects(ctx, requests: Iterable[ReservationRequest]) -> list:
     """The private flavors and server groups of instance reservations,
     made before the lease is written (their ids are in its rows).
     """
-    with_flavor = [r for r in requests
-                   if r.resource_type in resource_types.WITH_FLAVOR]
-    return [_private_flavor(ctx, r) for r in with_flavor] + [
-        _server_group(ctx, r) for r in with_flavor if r.affinity is not None]
+    requests = list(requests)
+    return private_flavors(ctx, requests) + [
+        _server_group(ctx, r) for r in requests
+        if r.resource_type in resource_types.WITH_FLAVOR and
+        r.affinity is not None]
 
 
 def _private_flavor(ctx, req: ReservationRequest):

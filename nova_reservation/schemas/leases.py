@@ -177,3 +177,12 @@ UPDATE = common.strict(dict(
     reservations={'type': 'array', 'maxItems': 10,
                   'items': RESERVATION_CHANGE},
 ), minProperties=1)
+
+# A split: `amount` slots (or hosts) of one of the lease's reservations
+# handed on to a new lease, of another project for an admin.
+SPLIT = common.strict({
+    'reservation_id': common.UUID,
+    'amount': common.WHOLE,
+    'project_id': PROJECT_ID,
+    'name': common.NAME,
+}, required=('reservation_id', 'amount'))

@@ -44,7 +44,10 @@ CONF = conf.CONF
 
 # --------------------------------------------------------------- helpers
 
-def _lease(ctx, lease_id: str, rule: str):
+def lease_of(ctx, lease_id: str, rule: str):
+    """The lease `lease_id` if the policy `rule` lets the caller act on it
+    (a 404 or a 403 otherwise).
+    """
     lease = (db_leases.get(db_api.Context(), lease_id)
              if uuidutils.is_uuid_like(lease_id) else None)
     if lease is None or lease.status == status.DELETED:
@@ -103,7 +106,7 @@ def _with_series(view: dict, known: Optional[dict] = None) -> dict:
     return view
 
 
-def _told(action: str, lease_id: str, changed=None) -> dict:
+def told(action: str, lease_id: str, changed=None) -> dict:
     """Send lease.<action> (with the fields `changed`, if given) and give
     the lease's view as its owner sees it, from one read.
     """
@@ -147,7 +150,7 @@ def _head(known: dict, lease) -> str:
 
 
 def show_lease(ctx, req, id):
-    lease = _lease(ctx, id, policies.LEASES_GET)
+    lease = lease_of(ctx, id, policies.LEASES_GET)
     return wsgi.json_response(200, {'lease': _view(ctx, lease.id)})
 
 
@@ -173,8 +176,8 @@ def create_lease(ctx, req):
     if made.again:
         return wsgi.json_response(201, {'lease': views.lease(
             _details(made.lease_id))})
-    return wsgi.json_response(201, {'lease': _told('create',
-                                                   made.lease_id)})
+    return wsgi.json_response(201, {'lease': told('create',
+                                                  made.lease_id)})
 
 
 # What a change may give each type of reservation: its size, any time;
@@ -346,7 +349,7 @@ def _keeps(prefix: str, res, entry: dict, kept: tuple) -> None:
 
 
 def update_lease(ctx, req, id):
-    lease = _lease(ctx, id, policies.LEASES_UPDATE)
+    lease = lease_of(ctx, id, policies.LEASES_UPDATE)
     if lease.status in status.FINISHED or lease.status in (
             status.ERROR, status.WAITING):
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
@@ -369,12 +372,12 @@ def update_lease(ctx, req, id):
         lease_service.change(ctx, lease, values, growth, replaced)
     except lease_service.Refused as e:
         raise _refused(e)
-    return wsgi.json_response(200, {'lease': _told(
+    return wsgi.json_response(200, {'lease': told(
         'update', lease.id, _changed(values, growth))})
 
 
 def delete_lease(ctx, req, id):
-    lease = _lease(ctx, id, policies.LEASES_DELETE)
+    lease = lease_of(ctx, id, policies.LEASES_DELETE)
     for lease_id in lease_service.delete(lease):
         notifications.api_notifier().lease('delete', lease_id)
     LOG.info('Lease %s (%s) is being deleted (was %s)', lease.id,
@@ -384,7 +387,7 @@ def delete_lease(ctx, req, id):
 
 def retry_event(ctx, req, id, event_id):
     """An admin runs a failed event again; the lease leaves ERROR."""
-    lease = _lease(ctx, id, policies.LEASES_RETRY_EVENT)
+    lease = lease_of(ctx, id, policies.LEASES_RETRY_EVENT)
     store = db_api.Context()
     # An event that is not the lease's is unknown here, not in a state.
     event = {e.uuid: e for e in db_events.of_lease(store, lease.id)}.get(

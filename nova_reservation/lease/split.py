@@ -1,0 +1,127 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A split of a capacity or host reservation: some of its slots (or
+hosts), and the servers on them, handed on to a new lease over the same
+interval, for the same project or another one.
+"""
+
+import dataclasses
+from typing import Optional
+
+from nova.compute import api as compute_api
+from nova import exception as nova_exception
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
+from nova_reservation.db import leases as db_leases
+from nova_reservation.db import splits as db_splits
+from nova_reservation.lease.request import request_of
+from nova_reservation.lease.request import reservation_row
+from nova_reservation.lease import service
+from nova_reservation import resource_types
+from nova_reservation import schedule
+from nova_reservation import shares
+from nova_reservation import splits
+from nova_reservation import status
+
+LOG = logging.getLogger(__name__)
+
+
+def split(ctx, lease, reservation_id: str, amount: int,
+          project_id: Optional[str] = None,
+          name: Optional[str] = None) -> str:
+    """Move `amount` slots of reservation `reservation_id` of `lease` (its
+    row) into a new lease of `project_id` (the lease's by default); the
+    new lease's id.  service.Refused (400 for a reservation that is not
+    the lease's or does not split, 409 when it can not be done whole).
+    """
+    store = db_api.Context()
+    if lease.status not in (status.PENDING, status.ACTIVE):
+        raise service.Refused(409, 'lease %s is %s; only a lease that is '
+                              'pending or active splits' % (
+                                  lease.id, lease.status), 'InvalidState')
+    res = db_leases.reservation(store, reservation_id)
+    if res is None or res.deleted or res.lease_id != lease.id:
+        raise service.Refused(400, 'reservation_id: must be the id of a '
+                              'reservation of lease %s' % lease.id,
+                              'BadRequest')
+    if res.resource_type not in shares.SHAREABLE:
+        raise service.Refused(400, 'reservation_id: %s is a %s reservation; '
+                              'only %s reservations split' % (
+                                  res.id, res.resource_type,
+                                  ', '.join(shares.SHAREABLE)),
+                              'BadRequest')
+    project = project_id or lease.project_id
+    same = project == lease.project_id
+    values = dict(
+        id=uuidutils.generate_uuid(), name=name or lease.name,
+        project_id=project, user_id=lease.user_id if same else None,
+        start_at=lease.start_at, end_at=lease.end_at,
+        # PENDING, with its start event: a running lease's part starts at
+        # once (its flavor's access, its hosts' aggregate).
+        status=status.PENDING, on_end=lease.on_end,
+        before_end_minutes=lease.before_end_minutes,
+        trust_id=lease.trust_id if same else None,
+        created_at=db_api.utcnow())
+    req = dataclasses.replace(
+        request_of(res), id=uuidutils.generate_uuid(), count=amount,
+        min_count=amount, server_group_id=None, private_flavor_id=None,
+        shared_with=request_of(res).shared_with if same else (),
+        flavor_id=(res.flavor_id if res.resource_type ==
+                   resource_types.FLAVOR else None))
+    made = service.private_flavors(ctx, [req])
+    try:
+        moved = db_splits.split(
+            store, lease.id, res.id, amount, values,
+            reservation_row(values, req), schedule.lease_events(
+                values, db_api.utcnow()), _servers_on(ctx, res))
+    except splits.TooFew as e:
+        _destroy(made)
+        raise service.Refused(409, 'amount: %d of reservation %s can not '
+                              'move: %s' % (amount, res.id, e))
+    except db_splits.Gone:
+        _destroy(made)
+        raise service.Refused(409, 'lease %s changed while it was split; '
+                              'read it again and retry' % lease.id)
+    except Exception:
+        _destroy(made)
+        raise
+    LOG.info('Lease %s: %d of reservation %s split into lease %s of '
+             'project %s, with servers %s', lease.id, amount, res.id,
+             values['id'], project, moved)
+    return values['id']
+
+
+def _servers_on(ctx, res) -> dict:
+    """{server: its node} of a host reservation's servers, as Nova has
+    them (read before the split's transaction: Nova's databases are not
+    the store's).
+    """
+    if res.resource_type != resource_types.HOST:
+        return {}
+    api = compute_api.API()
+    nodes = {}
+    for b in db_bindings.of_reservation(db_api.Context(), res.id):
+        try:
+            nodes[b.instance_uuid] = api.get(ctx.elevated(),
+                                             b.instance_uuid).node
+        except nova_exception.InstanceNotFound:
+            continue
+    return nodes
+
+
+def _destroy(made: list) -> None:
+    for thing in made:
+        thing.destroy()
