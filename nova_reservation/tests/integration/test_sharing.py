@@ -30,7 +30,7 @@ class SharingCLITest(base.BlazarCLI):
 
     def bound(self, server_id: str) -> dict:
         """The server's ``reservation`` as ``nova show`` prints it."""
-        value = self.nova('alice', 'show', server_id).get('reservation')
+        value = self.nova('admin', 'show', server_id).get('reservation')
         return json.loads(value) if value else {}
 
     def test_shared_open_fallback_and_split(self):
