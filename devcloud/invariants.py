@@ -98,8 +98,10 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
         s.get('metadata') or {}).get(marks.PREEMPTIBLE) == 'true'}
     # Servers of host reservations hold no slot of their own: the host's
     # slot holds them.
-    leased = {b['instance_uuid'] for b in _rows(
-        engine, models.ServerBinding.__table__) if b['state'] != 'ENDED'}
+    bindings = [b for b in _rows(engine, models.ServerBinding.__table__)
+                if b['state'] != 'ENDED']
+    leased = {b['instance_uuid'] for b in bindings}
+    found += _owners(bindings, servers, leases)
     if pending is not None:
         unanswered = {r['id'] for r in _rows(
             engine, models.Reservation.__table__) if r['lease_id'] in leases
@@ -259,6 +261,25 @@ def _servers(servers: dict, leases: dict) -> list:
         if lease is not None and lease['status'] in ('DELETED', 'CREATING'):
             found.append('server %s outlives its lease %s (%s)' % (
                 uuid, lease_id, lease['status']))
+    return found
+
+
+def _owners(bindings: list, servers: dict, leases: dict) -> list:
+    """A bound server is of its lease's project, or of the project its
+    binding names (one a reservation is, or was, shared with).
+    """
+    found = []
+    for b in bindings:
+        server, lease = servers.get(b['instance_uuid']), leases.get(
+            b['lease_id'])
+        if server is None or lease is None:
+            continue
+        project = b['project_id'] or lease['project_id']
+        if server.get('tenant_id') != project:
+            found.append('server %s of project %s is bound to lease %s as '
+                         "project %s's" % (b['instance_uuid'],
+                                           server.get('tenant_id'),
+                                           b['lease_id'], project))
     return found
 
 

@@ -182,7 +182,10 @@ class IntoReservations:
         shared with it) takes, if one runs whose slots fit it and are free
         (`shares.order` says which first); None if none does.
         """
-        if found is None:
+        # A boot that asks the scheduler for more (a server group, a zone,
+        # other hints) is left to it: a slot's node may not be one of
+        # those, and a match must never make a boot that would run fail.
+        if found is None or hints or server.get('availability_zone'):
             return None
         need = params.need(server, found)
         count = params.server_count(

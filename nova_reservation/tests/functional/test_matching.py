@@ -134,6 +134,21 @@ class OpenMatchingTest(base.SharingTestCase):
             self.assertEqual({}, self.bound(lease['reservations'][0]['id']))
         self.assertNotIn('reservation', self.api.get_server(uuid))
 
+    def test_a_boot_that_asks_the_scheduler_for_more_is_left_to_it(self):
+        lease, rid = self.open_lease(amount=1)
+        group = self.api.post_server_groups(
+            {'name': 'apart', 'policy': 'anti-affinity'})
+        grouped = self.ordinary(name='grouped', hints={'group': group['id']})
+        server = self._build_server(name='zoned', image_uuid=base.IMAGE,
+                                    flavor_id=base.ONE_PER_NODE,
+                                    networks='none')
+        server['availability_zone'] = 'nova'
+        zoned = self.api.post_server({'server': server})['id']
+        self.node_of(zoned)
+        self.run_engine()
+        self.assertEqual({}, self.bound(rid))
+        self.assertNotIn('reservation', self.api.get_server(grouped))
+
     def test_earliest_end_first_and_shared_ones(self):
         late, late_rid = self.open_lease(amount=1, minutes=90)
         early, early_rid = self.open_lease(amount=1, minutes=45,

@@ -17,8 +17,14 @@ does not), members, readers and admins, on real Nova.
 
 import concurrent.futures
 
+from nova import context
+from nova import objects
+from oslo_utils.fixture import uuidsentinel as uuids
+
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.filters import reservation_filter
 from nova_reservation import policies
 from nova_reservation.tests.functional import base
 
@@ -278,3 +284,38 @@ class ShareTest(base.SharingTestCase):
         self.assertEqual({(rid, OWNER, None)}, {
             (a['reservation_id'], a['shared_by'], a['server_id'])
             for a in allocations})
+
+    def test_scheduler_lets_in_only_the_projects_it_is_shared_with(self):
+        # Past the hook (a request spec replayed by a move, say), the
+        # filter holds on its own.
+        lease, rid = self.running_shared()
+        flavor = objects.Flavor(vcpus=1, memory_mb=512, root_gb=1,
+                                ephemeral_gb=0, swap=0)
+
+        def spec(project, instance):
+            values = dict(project_id=project, flavor=flavor,
+                          scheduler_hints={'reservation': [rid]})
+            if instance:
+                values['instance_uuid'] = instance
+            return objects.RequestSpec(**values)
+        nodes = [self._get_provider_uuid_by_host(n) for n in self.NODES]
+        hosts = list(self.scheduler.manager.host_manager
+                     .get_host_states_by_uuids(context.get_admin_context(),
+                                               nodes, spec(OWNER, None)))
+        flt = reservation_filter.ReservationFilter()
+        slots = {s.node for s in db_ledger.slots(STORE, rid)}
+        self.assertEqual(slots, {h.nodename for h in flt.filter_all(
+            hosts, spec(SHARED, uuids.new))})
+        self.assertEqual([], list(flt.filter_all(hosts, spec(
+            THIRD, uuids.other))))
+        resp = self.boot_into(rid, api=self.shared_api)
+        theirs = resp.body['server']['id']
+        node = self.node_of(theirs)
+        self.run_engine()
+        self.assertEqual(200, self.share(lease, rid, []).status_code)
+        # Taken back: no new boot of that project; its server, which holds
+        # a slot, still goes to its slot's node.
+        self.assertEqual([], list(flt.filter_all(hosts, spec(
+            SHARED, uuids.newer))))
+        self.assertEqual([node], [h.nodename for h in flt.filter_all(
+            hosts, spec(SHARED, theirs))])
