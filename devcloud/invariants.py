@@ -272,7 +272,8 @@ def _owners(bindings: list, servers: dict, leases: dict) -> list:
     for b in bindings:
         server, lease = servers.get(b['instance_uuid']), leases.get(
             b['lease_id'])
-        if server is None or lease is None:
+        # (A stand-in of Nova's API may show no project.)
+        if server is None or lease is None or 'tenant_id' not in server:
             continue
         project = b['project_id'] or lease['project_id']
         if server.get('tenant_id') != project:
