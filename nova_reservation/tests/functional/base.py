@@ -281,7 +281,11 @@ class ReservationsTestCase(ReservationTestCase):
                                         roles=('reader', 'member', 'admin'))
 
     def lease(self, reservation, start=3.0, minutes=60):
-        body = {'name': 'l', 'start_date': soon(start),
+        """A lease of `reservation` that starts in `start` seconds (or
+        ``now``) and lasts `minutes`.
+        """
+        body = {'name': 'l', 'start_date': (start if start == 'now'
+                                            else soon(start)),
                 'end_date': soon(minutes * 60), 'events': [],
                 'reservations': [reservation]}
         resp = self.rsv('POST', '/leases', body)
@@ -355,7 +359,7 @@ class SharingTestCase(BootTestCase):
         self.third_api = self.api_client('third-user', THIRD)
         self.third_rsv = self.lease_api('third-user', THIRD)
 
-    def shared_lease(self, amount=2, shared_with=(SHARED,), start=1.0,
+    def shared_lease(self, amount=2, shared_with=(SHARED,), start='now',
                      minutes=60, **extra) -> dict:
         lease = self.lease(dict({
             'resource_type': 'flavor:instance', 'flavor_id': ONE_PER_NODE,
