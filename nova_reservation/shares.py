@@ -56,9 +56,19 @@ def may_use(owner: str, shared_with: frozenset, project: str) -> bool:
     return project == owner or project in shared_with
 
 
+def row_may_use(res, project: str) -> bool:
+    """Whether `project` may boot into the reservation row `res`."""
+    return may_use(res.project_id, projects(res.shared_with), project)
+
+
 def matching(value: Optional[str]) -> str:
     """A ``matching`` column as the API shows it."""
     return value or TARGETED
+
+
+def matching_column(value: Optional[str]) -> Optional[str]:
+    """The ``matching`` column of a matching (None: targeted)."""
+    return OPEN if value == OPEN else None
 
 
 class Candidate(NamedTuple):

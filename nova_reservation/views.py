@@ -82,13 +82,6 @@ def reservation(res, bindings: list, lease_status: str,
     return view
 
 
-def shared_with(details, project: str) -> bool:
-    """Whether a lease (`details`) is shared with `project`, not its own."""
-    return project != details.lease.project_id and any(
-        project in shares.projects(r.shared_with)
-        for r in details.reservations)
-
-
 def lease(details, viewer: Optional[str] = None) -> dict:
     """A lease with its reservations and events (`details`: as the store's
     `leases.details` reads them), as its owner sees it or, with `viewer`,

@@ -346,9 +346,8 @@ def _claim_slots(ctx, reservation_id: str, count: int, claim: str,
     if project_id is not None:
         res = ctx.session.get(models.Reservation, reservation_id,
                               populate_existing=True)
-        if res is None or res.deleted or not shares.may_use(
-                res.project_id, shares.projects(res.shared_with),
-                project_id):
+        if res is None or res.deleted or not shares.row_may_use(
+                res, project_id):
             raise NotShared()
     free = list(ctx.session.execute(sa.select(s.id).where(
         s.reservation_id == reservation_id, s.instance_uuid.is_(None),

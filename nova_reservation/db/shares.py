@@ -59,7 +59,6 @@ def open_reservations(ctx, project_id: str, kinds: Iterable[str],
             r.resource_type.in_(sorted(kinds)),
             t.status.in_((status.PENDING, status.ACTIVE)),
             t.start_at <= now, t.end_at > now).order_by(r.id)):
-        if shares.may_use(res.project_id, shares.projects(res.shared_with),
-                          project_id):
+        if shares.row_may_use(res, project_id):
             found.append((res, lease))
     return found

@@ -105,19 +105,17 @@ class Boots(into.IntoReservations):
                     hints.pop('reservation')
                     req.body = json.dumps(body).encode('utf-8')
                 try:
-                    res = self._reservation_of_boot(ctx, server, rid)
+                    done = self._into_reservation(
+                        req, ctx, server, rid, hints, body, found, forced,
+                        open_match=preempt is None and not forced)
                 except into.Unusable as e:
                     if not fallback:
                         raise lease_service.Refused(409, str(e))
                     return self._fallback(req, ctx, server, hints, body,
                                           rid, str(e))
-                if res is None and preempt is None and not forced and \
-                        rid != shares.NONE:
-                    matched = self._boot_open(req, ctx, server, hints, body,
-                                              found)
-                    if matched is not None:
-                        return matched
-                if res is None and preempt is not None:
+                if done is not None:
+                    return done
+                if preempt is not None:
                     if forced:
                         raise params.InvalidParam(
                             'availability_zone', 'a preemptible boot can '
@@ -125,30 +123,13 @@ class Boots(into.IntoReservations):
                             'what running leases and servers need')
                     return self._boot_preemptible(req, ctx, server, hints,
                                                   body, preempt)
-                if res is None:
-                    if forced:
-                        self._check_forced(ctx, server, forced, found)
-                        return req.get_response(self.app)
-                    # A project whose boots are leases: this one too.
-                    lease = projects.default_lease(ctx, server)
-                    if lease is None:
-                        return req.get_response(self.app)
-                else:
-                    if forced:
-                        raise params.InvalidParam(
-                            'availability_zone', 'a boot into a reservation '
-                            'can not force a host: the reservation chooses')
-                    hints['reservation'] = res.id
-                    hints.pop(SLOTS_HINT, None)
-                    req.body = json.dumps(body).encode('utf-8')
-                    try:
-                        return self._boot_into(req, ctx, server, res, hints,
-                                               body, found)
-                    except into.Unusable as e:
-                        if not fallback:
-                            raise lease_service.Refused(409, str(e))
-                        return self._fallback(req, ctx, server, hints, body,
-                                              res.id, str(e))
+                if forced:
+                    self._check_forced(ctx, server, forced, found)
+                    return req.get_response(self.app)
+                # A project whose boots are leases: this one too.
+                lease = projects.default_lease(ctx, server)
+                if lease is None:
+                    return req.get_response(self.app)
             if 'reservation' in hints:
                 raise params.InvalidParam(
                     'reservation', 'can not be given with lease_params: '

@@ -56,6 +56,28 @@ class IntoReservations:
     `ctx` (the store's) and `_created` (the servers a boot made).
     """
 
+    def _into_reservation(self, req, ctx, server: dict, rid: Optional[str],
+                          hints: dict, body: dict, found, forced,
+                          open_match: bool) -> Optional[webob.Response]:
+        """Nova's answer to a boot into the reservation it names (`rid`,
+        or its flavor's) or, with `open_match`, an open one it fits; None
+        for a boot that goes into none.  Unusable if the one it names does
+        not run now or is full.
+        """
+        res = self._reservation_of_boot(ctx, server, rid)
+        if res is None:
+            if not open_match or rid == shares.NONE:
+                return None
+            return self._boot_open(req, ctx, server, hints, body, found)
+        if forced:
+            raise params.InvalidParam(
+                'availability_zone', 'a boot into a reservation can not '
+                'force a host: the reservation chooses')
+        hints['reservation'] = res.id
+        hints.pop(SLOTS_HINT, None)
+        req.body = json.dumps(body).encode('utf-8')
+        return self._boot_into(req, ctx, server, res, hints, body, found)
+
     def _reservation_of_boot(self, ctx, server: dict,
                              rid: Optional[str]):
         """The reservation a boot goes into: the one its ``reservation``
@@ -75,12 +97,11 @@ class IntoReservations:
         res = db_leases.reservation(self.ctx, rid)
         # Another project's reservation not shared with this one is as
         # good as none to it.
-        if res is None or res.deleted or not shares.may_use(
-                res.project_id, shares.projects(res.shared_with),
-                ctx.project_id):
+        if res is None or res.deleted or not shares.row_may_use(
+                res, ctx.project_id):
             raise lease_service.Refused(404, 'reservation: %s not found'
                                         % rid)
-        if not self._may_use(ctx, res):
+        if not self._allowed(ctx, res):
             raise lease_service.Refused(
                 403, 'reservation: policy does not allow %s for this user '
                 '(%s is shared with this project by project %s)' % (
@@ -105,14 +126,11 @@ class IntoReservations:
         return res
 
     @staticmethod
-    def _may_use(ctx, res) -> bool:
-        """Whether the boot's project may boot into `res`: its own, or one
-        shared with it that the policy lets it use.
+    def _allowed(ctx, res) -> bool:
+        """Whether the policy lets the boot's project use `res` (its own,
+        or one shared with it).
         """
-        if res.project_id == ctx.project_id:
-            return True
-        return shares.may_use(res.project_id, shares.projects(
-            res.shared_with), ctx.project_id) and policies.authorize(
+        return res.project_id == ctx.project_id or policies.authorize(
             ctx, policies.RESERVATIONS_BOOT_SHARED,
             {'project_id': ctx.project_id})
 
@@ -190,21 +208,18 @@ class IntoReservations:
         need = params.need(server, found)
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
-        fitting = {res.id: res for res, lease in db_shares.open_reservations(
-            self.ctx, ctx.project_id, resource_types.WITH_FLAVOR,
-            db_api.utcnow())
-            if need.fits_in(capacity.Resources(
-                res.vcpus, res.memory_mb, res.disk_gb)) and
-            self._may_use(ctx, res)}
-        if not fitting:
-            return None
-        leases = db_leases.get_many(
-            self.ctx, (r.lease_id for r in fitting.values()))
+        fitting = {res.id: (res, lease) for res, lease in
+                   db_shares.open_reservations(
+                       self.ctx, ctx.project_id, resource_types.WITH_FLAVOR,
+                       db_api.utcnow())
+                   if need.fits_in(capacity.Resources(
+                       res.vcpus, res.memory_mb, res.disk_gb)) and
+                   self._allowed(ctx, res)}
         for choice in shares.order(shares.Candidate(
-                res.id, leases[res.lease_id].end_at, res.created_at,
+                res.id, lease.end_at, res.created_at,
                 res.project_id == ctx.project_id)
-                for res in fitting.values()):
-            res = fitting[choice.reservation_id]
+                for res, lease in fitting.values()):
+            res = fitting[choice.reservation_id][0]
             try:
                 claimed = self._claim(ctx, res, count)
             except (Unusable, lease_service.Refused):

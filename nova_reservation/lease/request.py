@@ -140,7 +140,7 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         required_floatingips=(json.dumps(list(req.addresses))
                               if req.network_id else None),
         shared_with=shares.column(req.shared_with),
-        matching=req.matching if req.matching == shares.OPEN else None,
+        matching=shares.matching_column(req.matching),
         created_at=db_api.utcnow())
 
 

@@ -75,29 +75,30 @@ def split(ctx, lease, reservation_id: str, amount: int,
         before_end_minutes=lease.before_end_minutes,
         trust_id=lease.trust_id if same else None,
         created_at=db_api.utcnow())
+    old = request_of(res)
     req = dataclasses.replace(
-        request_of(res), id=uuidutils.generate_uuid(), count=amount,
+        old, id=uuidutils.generate_uuid(), count=amount,
         min_count=amount, server_group_id=None, private_flavor_id=None,
-        shared_with=request_of(res).shared_with if same else (),
+        shared_with=old.shared_with if same else (),
         flavor_id=(res.flavor_id if res.resource_type ==
                    resource_types.FLAVOR else None))
     made = service.private_flavors(ctx, [req])
+    moved = None
     try:
         moved = db_splits.split(
             store, lease.id, res.id, amount, values,
             reservation_row(values, req), schedule.lease_events(
                 values, db_api.utcnow()), _servers_on(ctx, res))
     except splits.TooFew as e:
-        _destroy(made)
         raise service.Refused(409, 'amount: %d of reservation %s can not '
                               'move: %s' % (amount, res.id, e))
     except db_splits.Gone:
-        _destroy(made)
         raise service.Refused(409, 'lease %s changed while it was split; '
                               'read it again and retry' % lease.id)
-    except Exception:
-        _destroy(made)
-        raise
+    finally:
+        if moved is None:   # nothing written: its flavor goes
+            for thing in made:
+                thing.destroy()
     LOG.info('Lease %s: %d of reservation %s split into lease %s of '
              'project %s, with servers %s', lease.id, amount, res.id,
              values['id'], project, moved)
@@ -120,8 +121,3 @@ def _servers_on(ctx, res) -> dict:
         except nova_exception.InstanceNotFound:
             continue
     return nodes
-
-
-def _destroy(made: list) -> None:
-    for thing in made:
-        thing.destroy()

@@ -67,7 +67,8 @@ def lease_of(ctx, lease_id: str, rule: str):
 
 
 def _shared_with_caller(ctx, lease_id: str) -> bool:
-    return views.shared_with(_details(lease_id), ctx.project_id)
+    return any(ctx.project_id in shares.projects(r.shared_with)
+               for r in db_leases.reservations(db_api.Context(), lease_id))
 
 
 def _viewer(ctx, details) -> Optional[str]:
@@ -81,7 +82,7 @@ def _viewer(ctx, details) -> Optional[str]:
     return ctx.project_id
 
 
-def _refused(e: lease_service.Refused) -> wsgi.Fault:
+def refused(e: lease_service.Refused) -> wsgi.Fault:
     return wsgi.Fault(e.status, e.kind, str(e), **e.details)
 
 
@@ -119,7 +120,11 @@ def told(action: str, lease_id: str, changed=None) -> dict:
 
 def list_leases(ctx, req):
     store = db_api.Context()
-    if policies.authorize(ctx, policies.LEASES_LIST_ALL_PROJECTS, {}):
+    # Every project's (an admin's list), or the caller's and those shared
+    # with it, which it sees as such.
+    everything = policies.authorize(ctx, policies.LEASES_LIST_ALL_PROJECTS,
+                                    {})
+    if everything:
         leases = db_leases.get_all(store)
     else:
         wsgi.authorize(ctx, policies.LEASES_LIST, ctx.project_id)
@@ -139,8 +144,9 @@ def list_leases(ctx, req):
     # One read of the details of every lease, not one per lease.
     details = db_leases.details(store, (x.id for x in leases))
     return wsgi.json_response(200, {'leases': [
-        _with_series(views.lease(details[x.id], _viewer(ctx, details[x.id])),
-                     known)
+        _with_series(views.lease(details[x.id], None if everything or
+                                 x.project_id == ctx.project_id
+                                 else ctx.project_id), known)
         for x in leases if x.id in details]})
 
 
@@ -172,7 +178,7 @@ def create_lease(ctx, req):
     try:
         made = lease_service.create(ctx, draft)
     except lease_service.Refused as e:
-        raise _refused(e)
+        raise refused(e)
     if made.again:
         return wsgi.json_response(201, {'lease': views.lease(
             _details(made.lease_id))})
@@ -312,8 +318,7 @@ def _sharing(prefix: str, res, entry: dict) -> dict:
     if 'shared_with' in found:
         columns['shared_with'] = shares.column(found['shared_with'])
     if 'matching' in found:
-        columns['matching'] = (shares.OPEN if found['matching'] ==
-                               shares.OPEN else None)
+        columns['matching'] = shares.matching_column(found['matching'])
     return columns
 
 
@@ -371,7 +376,7 @@ def update_lease(ctx, req, id):
     try:
         lease_service.change(ctx, lease, values, growth, replaced)
     except lease_service.Refused as e:
-        raise _refused(e)
+        raise refused(e)
     return wsgi.json_response(200, {'lease': told(
         'update', lease.id, _changed(values, growth))})
 

@@ -34,6 +34,6 @@ def split_lease(ctx, req, id):
         made = lease_split.split(ctx, lease, reservation_id, amount,
                                  project_id, name)
     except lease_service.Refused as e:
-        raise wsgi.Fault(e.status, e.kind, str(e), **e.details)
+        raise leases.refused(e)
     leases.told('update', lease.id, ['reservations.amount'])
     return wsgi.json_response(201, {'lease': leases.told('create', made)})

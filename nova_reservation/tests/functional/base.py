@@ -22,6 +22,8 @@ import os
 import time
 
 import fixtures
+from nova import context
+from nova import objects
 from nova.tests import fixtures as nova_fixtures
 from nova.tests.functional import integrated_helpers
 from oslo_log.fixture import logging_error as log_fixture
@@ -247,6 +249,25 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
             lambda path: self.placement.get(path).body, db_api.utcnow(),
             floating_ips=self.cloud.neutron.list_floatingips()[
                 'floatingips']))
+
+    @staticmethod
+    def reserved_spec(rid: str, project: str, instance=None):
+        """The request spec of a boot of `project` into reservation `rid`
+        (of `instance`, if given), as a move replays it past the hook.
+        """
+        values = dict(project_id=project, scheduler_hints={
+            'reservation': [rid]}, flavor=objects.Flavor(
+                vcpus=1, memory_mb=512, root_gb=1, ephemeral_gb=0, swap=0))
+        if instance:
+            values['instance_uuid'] = instance
+        return objects.RequestSpec(**values)
+
+    def host_states(self, spec) -> list:
+        """The scheduler's host states of every node, for `spec`."""
+        nodes = [self._get_provider_uuid_by_host(n) for n in self.NODES]
+        return list(self.scheduler.manager.host_manager
+                    .get_host_states_by_uuids(context.get_admin_context(),
+                                              nodes, spec))
 
     def placement_usage(self, node: str) -> dict:
         rp = self._get_provider_uuid_by_host(node)

@@ -12,8 +12,6 @@
 
 """A lease's reservation belongs to its project alone."""
 
-from nova import context
-from nova import objects
 from oslo_utils.fixture import uuidsentinel as uuids
 
 from nova_reservation.db import api as db_api
@@ -58,20 +56,11 @@ class IsolationTest(base.ReservationTestCase):
     def test_scheduler_refuses_a_reservation_of_another_project(self):
         # Past the hook (e.g. a request spec replayed by a move), the filter
         # still holds: another project's boot with the hint lands nowhere.
-        flavor = objects.Flavor(vcpus=1, memory_mb=512, root_gb=1,
-                                ephemeral_gb=0, swap=0)
         owner = db_leases.reservation(STORE, self.rid).project_id
 
         def spec(project, instance):
-            values = dict(project_id=project, flavor=flavor,
-                          scheduler_hints={'reservation': [self.rid]})
-            if instance:
-                values['instance_uuid'] = instance
-            return objects.RequestSpec(**values)
-        nodes = [self._get_provider_uuid_by_host(n) for n in self.NODES]
-        hosts = list(self.scheduler.manager.host_manager
-                     .get_host_states_by_uuids(context.get_admin_context(),
-                                               nodes, spec(owner, None)))
+            return self.reserved_spec(self.rid, project, instance)
+        hosts = self.host_states(spec(owner, None))
         flt = reservation_filter.ReservationFilter()
         self.assertEqual([], list(flt.filter_all(
             hosts, spec('other-project', uuids.other))))

@@ -17,8 +17,6 @@ does not), members, readers and admins, on real Nova.
 
 import concurrent.futures
 
-from nova import context
-from nova import objects
 from oslo_utils.fixture import uuidsentinel as uuids
 
 
@@ -296,19 +294,10 @@ class ShareTest(base.SharingTestCase):
         # Past the hook (a request spec replayed by a move, say), the
         # filter holds on its own.
         lease, rid = self.running_shared()
-        flavor = objects.Flavor(vcpus=1, memory_mb=512, root_gb=1,
-                                ephemeral_gb=0, swap=0)
 
         def spec(project, instance):
-            values = dict(project_id=project, flavor=flavor,
-                          scheduler_hints={'reservation': [rid]})
-            if instance:
-                values['instance_uuid'] = instance
-            return objects.RequestSpec(**values)
-        nodes = [self._get_provider_uuid_by_host(n) for n in self.NODES]
-        hosts = list(self.scheduler.manager.host_manager
-                     .get_host_states_by_uuids(context.get_admin_context(),
-                                               nodes, spec(OWNER, None)))
+            return self.reserved_spec(rid, project, instance)
+        hosts = self.host_states(spec(OWNER, None))
         flt = reservation_filter.ReservationFilter()
         slots = {s.node for s in db_ledger.slots(STORE, rid)}
         self.assertEqual(slots, {h.nodename for h in flt.filter_all(
