@@ -59,6 +59,8 @@ FLOATINGIPS_LIST = 'reservation:floatingips:list'
 FLOATINGIPS_GET = 'reservation:floatingips:get'
 FLOATINGIPS_CREATE = 'reservation:floatingips:create'
 FLOATINGIPS_DELETE = 'reservation:floatingips:delete'
+QUOTAS_GET = 'reservation:quotas:get'
+QUOTAS_UPDATE = 'reservation:quotas:update'
 
 # The one rule that covered every os-hosts operation before they had a
 # rule each: an operator's override of it still applies to every one of
@@ -127,6 +129,11 @@ RULES = [
     _rule(LEASES_SPLIT_TO_PROJECT, ADMIN, 'Split a lease into a new lease '
           'of another project (checked on that project).',
           'POST', '/v1/leases/{id}/split'),
+    _rule(QUOTAS_GET, ADMIN_OR_READER, 'Show the reservation quota of a '
+          'project and its use (checked on that project).',
+          'GET', '/v1/quotas/{project_id}'),
+    _rule(QUOTAS_UPDATE, ADMIN, 'Set the reservation quota of a project.',
+          'PUT', '/v1/quotas/{project_id}'),
     _hosts_rule(HOSTS_LIST, 'List the reservable hosts.',
                 'GET', '/v1/os-hosts'),
     _hosts_rule(HOSTS_GET, 'Show a reservable host.',

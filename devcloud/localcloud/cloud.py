@@ -558,6 +558,7 @@ class LocalCloud:
                                 preempt_check_interval='5',
                                 preempt_notice='2', preempt_margin='1',
                                 default_lease_tag='reservation:default_lease',
+                                quota_tag='reservation-quota',
                                 wait_interval='10'),
         }
         self._write_ini('nova.conf', nova)

@@ -24,6 +24,7 @@ from nova_reservation.api.handlers import floatingips
 from nova_reservation.api.handlers import hosts
 from nova_reservation.api.handlers import leases
 from nova_reservation.api.handlers import ledger
+from nova_reservation.api.handlers import quotas
 from nova_reservation.api.handlers import splits
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
@@ -34,6 +35,7 @@ LOG = logging.getLogger(__name__)
 
 ID = r'(?P<id>[^/]+)'
 EVENT = r'/events/(?P<event_id>[^/]+)'
+PROJECT = r'(?P<project_id>[^/]+)'
 ROUTES = [
     ('GET', r'/v1/leases', leases.list_leases),
     ('POST', r'/v1/leases', leases.create_lease),
@@ -58,6 +60,8 @@ ROUTES = [
     ('POST', r'/v1/floatingips', floatingips.create_floatingip),
     ('GET', r'/v1/floatingips/' + ID, floatingips.show_floatingip),
     ('DELETE', r'/v1/floatingips/' + ID, floatingips.delete_floatingip),
+    ('GET', r'/v1/quotas/' + PROJECT, quotas.show_quota),
+    ('PUT', r'/v1/quotas/' + PROJECT, quotas.update_quota),
     ('GET', r'/v1/openapi.json', lambda ctx, req: _openapi()),
 ]
 OPENAPI_PATH = '/v1/openapi.json'

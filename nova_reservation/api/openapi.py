@@ -25,6 +25,7 @@ from nova_reservation.schemas import floatingips
 from nova_reservation.schemas import hosts
 from nova_reservation.schemas import leases
 from nova_reservation.schemas import ledger
+from nova_reservation.schemas import quotas
 
 ERROR = {'type': 'object', 'required': ['error_code', 'error_name',
                                         'error_message'],
@@ -75,6 +76,10 @@ OPERATIONS = {
                                       '(admin)', None, 200),
     ('DELETE', '/v1/floatingips/{id}'): ('Remove a registered floating IP '
                                          '(admin)', None, 204),
+    ('GET', '/v1/quotas/{project_id}'): (
+        'A project\'s reservation quota and its use', None, 200),
+    ('PUT', '/v1/quotas/{project_id}'): (
+        'Set a project\'s reservation quota (admin)', quotas.UPDATE, 200),
     ('GET', '/v1/openapi.json'): ('This description', None, 200),
 }
 # The query parameters an operation takes: the search's own, and one

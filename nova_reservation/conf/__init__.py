@@ -74,6 +74,29 @@ lease_opts = [
     cfg.StrOpt('freepool_name', default='freepool',
                help='Name of the aggregate that holds the reservable hosts '
                     '(os-hosts). Ordinary boots never land on its hosts.'),
+    cfg.IntOpt('quota_vcpus', default=-1, min=-1,
+               help='Most vCPUs a project may hold reserved at any instant '
+                    '(a whole host counts with all of its vCPUs). -1: no '
+                    'limit. A project\'s own limit (PUT /v1/quotas/'
+                    '{project_id}) or tag (quota_tag) comes first.'),
+    cfg.IntOpt('quota_memory_mb', default=-1, min=-1,
+               help='Most MB of RAM a project may hold reserved at any '
+                    'instant. -1: no limit.'),
+    cfg.IntOpt('quota_hosts', default=-1, min=-1,
+               help='Most whole hosts (physical:host reservations) a '
+                    'project may hold reserved at any instant. -1: no '
+                    'limit.'),
+    cfg.IntOpt('quota_vcpu_hours_per_month', default=-1, min=-1,
+               help='Most vCPU-hours a project may hold reserved in any '
+                    'calendar month (UTC), counting what its leases held '
+                    'earlier in the month. -1: no limit.'),
+    cfg.StrOpt('quota_tag', default='',
+               help='A prefix of Keystone project tags that give a '
+                    'project its own reservation quotas: '
+                    '"<prefix>:<limit>=<N>", e.g. "reservation-quota:'
+                    'vcpus=64" (limits: vcpus, memory_mb, hosts, '
+                    'vcpu_hours_per_month; -1: none). Project tags are '
+                    'set by admins only. Empty: tags are not read.'),
     cfg.IntOpt('boot_grace', default=600, min=0,
                deprecated_for_removal=True,
                deprecated_reason='A future lease\'s servers are no longer '

@@ -85,8 +85,9 @@ class Waiting:
         try:
             lease_service.place(lease, now, also)
         except lease_service.Refused as e:
+            # A quota passed waits too: its project may give some back.
             reason = (str(e) if e.kind == lease_service.NO_ROOM or
-                      e.status == 503 else 'the ledger was too busy')
+                      e.status in (403, 503) else 'the ledger was too busy')
             last = deadline(lease)
             if (lease.retries and tries >= lease.retries) or (
                     last is not None and

@@ -24,8 +24,6 @@ import datetime
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova import context as nova_context
-from nova import exception as nova_exception
-from nova import objects
 from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import uuidutils
@@ -35,12 +33,13 @@ from nova_reservation import cells
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
-from nova_reservation import flavors
+from nova_reservation.db import quotas as db_quotas
 from nova_reservation import idempotency
+from nova_reservation.lease import nova_objects
+from nova_reservation.lease import quota as lease_quota
 from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import request_of
-from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import resource_types
@@ -95,6 +94,9 @@ class Made(NamedTuple):
 
 
 def _refused(e: Exception) -> Refused:
+    if isinstance(e, db_quotas.QuotaExceeded):
+        return Refused(403, str(e), lease_quota.OVER_QUOTA,
+                       **e.excess.details())
     if isinstance(e, NoCapacity):
         return Refused(409, str(e), NO_ROOM, **e.details())
     return Refused(409, BUSY)
@@ -136,21 +138,22 @@ def create(ctx, draft: Draft) -> Made:
                    if draft.intervals else None)
     every = ([r for _, own, _ in occurrences for r in own] if occurrences
              else draft.requests)
-    made = _nova_objects(ctx, every)
+    made = nova_objects.made_for(ctx, every)
     writer = write.shared()
     waits = False
     trust_id = None
     try:
+        quota = lease_quota.of(ctx, ctx.project_id)
         trust_id = _trust(ctx)
         for row in [values] + [v for v, _, _ in occurrences or ()]:
             row['trust_id'] = trust_id
         if occurrences and draft.servers:
-            _series_in_one_cell(writer, occurrences)
+            _series_in_one_cell(writer, occurrences, quota)
         elif occurrences:
-            writer.create_series(occurrences)
+            writer.create_series(occurrences, quota)
         else:
-            waits = writer.create_or_wait(values, draft.requests)
-    except (NoCapacity, LedgerBusy) as e:
+            waits = writer.create_or_wait(values, draft.requests, quota)
+    except (NoCapacity, LedgerBusy, db_quotas.QuotaExceeded) as e:
         raise _refused(e)
     except cells.Unreachable as e:
         raise Refused(503, '%s; try again' % e)
@@ -224,14 +227,15 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
     replaced = list(replaced)
     try:
         write.shared().change(lease, lease.version, values, growth,
-                              replaced, also)
-    except NoCapacity as e:
+                              replaced, also,
+                              lease_quota.of(ctx, lease.project_id))
+    except (NoCapacity, db_quotas.QuotaExceeded) as e:
         raise _refused(e)
     except (LedgerBusy, db_leases.LeaseChanged):
         raise Refused(409, 'lease %s changed while this change was made; '
                       'read it again and retry' % lease.id)
     if replaced:
-        _reshape_in_nova(ctx, lease, replaced)
+        nova_objects.reshape(ctx, lease, replaced)
 
 
 def place(lease, now: float, also: Optional[Callable] = None) -> None:
@@ -245,12 +249,14 @@ def place(lease, now: float, also: Optional[Callable] = None) -> None:
     except cells.Unreachable as e:
         raise Refused(503, str(e))
     try:
-        write.shared().place(lease, requests, now, also)
-    except (NoCapacity, LedgerBusy) as e:
+        write.shared().place(lease, requests, now, also,
+                             lease_quota.of(None, lease.project_id))
+    except (NoCapacity, LedgerBusy, db_quotas.QuotaExceeded) as e:
         raise _refused(e)
 
 
-def _series_in_one_cell(writer: write.Writer, occurrences: list) -> None:
+def _series_in_one_cell(writer: write.Writer, occurrences: list,
+                        quota=None) -> None:
     """Write the occurrences of a recurring boot lease, its servers' slots
     all in one cell (the first, in Nova's order, that holds them all): its
     servers go from one occurrence to the next, and Nova builds a server
@@ -259,7 +265,7 @@ def _series_in_one_cell(writer: write.Writer, occurrences: list) -> None:
     """
     found = cells.with_servers(nova_context.get_admin_context())
     if len(found) == 1:
-        return writer.create_series(occurrences)
+        return writer.create_series(occurrences, quota)
     refusals = []
     for _, nodes in cells.readable(found):
         try:
@@ -267,7 +273,7 @@ def _series_in_one_cell(writer: write.Writer, occurrences: list) -> None:
                 (values, [dataclasses.replace(r, nodes=nodes)
                           if r.resource_type == resource_types.SERVER
                           else r for r in requests], events)
-                for values, requests, events in occurrences])
+                for values, requests, events in occurrences], quota)
         except NoCapacity as e:
             refusals.append(e)
     raise min(refusals, key=lambda e: e.earliest or datetime.datetime.max)
@@ -356,94 +362,3 @@ def servers_gone(uuids: Iterable[str]) -> None:
     store = db_api.Context()
     for lease_id in db_bindings.servers_gone(store, uuids):
         db_leases.begin_delete(store, lease_id)
-
-
-# ------------------------------------------------------- Nova's objects
-
-def private_flavors(ctx, requests: Iterable[ReservationRequest]) -> list:
-    """The private flavors of the capacity reservations among `requests`,
-    made before they are written (their ids are in their rows).
-    """
-    return [_private_flavor(ctx, r) for r in requests
-            if r.resource_type in resource_types.WITH_FLAVOR]
-
-
-def _nova_objects(ctx, requests: Iterable[ReservationRequest]) -> list:
-    """The private flavors and server groups of instance reservations,
-    made before the lease is written (their ids are in its rows).
-    """
-    requests = list(requests)
-    return private_flavors(ctx, requests) + [
-        _server_group(ctx, r) for r in requests
-        if r.resource_type in resource_types.WITH_FLAVOR and
-        r.affinity is not None]
-
-
-def _private_flavor(ctx, req: ReservationRequest):
-    """The private flavor of a capacity reservation: its id is the
-    reservation's; a flavor:instance one is a copy of its flavor (extra
-    specs too).  The owner gets access to it at the start.
-    """
-    source = (flavors.find(ctx, req.flavor_id)
-              if req.resource_type == resource_types.FLAVOR else None)
-    flavor = objects.Flavor(
-        context=ctx, name='reservation:%s' % req.id, flavorid=req.id,
-        vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
-        root_gb=req.need.disk_gb,
-        ephemeral_gb=source.ephemeral_gb if source else 0,
-        swap=source.swap if source else 0, is_public=False,
-        extra_specs=dict(source.extra_specs) if source else {})
-    flavor.create()
-    req.private_flavor_id = flavor.flavorid
-    if req.resource_type == resource_types.VIRTUAL:
-        req.flavor_id = flavor.flavorid
-    return flavor
-
-
-def _server_group(ctx, req: ReservationRequest,
-                  project_id: Optional[str] = None,
-                  user_id: Optional[str] = None):
-    """The server group of an instance reservation with an affinity, in
-    the project (the lease's, or else the caller's), as Blazar makes it:
-    its servers boot with ``--hint group=<its id>``.
-    """
-    group = objects.InstanceGroup(
-        context=ctx, project_id=project_id or ctx.project_id,
-        user_id=user_id or ctx.user_id,
-        name='reservation:%s' % req.id,
-        policy='affinity' if req.affinity else 'anti-affinity')
-    group.create()
-    req.server_group_id = group.uuid
-    return group
-
-
-def _reshape_in_nova(ctx, lease, replaced: list) -> None:
-    """A reshaped instance reservation's private flavor and server group
-    are made again to its new shape (no server uses them before the
-    start).
-    """
-    for res in db_leases.reservations(db_api.Context(), lease.id):
-        if res.id not in replaced or \
-                res.resource_type != resource_types.VIRTUAL:
-            continue
-        req = ReservationRequest(
-            id=res.id, resource_type=res.resource_type, count=res.amount,
-            need=capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb),
-            affinity=res.affinity)
-        # Private, and the project has no access to it yet.
-        flavor = flavors.find(ctx.elevated(),
-                              res.private_flavor_id or res.id)
-        if flavor is not None:
-            flavor.destroy()
-        _private_flavor(ctx, req)
-        if res.server_group_id:
-            try:
-                objects.InstanceGroup.get_by_uuid(
-                    ctx, res.server_group_id).destroy()
-            except nova_exception.InstanceGroupNotFound:
-                pass
-        if req.affinity is not None:
-            _server_group(ctx, req, lease.project_id, lease.user_id)
-        db_leases.set_reservation(
-            db_api.Context(), res.id, private_flavor_id=req.private_flavor_id,
-            flavor_id=req.flavor_id, server_group_id=req.server_group_id)

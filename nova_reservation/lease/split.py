@@ -27,6 +27,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import splits as db_splits
+from nova_reservation.lease import nova_objects
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease import service
@@ -82,7 +83,7 @@ def split(ctx, lease, reservation_id: str, amount: int,
         shared_with=old.shared_with if same else (),
         flavor_id=(res.flavor_id if res.resource_type ==
                    resource_types.FLAVOR else None))
-    made = service.private_flavors(ctx, [req])
+    made = nova_objects.private_flavors(ctx, [req])
     moved = None
     try:
         moved = db_splits.split(

@@ -29,6 +29,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import quotas as db_quotas
 from nova_reservation.db import waiting as db_waiting
 from nova_reservation.lease import plan as plan_mod
 from nova_reservation.lease.request import interval
@@ -40,6 +41,7 @@ from nova_reservation.lease.request import slot_row_of
 from nova_reservation.lease.request import slot_rows
 from nova_reservation.lease.request import when_text
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import quotas
 from nova_reservation import resource_types
 from nova_reservation import schedule
 from nova_reservation import status
@@ -56,20 +58,22 @@ STUCK_BUILD = 3600
 class Writer(plan_mod.Planner):
     """A planner that writes what it plans."""
 
-    def create(self, lease: dict, requests: list,
-               events: list) -> None:
+    def create(self, lease: dict, requests: list, events: list,
+               quota: Optional[quotas.Quota] = None) -> None:
         """Plan and write a lease (`lease`: the row's values).
 
         The lease is written CREATING, then takes its own status once its
         shared-pool nodes are known to hold it after the boots that Nova
         was scheduling meanwhile (`_taken_meanwhile`).
         """
-        self.create_series([(lease, requests, events)])
+        self.create_series([(lease, requests, events)], quota)
 
-    def create_series(self, occurrences: list) -> None:
+    def create_series(self, occurrences: list,
+                      quota: Optional[quotas.Quota] = None) -> None:
         """Plan and write the occurrences of a lease (`occurrences`: [(lease
         row values, requests, events)], whose intervals do not overlap),
-        all or none: NoCapacity names the first that does not fit.
+        all or none: NoCapacity names the first that does not fit;
+        db_quotas.QuotaExceeded if they take the project past `quota`.
         """
         def plans():
             # The nodes read once for the series (twice if some occurrences
@@ -93,13 +97,14 @@ class Writer(plan_mod.Planner):
             return found
 
         def write(gen, found):
-            db_leases.create_many(self.ctx, gen, [(
-                dict(lease, status=status.CREATING), [
-                    (reservation_row(lease, req),
-                     slot_rows(lease, plan.placed[req.id]))
-                    for req in requests], events)
+            rows = [(dict(lease, status=status.CREATING), [
+                (reservation_row(lease, req),
+                 slot_rows(lease, plan.placed[req.id]))
+                for req in requests], events)
                 for (lease, requests, events), plan in zip(occurrences,
-                                                           found)])
+                                                           found)]
+            db_quotas.guarded(self.ctx, quota, lambda: db_leases.create_many(
+                self.ctx, gen, rows))
         found = self.written(plans, write)
         ids = [lease['id'] for lease, _, _ in occurrences]
         self.settled(
@@ -153,7 +158,8 @@ class Writer(plan_mod.Planner):
                 % ('; '.join(r.describe() for r in requests), when_text(start),
                    when_text(end), taken))
 
-    def create_or_wait(self, lease: dict, requests: list) -> bool:
+    def create_or_wait(self, lease: dict, requests: list,
+                       quota: Optional[quotas.Quota] = None) -> bool:
         """Create a lease (`lease`: the row's values, left as they are),
         or, if it waits for room (``if_busy: wait``) and none is found,
         write it waiting, with the dates it asked for (no slot, no event,
@@ -163,12 +169,12 @@ class Writer(plan_mod.Planner):
         """
         if lease.get('if_busy') != 'wait':
             self.create(lease, requests, schedule.lease_events(
-                lease, db_api.utcnow()))
+                lease, db_api.utcnow()), quota)
             return False
         try:
             placed = dict(lease, **self.moved(lease, requests, self.clock()))
             self.create(placed, requests, schedule.lease_events(
-                placed, db_api.utcnow()))
+                placed, db_api.utcnow()), quota)
             return False
         except NoCapacity as e:
             waiting = dict(
@@ -183,7 +189,8 @@ class Writer(plan_mod.Planner):
             return True
 
     def place(self, lease, requests: list, now: float,
-              also: Optional[Callable] = None) -> None:
+              also: Optional[Callable] = None,
+              quota: Optional[quotas.Quota] = None) -> None:
         """Place a waiting lease (`lease`: its row) where it may start as
         of `now`: its slots, dates and events written, its servers each
         holding a slot, and PENDING (with `also(store)` in the same
@@ -192,10 +199,11 @@ class Writer(plan_mod.Planner):
         moved = self.moved(lease, requests, now)
         plan = self.written(
             lambda: self.plan(requests, *interval(moved)),
-            lambda gen, plan: db_waiting.hold_waiting(
-                self.ctx, gen, lease.id, {
-                    req.id: slot_rows(moved, plan.placed[req.id])
-                    for req in requests}))
+            lambda gen, plan: db_quotas.guarded(
+                self.ctx, quota, lambda: db_waiting.hold_waiting(
+                    self.ctx, gen, lease.id, {
+                        req.id: slot_rows(moved, plan.placed[req.id])
+                        for req in requests})))
         self.settled([(moved, requests, plan.placed)],
                      lambda: db_waiting.unhold_waiting(self.ctx, lease.id))
         due = dict(moved, before_end_minutes=lease.before_end_minutes)
@@ -296,7 +304,8 @@ class Writer(plan_mod.Planner):
 
     def change(self, lease, version: int, values: dict,
                growth: Iterable[tuple] = (), replaced: Iterable[str] = (),
-               also: Optional[Callable] = None) -> None:
+               also: Optional[Callable] = None,
+               quota: Optional[quotas.Quota] = None) -> None:
         """Rename, move, extend, shorten, grow or reshape a lease, all or
         nothing.
 
@@ -308,7 +317,8 @@ class Writer(plan_mod.Planner):
         Refused with NoCapacity, or db_leases.LeaseChanged if the lease
         changed since `version`.  What it adds on the shared pool is
         guarded against the boots in flight (`guarded`).  `also(store)`:
-        more to write in the change's transaction.
+        more to write in the change's transaction; db_quotas.QuotaExceeded
+        if it takes the project past `quota`.
         """
         replaced = set(replaced)
         sizes = {req.id: columns for req, columns in growth}
@@ -343,14 +353,17 @@ class Writer(plan_mod.Planner):
             added = self._added(own, placed, growth, start, end)
             try:
                 if not added:
-                    db_leases.change(self.ctx, gen, lease.id, version,
-                                     values, slots, due, replaced=replaced,
-                                     also=also)
+                    db_quotas.guarded(self.ctx, quota, lambda: (
+                        db_leases.change(self.ctx, gen, lease.id, version,
+                                         values, slots, due,
+                                         replaced=replaced, also=also)))
                 else:
                     def write(hold):
-                        db_leases.change(self.ctx, None, lease.id, version,
-                                         values, slots, due, hold=hold,
-                                         replaced=replaced, also=also)
+                        db_quotas.guarded(self.ctx, quota, lambda: (
+                            db_leases.change(self.ctx, None, lease.id,
+                                             version, values, slots, due,
+                                             hold=hold, replaced=replaced,
+                                             also=also)))
                     self.guarded(gen, added, timelines, write, message)
                 return
             except db_ledger.LedgerConflict:

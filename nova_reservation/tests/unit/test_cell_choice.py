@@ -40,7 +40,7 @@ class Writer:
         self.earliest = earliest or {}
         self.written = []
 
-    def create_series(self, occurrences: list) -> None:
+    def create_series(self, occurrences: list, quota=None) -> None:
         nodes = {r.nodes for _, requests, _ in occurrences
                  for r in requests
                  if r.resource_type == resource_types.SERVER}

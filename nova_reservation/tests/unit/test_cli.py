@@ -12,6 +12,7 @@
 
 """The availability command's arguments, as the API's query."""
 
+import argparse
 import datetime
 
 import testtools
@@ -19,6 +20,7 @@ import testtools
 from nova_reservation.api import validation
 from nova_reservation import capacity
 from nova_reservation.cli import availability
+from nova_reservation.cli import quotas as cli_quotas
 from nova_reservation import resource_types
 
 
@@ -58,3 +60,30 @@ class QueryTest(testtools.TestCase):
         self.assertRaises(SystemExit, parsed, '--duration', '1h')
         self.assertRaises(SystemExit, parsed, '--flavor', 'x', '--min', '1',
                           '--duration', '1h')
+
+
+class QuotaCommandTest(testtools.TestCase):
+
+    def test_limits_as_given_on_the_command_line(self):
+        self.assertEqual([12, -1, -1, None, 0], [
+            cli_quotas.limit(x) for x in ('12', '-1', 'unlimited', 'default',
+                                          '0')])
+        for bad in ('-2', 'x', '1.5', ''):
+            self.assertRaises(argparse.ArgumentTypeError, cli_quotas.limit,
+                              bad)
+
+    def test_rows(self):
+        item = {'limit': -1, 'source': 'default', 'in_use': 0,
+                'peak_at': None}
+        view = {'vcpus': dict(item, limit=8, source='project', in_use=4,
+                              peak_at='2026-12-10 10:00:00'),
+                'memory_mb': item, 'hosts': item,
+                'vcpu_hours_per_month': {'limit': 100, 'source': 'tag',
+                                         'in_use': 12.5,
+                                         'month': '2026-12'}}
+        self.assertEqual([
+            ('vcpus', 8, 'project', 4, '2026-12-10 10:00:00'),
+            ('memory_mb', 'unlimited', 'default', 0, ''),
+            ('hosts', 'unlimited', 'default', 0, ''),
+            ('vcpu_hours_per_month', 100, 'tag', 12.5, '2026-12')],
+            cli_quotas.rows(view))

@@ -1,0 +1,135 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Reservation quotas in the store: the projects' own limits, their use
+read from the ledger, and ledger writes checked against them.
+
+A checked write (`guarded`) takes the ledger's row lock (`ledger.bump`)
+before it reads the project's use, so that two writes of one project take
+turns: of two leases racing for the last of a quota, the second reads
+what the first wrote, and is refused.
+"""
+
+import datetime
+from typing import Callable, Optional
+
+import sqlalchemy as sa
+
+from nova_reservation.db import api
+from nova_reservation.db import ledger
+from nova_reservation.db import models
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import quotas
+from nova_reservation import resource_types
+from nova_reservation import status
+
+# Reservations that no quota counts: addresses, not compute.
+NOT_COUNTED = (resource_types.FLOATINGIP,)
+
+
+class QuotaExceeded(Exception):
+    """A write would take a project past a limit: nothing was written."""
+
+    def __init__(self, excess: quotas.Excess) -> None:
+        super().__init__(excess.message())
+        self.excess = excess
+
+
+@api.reader
+def overrides(ctx, project_id: str) -> dict:
+    """{limit: most} set for the project by an admin."""
+    q = models.Quota
+    return {name: most for name, most in ctx.session.execute(
+        sa.select(q.name, q.most).where(q.project_id == project_id))}
+
+
+@api.writer
+def set_overrides(ctx, project_id: str, values: dict) -> None:
+    """Set a project's own limits ({limit: most}; None: back to the tag's
+    or the default).
+    """
+    q = models.Quota
+    for name, most in values.items():
+        ctx.session.execute(sa.delete(q).where(q.project_id == project_id,
+                                               q.name == name))
+        if most is not None:
+            ctx.session.add(models.Quota(project_id=project_id, name=name,
+                                         most=most,
+                                         updated_at=api.utcnow()))
+
+
+def _month_start(now: datetime.datetime) -> datetime.datetime:
+    return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+
+
+@api.reader
+def usage(ctx, project_id: str,
+          now: Optional[datetime.datetime] = None) -> quotas.Usage:
+    """The project's figures (`quotas.usage`), from the slots of its
+    leases: those on the ledger from `now` on, and in this month's
+    figures what its leases that ran held before now (up to their end,
+    or to when they were taken down).  Slots held for a change that is
+    not written yet do not count: the change's own write does.
+    """
+    now = now or api.utcnow()
+    s, r, t = models.Slot, models.Reservation, models.Lease
+    rows = ctx.session.execute(sa.select(
+        s.start_at, s.end_at, s.vcpus, s.memory_mb, s.deleted,
+        r.resource_type, t.updated_at, t.status).join(
+        r, r.id == s.reservation_id).join(t, t.id == r.lease_id).where(
+        t.project_id == project_id, r.resource_type.notin_(NOT_COUNTED),
+        s.end_at > _month_start(now),
+        sa.or_(s.instance_uuid.is_(None),
+               s.instance_uuid.notlike(ledger.HOLD_PREFIX + '%')),
+        sa.or_(s.deleted == sa.false(), s.start_at < now)))
+    held, spent = [], []
+    clock = ledger_mod.to_epoch(now)
+    for start_at, end_at, vcpus, memory_mb, deleted, kind, updated_at, \
+            state in rows:
+        start, end = ledger_mod.to_epoch(start_at), ledger_mod.to_epoch(
+            end_at)
+        hosts = 1 if kind == resource_types.HOST else 0
+        if not deleted:
+            if end > clock:
+                held.append(quotas.Piece(max(start, clock), end, vcpus,
+                                         memory_mb, hosts))
+            if start < clock:
+                spent.append(quotas.Piece(start, min(end, clock), vcpus,
+                                          memory_mb, hosts))
+            continue
+        # Released: what it held until it was taken down.
+        if state in (status.REFUSED, status.WAITING):
+            continue
+        stop = min(end, clock, ledger_mod.to_epoch(updated_at)
+                   if updated_at else clock)
+        if start < stop:
+            spent.append(quotas.Piece(start, stop, vcpus, memory_mb, hosts))
+    return quotas.usage(held, spent)
+
+
+@api.writer
+def guarded(ctx, quota: Optional[quotas.Quota], write: Callable):
+    """`write()` (a ledger write of `quota`'s project, in this
+    transaction), or QuotaExceeded with nothing written.
+    """
+    if quota is None or not quota.enforced():
+        return write()
+    ledger.bump(ctx)
+    now = api.utcnow()
+    before = usage(ctx, quota.project_id, now)
+    result = write()
+    ctx.session.flush()
+    excess = quotas.exceeded(quota, before,
+                             usage(ctx, quota.project_id, now))
+    if excess is not None:
+        raise QuotaExceeded(excess)
+    return result

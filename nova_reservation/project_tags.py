@@ -1,0 +1,86 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The tags of projects in Keystone, which give a project its default
+leases (``default_lease_tag``) and its reservation quotas (``quota_tag``).
+
+A project's tags are read with the caller's token (a member may read their
+own project, an admin any), or else with the engine's credentials, and
+kept for a minute per project.
+"""
+
+import threading
+import time
+from typing import Optional
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import exceptions as ks_exceptions
+from nova import utils as nova_utils
+from oslo_log import log as logging
+
+from nova_reservation import conf
+from nova_reservation import trusts
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+# Seconds a project's tags are kept before they are read again.
+TAGS_TTL = 60
+
+_TAGS: dict = {}
+_LOCK = threading.Lock()
+
+
+def tags(ctx, project_id: Optional[str] = None) -> tuple:
+    """The tags of project `project_id` (the caller's by default) in
+    Keystone; none if Keystone can not tell (nothing is refused for it).
+    """
+    project_id = project_id or ctx.project_id
+    now = time.monotonic()
+    with _LOCK:
+        known = _TAGS.get(project_id)
+    if known is not None and known[0] > now:
+        return known[1]
+    found = _read(ctx, project_id)
+    if found is not None:
+        with _LOCK:
+            _TAGS[project_id] = (now + TAGS_TTL, found)
+        return found
+    return known[1] if known is not None else ()
+
+
+def _identity(ctx):
+    if ctx is not None and getattr(ctx, 'auth_token', None):
+        return nova_utils.get_ksa_adapter(
+            'identity', ksa_auth=ctx.get_auth_plugin(), min_version=(3, 0),
+            max_version=(3, 'latest'))
+    if CONF.reservation.auth_type in (None, 'none'):
+        return None
+    return ks_adapter.Adapter(
+        trusts.session(), service_type='identity', interface='public',
+        min_version=(3, 0), max_version=(3, 'latest'))
+
+
+def _read(ctx, project_id: str) -> Optional[tuple]:
+    try:
+        identity = _identity(ctx)
+        if identity is None:
+            return None
+        resp = identity.get('/projects/%s' % project_id, raise_exc=False)
+    except ks_exceptions.ClientException as e:
+        LOG.warning('The tags of project %s could not be read: %s',
+                    project_id, e)
+        return None
+    if resp.status_code != 200:
+        LOG.warning('The tags of project %s could not be read: %s',
+                    project_id, resp.status_code)
+        return None
+    return tuple(resp.json().get('project', {}).get('tags') or ())
