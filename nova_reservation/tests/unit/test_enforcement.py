@@ -18,6 +18,7 @@ the stand-in: accepted, refused, garbage, failed, slow, unreachable).
 import datetime
 import json
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import fixture as config_fixture
 import testtools
 
@@ -239,6 +240,22 @@ class ExternalServiceTest(Configured):
         self.rule.check_create(context(), lease_of(1))
         self.service.answer(standin.refuse('no'))
         self.assertEqual(403, self.refusal().status)   # a refusal stands
+
+    def test_service_users_token(self):
+        # The [reservation] credentials' token where no static one is set.
+        self.addCleanup(filters._SESSION.clear)
+        self.conf.config(group='reservation', auth_type='admin_token')
+        ks_loading.load_auth_from_conf_options(enforcement.CONF,
+                                               'reservation')
+        self.conf.config(group='reservation', token='service-user-token',
+                         endpoint='http://127.0.0.1:9/')
+        self.rule.on_end(context(), lease_of(1))
+        self.assertEqual('service-user-token',
+                         standin.header(self.service.received, 'on-end'))
+        self.flags(external_service_token='static')
+        self.rule.on_end(context(), lease_of(1))
+        self.assertEqual('static',
+                         standin.header(self.service.received, 'on-end'))
 
     def test_endpoints_token_and_unreachable(self):
         self.flags(external_service_token='static-token',
