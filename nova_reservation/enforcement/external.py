@@ -28,8 +28,9 @@ REFUSED = 403
 # What a refusal says when the service gives no reason (and what it gave
 # is not shown to the user: it may tell more than it should).
 NO_REASON = 'the usage enforcement service refused the lease'
-# The longest reason shown.
+# The longest reason shown, and the most of an answer read.
 MAX_REASON = 1000
+MAX_ANSWER = 64 * 1024
 
 
 class Unanswered(Exception):
@@ -94,11 +95,16 @@ def post(url: str, body: dict, token: Optional[str],
     if token:
         headers['X-Auth-Token'] = token
     try:
-        answer = requests.post(url, data=json.dumps(body, default=_iso),
-                               headers=headers, timeout=timeout,
-                               allow_redirects=False)
+        with requests.post(url, data=json.dumps(body, default=_iso),
+                           headers=headers, timeout=timeout,
+                           allow_redirects=False, stream=True) as answer:
+            content = b''
+            for chunk in answer.iter_content(8192):
+                content += chunk
+                if len(content) >= MAX_ANSWER:
+                    break
     except requests.Timeout:
         raise Unanswered('it did not answer within %g s' % timeout)
     except requests.RequestException as e:
         raise Unanswered('it could not be reached (%s)' % type(e).__name__)
-    return reason(answer.status_code, answer.content)
+    return reason(answer.status_code, content)

@@ -224,6 +224,11 @@ class ExternalServiceTest(Configured):
                          (e.status, e.kind, str(e)))
         self.service.answer(standin.REFUSED_BARE)
         self.assertEqual(403, self.refusal().status)
+        # An answer too large is read no further than its first 64 KiB.
+        self.service.answer((403, b'{"message": "' + b'x' * 8000000 + b'"}',
+                             0))
+        self.assertEqual('ExternalServiceFilter: ' + external.NO_REASON,
+                         str(self.refusal()))
 
         for answer, words in ((standin.GARBAGE, 'answered 200'),
                               (standin.FAILED, 'answered 500'),
