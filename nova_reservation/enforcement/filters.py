@@ -128,7 +128,8 @@ class ExternalServiceFilter(BaseFilter):
             url = self._url(path)
         except external.Misconfigured as e:
             LOG.error('Usage enforcement: %s', e)
-            raise self.refuse('it is misconfigured: %s' % e, 503,
+            # The operator's settings are theirs to read, in the log.
+            raise self.refuse('it is misconfigured; try again later', 503,
                               UNAVAILABLE)
         if url is None:
             return
@@ -138,9 +139,9 @@ class ExternalServiceFilter(BaseFilter):
                 CONF.enforcement.external_service_timeout)
         except external.Unanswered as e:
             if CONF.enforcement.external_service_on_failure == 'accept':
-                LOG.warning('Usage enforcement service %s: %s; the lease '
-                            'is let through (external_service_on_failure '
-                            '= accept)', url, e)
+                LOG.warning('Usage enforcement service %s: %s; taken as '
+                            'accepted (external_service_on_failure = '
+                            'accept)', url, e)
                 return
             LOG.warning('Usage enforcement service %s: %s', url, e)
             raise self.refuse(

@@ -18,6 +18,7 @@ the stand-in: accepted, refused, garbage, failed, slow, unreachable).
 import datetime
 import json
 
+import fixtures
 from keystoneauth1 import loading as ks_loading
 from oslo_config import fixture as config_fixture
 import testtools
@@ -277,12 +278,17 @@ class ExternalServiceTest(Configured):
         self.assertEqual(['context', 'current_lease', 'lease'], sorted(sent))
         self.assertEqual('2026-12-03T10:00:00', sent['lease']['end_date'])
 
+        logged = self.useFixture(fixtures.FakeLogger())
         self.flags(external_service_check_update_endpoint=None)
         e = self.refusal()
-        self.assertEqual(503, e.status)
-        self.assertIn('none of its endpoints', str(e))
-        self.flags(external_service_base_endpoint='ftp://x/')
-        self.assertIn('http(s)', str(self.refusal()))
+        self.assertEqual((503, 'ExternalServiceFilter: it is misconfigured; '
+                          'try again later'), (e.status, str(e)))
+        self.assertIn('none of its endpoints', logged.output)
+        self.flags(external_service_base_endpoint='ftp://secret.example/')
+        e = self.refusal()
+        self.assertNotIn('secret', str(e))
+        self.assertIn("must be an http(s) URL with a host, not "
+                      "'ftp://secret.example/'", logged.output)
 
         self.flags(external_service_base_endpoint='http://127.0.0.1:%d/' %
                    standin.closed_port())
