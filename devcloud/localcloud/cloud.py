@@ -56,6 +56,15 @@ PORTS = dict(keystone=15000, nova=18774, placement=18778, image=19292,
 # With `up --controllers 2`: each controller's nova-api, behind HAProxy on
 # PORTS['nova'] (their names: nova-api, nova-api2).
 CONTROLLER_PORTS = {1: 18784, 2: 18785}
+# Where the usage enforcement service is looked for: nothing listens there
+# but the stand-in of the test that checks enforcement, and a service that
+# is not there lets leases through (`ENFORCEMENT`).
+ENFORCEMENT_PORT = 18799
+ENFORCEMENT = dict(
+    enabled_filters='ExternalServiceFilter',
+    external_service_base_endpoint='http://%s:%d/v1/' % (HOST,
+                                                         ENFORCEMENT_PORT),
+    external_service_on_failure='accept', external_service_timeout='5')
 DB_USER = DB_PASSWORD = 'nrsv_localcloud'
 DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
                  nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
@@ -560,6 +569,7 @@ class LocalCloud:
                                 default_lease_tag='reservation:default_lease',
                                 quota_tag='reservation-quota',
                                 wait_interval='10'),
+            'enforcement': ENFORCEMENT,
         }
         self._write_ini('nova.conf', nova)
         # Only for the processes that use the databases: nova-compute must

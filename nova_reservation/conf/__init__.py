@@ -16,6 +16,8 @@ nova.conf."""
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from nova_reservation.conf import enforcement
+
 GROUP = 'reservation'
 
 reservation_group = cfg.OptGroup(
@@ -251,6 +253,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     ks_loading.register_adapter_conf_options(conf, GROUP)
     conf.set_default('service_type', 'compute', group=GROUP)
     conf.set_default('valid_interfaces', ['internal', 'public'], group=GROUP)
+    enforcement.register_opts(conf)
 
 
 def list_opts() -> list:
@@ -259,7 +262,8 @@ def list_opts() -> list:
                ks_loading.get_auth_common_conf_options() +
                ks_loading.get_adapter_conf_options(
                    include_deprecated=False))
-    return [(reservation_group, ALL_OPTS + ks_opts)]
+    return [(reservation_group, ALL_OPTS + ks_opts)] + \
+        enforcement.list_opts()
 
 
 CONF = cfg.CONF

@@ -33,6 +33,7 @@ from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import enforcement
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import volumes
 from nova_reservation import floatingips
@@ -301,6 +302,7 @@ def end(nova, details, now, writes) -> Optional[str]:
                  _recurring_servers(details) else None)
     if following is not None:
         _pass_on(nova, details, following, writes)
+        enforcement.on_end(lease)
         return status.TERMINATED
     # A soft end that could not extend ends as a plain one; the servers of
     # a refused lease, which never ran, go.
@@ -347,6 +349,7 @@ def end(nova, details, now, writes) -> Optional[str]:
     _pool_moves(nova, details, False, writes)
     _floating_ips(details, make=False)
     _forget_trust(lease)
+    enforcement.on_end(lease)   # told, never waited on
     if lease.status == status.REFUSED:
         return None   # it stays refused, with its reason
     return (status.DELETED if lease.status == status.DELETING

@@ -34,9 +34,11 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import quotas as db_quotas
+from nova_reservation import enforcement
 from nova_reservation import idempotency
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease.refusal import Refused
 from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import request_of
@@ -49,25 +51,8 @@ from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 BUSY = 'the ledger is too busy to place the lease now; try again'
-# The kind of refusal of a lease that does not fit; the kinds of the
-# others, by status.
+# The kind of refusal of a lease that does not fit.
 NO_ROOM = 'NotEnoughCapacity'
-KINDS = {403: 'PolicyNotAuthorized', 404: 'NotFound', 409: 'Conflict',
-         503: 'ServiceUnavailable'}
-
-
-class Refused(Exception):
-    """A lease not made, changed or booted into: `status` (HTTP), the
-    message, `kind` (the lease API's error type; by default the status's)
-    and `details` for the answer.
-    """
-
-    def __init__(self, status: int, message: str, kind: Optional[str] = None,
-                 **details) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind or KINDS[status]
-        self.details = details
 
 
 @dataclasses.dataclass
@@ -128,6 +113,7 @@ def create(ctx, draft: Draft) -> Made:
     same = known(ctx, draft.token, draft.digest)
     if same is not None:
         return same
+    enforcement.check_create(ctx, draft.values, draft.requests)
     lease_id = uuidutils.generate_uuid()
     values = dict(draft.values, id=lease_id, project_id=ctx.project_id,
                   user_id=ctx.user_id, created_at=db_api.utcnow(),
@@ -225,6 +211,8 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
     Nova context; None where nothing is reshaped).
     """
     replaced = list(replaced)
+    if ctx is not None:   # a user's change, not the engine's extension
+        enforcement.check_update(lease, values, growth)
     try:
         write.shared().change(lease, lease.version, values, growth,
                               replaced, also,

@@ -32,6 +32,7 @@ from nova.tests import fixtures as nova_fixtures
 from oslo_utils import uuidutils
 
 from devcloud import embedded
+from devcloud import enforcement as standin
 from nova_reservation.tests.functional import base
 
 # Dates a file can use, in minutes from the start of its cloud: far enough
@@ -294,3 +295,34 @@ class LeaseWithFailedStart(fixture.GabbiFixture):
 
     def stop_fixture(self) -> None:
         self._restore_environ()
+
+
+class Enforced(fixture.GabbiFixture):
+    """Usage enforcement as an operator sets it up after Blazar's guide:
+    MaxLeaseDurationFilter (two hours; OTHER_PROJECT_ID exempt) and
+    ExternalServiceFilter against a stand-in service on loopback that
+    refuses a lease named "refused-..." (with its reason), answers
+    garbage to "garbage-..." and is too slow for "slow-...".
+    """
+
+    ANSWERS = {'refused': standin.refuse('lease names are checked'),
+               'garbage': standin.GARBAGE,
+               'slow': standin.slow(1.5)}
+
+    def start_fixture(self) -> None:
+        self.service = standin.EnforcementService()
+        self.service.setUp()
+        self.service.decide = lambda path, body: self.ANSWERS.get(
+            str(body['lease'].get('name')).split('-')[0], standin.ACCEPT)
+        _running().set_options(
+            'enforcement',
+            enabled_filters=['MaxLeaseDurationFilter',
+                             'ExternalServiceFilter'],
+            max_lease_duration=7200,
+            max_lease_duration_exempt_project_ids=[
+                os.environ['OTHER_PROJECT_ID']],
+            external_service_base_endpoint=self.service.url,
+            external_service_timeout=0.5)
+
+    def stop_fixture(self) -> None:
+        self.service.cleanUp()
