@@ -70,7 +70,10 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
     if lease_status:
         # A recurring lease's later occurrences wait for their turn.
         leases.set_status(ctx, leases.later_occurrences(ctx, lease_id),
-                          status.PENDING, only_from=(status.CREATING,))
+                          status.PENDING_APPROVAL
+                          if lease_status == status.PENDING_APPROVAL
+                          else status.PENDING, only_from=(status.CREATING,),
+                          keep_reason=True)
     b = models.ServerBinding
     known = dict(ctx.session.execute(sa.select(b.instance_uuid, b.state).where(
         b.instance_uuid.in_(instance_uuids))).all())

@@ -15,32 +15,26 @@
 
 A project that carries the tag has its ordinary boots made leases, as a
 project of ``default_lease_projects`` does; ``<tag>=<N>d`` (``h``, ``m``)
-gives them their own length.  The tags are read with the user's token (a
-member may read their own project) and kept for a minute per project.
+gives them their own length.  The tags are read as `project_tags` reads
+them.
 """
 
 import re
-import threading
-import time
 from typing import Iterable, Optional
 
-from keystoneauth1 import exceptions as ks_exceptions
-from nova import utils as nova_utils
 from oslo_log import log as logging
 
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.hooks import params
+from nova_reservation import project_tags
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
-# Seconds a project's tags are kept before they are read again.
-TAGS_TTL = 60
+# The tags of the caller's project (`project_tags`).
+tags = project_tags.tags
 UNITS = {'d': 86400, 'h': 3600, 'm': 60}
 LENGTH = re.compile(r'^([1-9][0-9]{0,5})([dhm])$')
-
-_TAGS: dict = {}
-_LOCK = threading.Lock()
 
 
 def default_lease_length(tags: Iterable[str], tag: str,
@@ -59,41 +53,6 @@ def default_lease_length(tags: Iterable[str], tag: str,
                         '<N>m; default_lease_duration is used', found)
             return default
     return None
-
-
-def tags(ctx) -> tuple:
-    """The tags of the caller's project in Keystone (none if Keystone can
-    not tell: a boot is not refused for it).
-    """
-    now = time.monotonic()
-    with _LOCK:
-        known = _TAGS.get(ctx.project_id)
-    if known is not None and known[0] > now:
-        return known[1]
-    found = _read(ctx)
-    if found is not None:
-        with _LOCK:
-            _TAGS[ctx.project_id] = (now + TAGS_TTL, found)
-        return found
-    return known[1] if known is not None else ()
-
-
-def _read(ctx) -> Optional[tuple]:
-    try:
-        identity = nova_utils.get_ksa_adapter(
-            'identity', ksa_auth=ctx.get_auth_plugin(), min_version=(3, 0),
-            max_version=(3, 'latest'))
-        resp = identity.get('/projects/%s' % ctx.project_id,
-                            raise_exc=False)
-    except ks_exceptions.ClientException as e:
-        LOG.warning('The tags of project %s could not be read: %s',
-                    ctx.project_id, e)
-        return None
-    if resp.status_code != 200:
-        LOG.warning('The tags of project %s could not be read: %s',
-                    ctx.project_id, resp.status_code)
-        return None
-    return tuple(resp.json().get('project', {}).get('tags') or ())
 
 
 def default_lease(ctx, server: dict) -> Optional[params.LeaseRequest]:

@@ -11,8 +11,8 @@
 #    under the License.
 
 """What a lease asks for and how the store writes it: a reservation's
-request, the refusals of the planner, and the rows of reservations and
-slots.  Pure: no reads, no writes.
+request, the refusals (the planner's, the service's), and the rows of
+reservations and slots.  Pure: no reads, no writes.
 """
 
 import dataclasses
@@ -32,6 +32,23 @@ from nova_reservation import shares
 from nova_reservation import status
 
 CONF = conf.CONF
+# The kind of a refusal (the lease API's error type), by status.
+KINDS = {403: 'PolicyNotAuthorized', 404: 'NotFound', 409: 'Conflict',
+         503: 'ServiceUnavailable'}
+
+
+class Refused(Exception):
+    """A lease not made, changed or booted into: `status` (HTTP), the
+    message, `kind` (the lease API's error type; by default the status's)
+    and `details` for the answer.
+    """
+
+    def __init__(self, status: int, message: str, kind: Optional[str] = None,
+                 **details) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind or KINDS[status]
+        self.details = details
 
 
 @dataclasses.dataclass

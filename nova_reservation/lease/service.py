@@ -37,8 +37,10 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation import flavors
 from nova_reservation import idempotency
+from nova_reservation.lease import approval
 from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
+from nova_reservation.lease.request import Refused
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import write
@@ -50,25 +52,8 @@ from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 BUSY = 'the ledger is too busy to place the lease now; try again'
-# The kind of refusal of a lease that does not fit; the kinds of the
-# others, by status.
+# The kind of refusal of a lease that does not fit (`Refused`).
 NO_ROOM = 'NotEnoughCapacity'
-KINDS = {403: 'PolicyNotAuthorized', 404: 'NotFound', 409: 'Conflict',
-         503: 'ServiceUnavailable'}
-
-
-class Refused(Exception):
-    """A lease not made, changed or booted into: `status` (HTTP), the
-    message, `kind` (the lease API's error type; by default the status's)
-    and `details` for the answer.
-    """
-
-    def __init__(self, status: int, message: str, kind: Optional[str] = None,
-                 **details) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind or KINDS[status]
-        self.details = details
 
 
 @dataclasses.dataclass
@@ -92,6 +77,7 @@ class Made(NamedTuple):
     waits: bool      # written waiting for room (``if_busy: wait``)
     again: bool      # an earlier create with the same client token made it
     reservation_ids: list   # of its reservations (the first occurrence's)
+    awaiting: bool = False  # waits for an admin's approval (`approval`)
 
 
 def _refused(e: Exception) -> Refused:
@@ -132,6 +118,7 @@ def create(ctx, draft: Draft) -> Made:
                   status=status.CREATING if draft.servers
                   else status.PENDING, client_token=draft.token,
                   request_digest=draft.token and draft.digest)
+    awaiting = approval.gate(ctx, values, draft.requests, draft.servers)
     occurrences = (series(values, draft.requests, draft.intervals)
                    if draft.intervals else None)
     every = ([r for _, own, _ in occurrences for r in own] if occurrences
@@ -169,7 +156,10 @@ def create(ctx, draft: Draft) -> Made:
     LOG.info('Lease %s (%s) created: %s%s', lease_id, values['name'],
              '; '.join(r.describe() for r in draft.requests),
              ', waiting for room' if waits else '')
-    return Made(lease_id, waits, False, [r.id for r in draft.requests])
+    if awaiting and not draft.servers:   # a boot's, once bound
+        approval.requested(lease_id)
+    return Made(lease_id, waits, False, [r.id for r in draft.requests],
+                awaiting)
 
 
 def _trust(ctx) -> Optional[str]:
