@@ -175,7 +175,8 @@ def servers_gone(ctx, instance_uuids: Iterable[str]) -> list:
     return sorted(set(ctx.session.execute(sa.select(t.id).join(
         r, r.lease_id == t.id).where(
         t.id.in_(theirs - left), r.resource_type == resource_types.SERVER,
-        t.status.in_((status.PENDING, status.ACTIVE)),
+        t.status.in_((status.PENDING, status.PENDING_APPROVAL,
+                      status.ACTIVE)),
         t.id.notin_(in_end))).scalars()))
 
 
