@@ -98,6 +98,8 @@ QUERIES[('GET', '/v1/leases')] = {'status': {
     'type': 'string', 'maxLength': 32,
     'description': 'only the leases in this status (PENDING_APPROVAL: '
                    'those waiting for approval)'}}
+# The one body that may be left out: a decision's reason.
+OPTIONAL_BODY = approvals.DECISION
 REQUIRED = {('GET', '/v1/availability'): availability.SEARCH['required']}
 REFUSALS = {'400': 'Bad input; the message names the field',
             '401': 'Not authenticated', '403': 'Not allowed by policy',
@@ -134,8 +136,9 @@ def _operation(method: str, path: str) -> dict:
     if params:
         op['parameters'] = params
     if body is not None:
-        op['requestBody'] = {'required': True, 'content': {
-            'application/json': {'schema': body}}}
+        op['requestBody'] = {
+            'required': body is not OPTIONAL_BODY,
+            'content': {'application/json': {'schema': body}}}
     return op
 
 
