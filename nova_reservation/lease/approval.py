@@ -101,9 +101,17 @@ def store_notice(ctx, lease_id: str, event_type: str,
 
 
 def requested(lease_id: str) -> None:
-    """Tell the owner that their new lease waits for approval."""
-    lease = db_leases.get(db_api.Context(), lease_id)
-    store_notice(db_api.Context(), lease_id, REQUESTED, lease.status_reason)
+    """Tell the owner that their new lease waits for approval (the lease
+    is made whether or not this can be stored).
+    """
+    try:
+        lease = db_leases.get(db_api.Context(), lease_id)
+        store_notice(db_api.Context(), lease_id, REQUESTED,
+                     lease.status_reason)
+    except Exception as e:   # the lease stays; its wait is listed
+        LOG.warning('Lease %s: %s could not be stored: %s', lease_id,
+                    REQUESTED, e)
+        return
     LOG.info('Lease %s waits for approval (%s)', lease_id,
              lease.status_reason)
 
