@@ -22,6 +22,7 @@ import time
 import fixtures
 import requests
 
+from devcloud import invariants
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
@@ -220,7 +221,16 @@ class ApprovalTest(base.SharingTestCase):
     def test_start_before_approval_boots_and_tags(self):
         # A lease still waiting at its start is rejected by its start.
         soon = self.make(2, 2)
-        self.start_lease(db_leases.get(STORE, soon['id']))
+        row = db_leases.get(STORE, soon['id'])
+        # Left waiting past its start, it breaks an invariant where
+        # engines run.
+        found = invariants.violations(
+            db_api.get_engine(), [], lambda path: self.placement.get(
+                path).body, row.start_at + datetime.timedelta(seconds=11),
+            engines=True)
+        self.assertIn('lease %s still waits for approval after its start'
+                      % soon['id'], ' '.join(found))
+        self.start_lease(row)
         self.assertEqual([(soon['id'],
                            'its start came before an admin approved it')],
                          self.told('expired'))
