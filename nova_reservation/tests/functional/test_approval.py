@@ -27,6 +27,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import approvals as engine_approvals
+from nova_reservation.engine import recurring
 from nova_reservation import ledger
 from nova_reservation import project_tags
 from nova_reservation.tests.functional import base
@@ -208,9 +209,11 @@ class ApprovalTest(base.SharingTestCase):
         self.flags(approval_hold=60, group='reservation')
         third = self.make(2, 5 * 3600)
         later = ledger.to_epoch(db_api.utcnow()) + 61
-        engines = [engine_approvals.Approvals(lambda: later,
-                                              self.engine.outbox)
-                   for _ in range(2)]
+        self.clock.now = later
+        # This engine's periodic task, and another engine's.
+        engines = [recurring.Recurring(self.engine).approvals,
+                   engine_approvals.Approvals(lambda: later,
+                                              self.engine.outbox)]
         self.assertEqual(
             [third['id']],
             sum(at_once(engines[0].run, engines[1].run), []))
