@@ -14,7 +14,8 @@
 scenario is over, whatever it did: the in-process cloud and the local cloud
 check the same things.
 
-- no lease is left CREATING (nor DELETING, where engines run);
+- no lease is left CREATING (nor DELETING, where engines run, nor
+  waiting for approval past its start);
 - no event ran twice, and a lease's events ran in their order;
 - no slot is held for a boot, a lease change or a server that is not there;
 - no server carries a lease that is gone (or never finished);
@@ -88,6 +89,8 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     found = []
     found += _leases(leases, ('CREATING', 'DELETING') if engines
                      else ('CREATING',))
+    if engines:
+        found += _unapproved(leases, now)
     found += _events(_rows(engine, models.Event.__table__))
     slots = [s for s in _rows(engine, models.Slot.__table__)
              if not s['deleted']]
@@ -216,6 +219,16 @@ def _floating_ips(fips: Iterable[dict], reservations: list,
 def _leases(leases: dict, passing: tuple) -> list:
     return ['lease %s is left %s' % (i, x['status'])
             for i, x in sorted(leases.items()) if x['status'] in passing]
+
+
+def _unapproved(leases: dict, now: datetime.datetime) -> list:
+    """A lease waiting for approval whose start has come (with a pass of
+    the engine to spare) should have been rejected.
+    """
+    late = now - datetime.timedelta(seconds=10)
+    return ['lease %s still waits for approval after its start %s' % (
+        i, x['start_at']) for i, x in sorted(leases.items())
+        if x['status'] == 'PENDING_APPROVAL' and x['start_at'] < late]
 
 
 def _events(events: list) -> list:

@@ -43,6 +43,8 @@ LEASES_LIST_SHARED = 'reservation:leases:list_shared'
 RESERVATIONS_BOOT_SHARED = 'reservation:reservations:boot_shared'
 LEASES_SPLIT = 'reservation:leases:split'
 LEASES_SPLIT_TO_PROJECT = 'reservation:leases:split_to_project'
+LEASES_APPROVE = 'reservation:leases:approve'
+LEASES_REJECT = 'reservation:leases:reject'
 AVAILABILITY_GET = 'reservation:availability:get'
 LEDGER_GET = 'reservation:ledger:get'
 LEDGER_GET_ALL_NODES = 'reservation:ledger:get_all_nodes'
@@ -134,6 +136,11 @@ RULES = [
           'GET', '/v1/quotas/{project_id}'),
     _rule(QUOTAS_UPDATE, ADMIN, 'Set the reservation quota of a project.',
           'PUT', '/v1/quotas/{project_id}'),
+    _rule(LEASES_APPROVE, ADMIN, 'Approve a lease that waits for approval '
+          '(PENDING_APPROVAL): it goes on as any lease.',
+          'POST', '/v1/leases/{id}/approve'),
+    _rule(LEASES_REJECT, ADMIN, 'Reject a lease that waits for approval: '
+          'nothing of it is left.', 'POST', '/v1/leases/{id}/reject'),
     _hosts_rule(HOSTS_LIST, 'List the reservable hosts.',
                 'GET', '/v1/os-hosts'),
     _hosts_rule(HOSTS_GET, 'Show a reservable host.',

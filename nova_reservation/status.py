@@ -49,6 +49,9 @@ CREATING, PENDING, ACTIVE = 'CREATING', 'PENDING', 'ACTIVE'
 # A lease that did not fit and waits for room (if_busy wait), and one
 # whose wait ended without room: neither holds anything.
 WAITING, REFUSED = 'WAITING', 'REFUSED'
+# A lease above an operator's thresholds (`approval`): it holds its slots
+# until an admin approves it (PENDING) or rejects it, or its wait is over.
+PENDING_APPROVAL = 'PENDING_APPROVAL'
 TERMINATED, ERROR, DELETING, DELETED = ('TERMINATED', 'ERROR', 'DELETING',
                                         'DELETED')
 # Blazar's other transitional statuses: never written here, but a lease in
@@ -56,7 +59,10 @@ TERMINATED, ERROR, DELETING, DELETED = ('TERMINATED', 'ERROR', 'DELETING',
 STARTING, UPDATING, TERMINATING = 'STARTING', 'UPDATING', 'TERMINATING'
 LEASE = Machine('lease', {
     # nova-api writes a boot's lease, then binds its servers.
-    CREATING: {PENDING, ACTIVE, WAITING, ERROR, DELETING, DELETED},
+    CREATING: {PENDING, ACTIVE, WAITING, PENDING_APPROVAL, ERROR, DELETING,
+               DELETED},
+    # Approved, or rejected (or expired): deleting releases it all.
+    PENDING_APPROVAL: {PENDING, DELETING},
     # Placed by the engine (PENDING, its start due), or refused.
     WAITING: {PENDING, REFUSED, DELETING},
     REFUSED: {DELETING},
@@ -71,10 +77,10 @@ LEASE = Machine('lease', {
     # Deleting again makes the engine's end due again.
     DELETING: {DELETED},
     DELETED: set(),
-}, initial=(CREATING, PENDING, WAITING))
+}, initial=(CREATING, PENDING, WAITING, PENDING_APPROVAL))
 # A lease whose servers the engine may still act on.
-LIVE = (CREATING, WAITING, PENDING, STARTING, UPDATING, ACTIVE, TERMINATING,
-        ERROR)
+LIVE = (CREATING, WAITING, PENDING, PENDING_APPROVAL, STARTING, UPDATING,
+        ACTIVE, TERMINATING, ERROR)
 FINISHED = (REFUSED, TERMINATED, DELETING, DELETED)
 
 # A reservation's status follows its lease's, in Blazar's words (pending,
@@ -84,6 +90,7 @@ RESERVATION_DELETED, RESERVATION_ERROR = 'deleted', 'error'
 RESERVATION_OF_LEASE = {
     CREATING: RESERVATION_PENDING, WAITING: RESERVATION_PENDING,
     REFUSED: RESERVATION_DELETED, PENDING: RESERVATION_PENDING,
+    PENDING_APPROVAL: RESERVATION_PENDING,
     STARTING: RESERVATION_PENDING, UPDATING: RESERVATION_PENDING,
     ACTIVE: RESERVATION_ACTIVE, TERMINATING: RESERVATION_ACTIVE,
     TERMINATED: RESERVATION_DELETED, DELETING: RESERVATION_DELETED,
@@ -121,11 +128,13 @@ SHOWN_RESERVED = 'RESERVED'
 SHOWN_ORDINARY = 'ORDINARY'
 
 
-def made(started: bool, waits: bool) -> tuple:
+def made(started: bool, waits: bool, approval: bool = False) -> tuple:
     """(lease status, binding state) of a boot's lease and servers once
-    Nova made them: a waiting lease's servers, and a future lease's, are
-    reserved.
+    Nova made them: a waiting lease's servers, and a future lease's (one
+    that waits for `approval` too), are reserved.
     """
+    if approval:
+        return PENDING_APPROVAL, RESERVED
     if waits:
         return WAITING, RESERVED
     if started:

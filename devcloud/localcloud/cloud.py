@@ -568,7 +568,12 @@ class LocalCloud:
                                 preempt_notice='2', preempt_margin='1',
                                 default_lease_tag='reservation:default_lease',
                                 quota_tag='reservation-quota',
-                                wait_interval='10'),
+                                wait_interval='10',
+                                # Leases of a project so tagged wait for
+                                # an admin, a minute at most.
+                                approval_tag='reservation:approval',
+                                approval_hold='60',
+                                approval_check_interval='5'),
             'enforcement': ENFORCEMENT,
         }
         self._write_ini('nova.conf', nova)

@@ -19,6 +19,7 @@ from oslo_log import log as logging
 import webob
 import webob.dec
 
+from nova_reservation.api.handlers import approvals
 from nova_reservation.api.handlers import availability
 from nova_reservation.api.handlers import floatingips
 from nova_reservation.api.handlers import hosts
@@ -44,6 +45,8 @@ ROUTES = [
     ('DELETE', r'/v1/leases/' + ID, leases.delete_lease),
     ('POST', r'/v1/leases/' + ID + EVENT + '/retry', leases.retry_event),
     ('POST', r'/v1/leases/' + ID + '/split', splits.split_lease),
+    ('POST', r'/v1/leases/' + ID + '/approve', approvals.approve_lease),
+    ('POST', r'/v1/leases/' + ID + '/reject', approvals.reject_lease),
     ('GET', r'/v1/availability', availability.show_availability),
     ('GET', r'/v1/ledger', ledger.show_ledger),
     ('GET', r'/v1/os-hosts', hosts.list_hosts),

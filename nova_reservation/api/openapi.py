@@ -20,6 +20,7 @@ import json
 import re
 import sys
 
+from nova_reservation.schemas import approvals
 from nova_reservation.schemas import availability
 from nova_reservation.schemas import floatingips
 from nova_reservation.schemas import hosts
@@ -42,6 +43,12 @@ OPERATIONS = {
     ('DELETE', '/v1/leases/{id}'): ('Delete a lease', None, 204),
     ('POST', '/v1/leases/{id}/split'): (
         'Hand part of a reservation on to a new lease', leases.SPLIT, 201),
+    ('POST', '/v1/leases/{id}/approve'): (
+        'Approve a lease that waits for approval (admin)',
+        approvals.DECISION, 200),
+    ('POST', '/v1/leases/{id}/reject'): (
+        'Reject a lease that waits for approval (admin)',
+        approvals.DECISION, 200),
     ('POST', '/v1/leases/{id}/events/{event_id}/retry'): (
         'Run a failed event again (admin)', None, 202),
     ('GET', '/v1/availability'): (
@@ -92,6 +99,12 @@ QUERIES = {('GET', '/v1/availability'): dict(
                       'hypervisor_properties', 'resource_properties',
                       'network_id', 'required_floatingips')}),
            ('GET', '/v1/ledger'): ledger.QUERY['properties']}
+QUERIES[('GET', '/v1/leases')] = {'status': {
+    'type': 'string', 'maxLength': 32,
+    'description': 'only the leases in this status (PENDING_APPROVAL: '
+                   'those waiting for approval)'}}
+# The one body that may be left out: a decision's reason.
+OPTIONAL_BODY = approvals.DECISION
 REQUIRED = {('GET', '/v1/availability'): availability.SEARCH['required']}
 REFUSALS = {'400': 'Bad input; the message names the field',
             '401': 'Not authenticated', '403': 'Not allowed by policy',
@@ -128,8 +141,9 @@ def _operation(method: str, path: str) -> dict:
     if params:
         op['parameters'] = params
     if body is not None:
-        op['requestBody'] = {'required': True, 'content': {
-            'application/json': {'schema': body}}}
+        op['requestBody'] = {
+            'required': body is not OPTIONAL_BODY,
+            'content': {'application/json': {'schema': body}}}
     return op
 
 

@@ -242,7 +242,39 @@ wait_opts = [
                     'engine looks for the waiting leases due this often.'),
 ]
 
-ALL_OPTS = lease_opts + engine_opts + preempt_opts + idle_opts + wait_opts
+approval_opts = [
+    cfg.IntOpt('approval_vcpus', default=0, min=0,
+               help='A lease that reserves more vCPUs than this in all '
+                    '(its servers\' and its capacity reservations\') waits '
+                    'for an admin\'s approval (PENDING_APPROVAL) before it '
+                    'is like any lease. 0: no such threshold.'),
+    cfg.IntOpt('approval_hosts', default=0, min=0,
+               help='A lease that reserves more whole hosts than this in '
+                    'all waits for an admin\'s approval. 0: no such '
+                    'threshold.'),
+    cfg.IntOpt('approval_duration', default=0, min=0,
+               help='A lease longer than this, in seconds, waits for an '
+                    'admin\'s approval. 0: no such threshold.'),
+    cfg.StrOpt('approval_tag', default='',
+               help='A Keystone project tag that makes every lease of a '
+                    'project that carries it wait for an admin\'s '
+                    'approval, whatever its size. Read as '
+                    'default_lease_tag is (with the user\'s token, kept a '
+                    'minute); a project whose tags Keystone can not give '
+                    'is taken as untagged. Empty: tags are not read for '
+                    'this.'),
+    cfg.IntOpt('approval_hold', default=24 * 3600, min=60,
+               help='Seconds a lease waiting for approval holds its place '
+                    'on the ledger; past them (or at its start, if that '
+                    'comes first) it is rejected and everything it held is '
+                    'released.'),
+    cfg.IntOpt('approval_check_interval', default=60, min=1,
+               help='Seconds between two looks of the engine for leases '
+                    'whose wait for approval is over (approval_hold).'),
+]
+
+ALL_OPTS = (lease_opts + engine_opts + preempt_opts + idle_opts + wait_opts +
+            approval_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -70,7 +70,10 @@ def bind_servers(ctx, lease_id: str, reservation_id: str,
     if lease_status:
         # A recurring lease's later occurrences wait for their turn.
         leases.set_status(ctx, leases.later_occurrences(ctx, lease_id),
-                          status.PENDING, only_from=(status.CREATING,))
+                          status.PENDING_APPROVAL
+                          if lease_status == status.PENDING_APPROVAL
+                          else status.PENDING, only_from=(status.CREATING,),
+                          keep_reason=True)
     b = models.ServerBinding
     known = dict(ctx.session.execute(sa.select(b.instance_uuid, b.state).where(
         b.instance_uuid.in_(instance_uuids))).all())
@@ -172,7 +175,8 @@ def servers_gone(ctx, instance_uuids: Iterable[str]) -> list:
     return sorted(set(ctx.session.execute(sa.select(t.id).join(
         r, r.lease_id == t.id).where(
         t.id.in_(theirs - left), r.resource_type == resource_types.SERVER,
-        t.status.in_((status.PENDING, status.ACTIVE)),
+        t.status.in_((status.PENDING, status.PENDING_APPROVAL,
+                      status.ACTIVE)),
         t.id.notin_(in_end))).scalars()))
 
 

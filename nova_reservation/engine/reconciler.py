@@ -26,6 +26,7 @@ from typing import Callable, List
 from oslo_db import exception as db_exception
 from oslo_log import log as logging
 
+from nova_reservation import approval
 from nova_reservation import cells
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
@@ -184,7 +185,9 @@ class Reconciler:
             if uuids and reservations:
                 if db_bindings.bind_servers(
                         self.ctx, lease.id, reservations[0].id, uuids,
-                        *status.made(started, waits), take_slots=not waits):
+                        *status.made(started, waits,
+                                     approval.awaited(lease)),
+                        take_slots=not waits):
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
                                    % len(uuids))

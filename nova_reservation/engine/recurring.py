@@ -21,6 +21,7 @@ from oslo_log import log as logging
 from oslo_service import periodic_task
 
 from nova_reservation import conf
+from nova_reservation.engine import approvals
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -39,11 +40,13 @@ class Recurring(periodic_task.PeriodicTasks):
                  'reconcile': 'reconcile_interval',
                  'preempt': 'preempt_check_interval',
                  'watch_idle': 'idle_check_interval',
-                 'place_waiting': 'wait_interval'}
+                 'place_waiting': 'wait_interval',
+                 'expire_approvals': 'approval_check_interval'}
 
     def __init__(self, engine: 'Engine') -> None:
         super().__init__(CONF)
         self.engine = engine
+        self.approvals = approvals.Approvals(engine.clock, engine.outbox)
         self.configure()
 
     def configure(self) -> None:
@@ -78,3 +81,8 @@ class Recurring(periodic_task.PeriodicTasks):
     @periodic_task.periodic_task(run_immediately=True)
     def place_waiting(self, context) -> None:
         self._run(self.engine.place_waiting, 'try the waiting leases')
+
+    @periodic_task.periodic_task(run_immediately=True)
+    def expire_approvals(self, context) -> None:
+        self._run(self.approvals.run, 'expire the leases waiting for '
+                                      'approval')

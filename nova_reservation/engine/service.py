@@ -38,6 +38,7 @@ from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import turns as db_turns
 from nova_reservation.engine import actions
+from nova_reservation.engine import approvals
 from nova_reservation.engine import idle
 from nova_reservation.engine import outbox
 from nova_reservation.engine import outcomes
@@ -215,6 +216,9 @@ class Engine:
         action = actions.ACTIONS[event.event_type]
         poll = now + datetime.timedelta(
             seconds=CONF.reservation.action_poll_interval)
+        if lease.status == status.PENDING_APPROVAL and event.event_type == \
+                'start':
+            return Ran(event, details, approvals.at_start(event, claim, lease))
         if lease.status == status.CREATING:
             # nova-api has not recorded the lease's servers yet (if it
             # never does, the reconciler finishes the lease).

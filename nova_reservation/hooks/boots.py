@@ -44,6 +44,7 @@ from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation.hooks import reserved
 from nova_reservation import idempotency
+from nova_reservation.lease import approval as lease_approval
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
 from nova_reservation.lease import write as lease_write
@@ -205,16 +206,20 @@ class Boots(into.IntoReservations):
             uuids = self._created(ctx, resp)
             if not db_bindings.bind_servers(
                     self.ctx, lease_id, reservation_id, uuids,
-                    *status.made(lease.immediate, waits),
+                    *status.made(lease.immediate, waits, made.awaiting),
                     take_slots=not waits):
                 return self._gone_while_booting(ctx, lease_id, uuids)
+            if made.awaiting:
+                lease_approval.requested(lease_id)
         except Exception:
             LOG.exception('Lease %s: its servers are left for the engine to '
                           'bind', lease_id)
             return resp
         self._show_reservation(resp, lease, lease_id, reservation_id,
-                               status.WAITING if waits else status.ACTIVE
-                               if lease.immediate else status.SHOWN_RESERVED)
+                               status.WAITING if waits else
+                               status.PENDING_APPROVAL if made.awaiting else
+                               status.ACTIVE if lease.immediate
+                               else status.SHOWN_RESERVED)
         try:
             notifications.api_notifier().lease('create', lease_id)
         except Exception:

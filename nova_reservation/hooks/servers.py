@@ -136,12 +136,16 @@ class Servers:
         lease = db_leases.get(self.ctx, binding.lease_id)
         if lease is None or lease_view_status(
                 lease, db_api.utcnow()) not in (status.SHOWN_RESERVED,
-                                                status.WAITING):
+                                                status.WAITING,
+                                                status.PENDING_APPROVAL):
             return None
         if below in changes:
             return changes[below](req, ctx, uuid)
         until = ('its lease %s is placed (it waits for room) and starts'
                  % lease.id if lease.status == status.WAITING else
+                 'its lease %s is approved (it waits for an admin\'s '
+                 'approval) and starts' % lease.id
+                 if lease.status == status.PENDING_APPROVAL else
                  '%s UTC (lease %s)' % (
                      lease.start_at.replace(microsecond=0), lease.id))
         return fault(409, 'server %s is reserved until %s: it is built '
@@ -268,7 +272,8 @@ class Servers:
                 on_end=lease.on_end, fallback=False)
             # A server that waits for its lease's start (or its placement)
             # is reserved, not shelved.
-            if shown in (status.SHOWN_RESERVED, status.WAITING) and s.get(
+            if shown in (status.SHOWN_RESERVED, status.WAITING,
+                         status.PENDING_APPROVAL) and s.get(
                     'status', '').startswith('SHELVED'):
                 s['status'] = status.SHOWN_RESERVED
         resp.json_body = data

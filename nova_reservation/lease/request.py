@@ -11,8 +11,8 @@
 #    under the License.
 
 """What a lease asks for and how the store writes it: a reservation's
-request, the refusals of the planner, and the rows of reservations and
-slots.  Pure: no reads, no writes.
+request, the refusals (the planner's, the service's), and the rows of
+reservations and slots.  Pure: no reads, no writes.
 """
 
 import dataclasses

@@ -36,6 +36,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import quotas as db_quotas
 from nova_reservation import enforcement
 from nova_reservation import idempotency
+from nova_reservation.lease import approval
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quota as lease_quota
 from nova_reservation.lease.refusal import Refused
@@ -76,6 +77,7 @@ class Made(NamedTuple):
     waits: bool      # written waiting for room (``if_busy: wait``)
     again: bool      # an earlier create with the same client token made it
     reservation_ids: list   # of its reservations (the first occurrence's)
+    awaiting: bool = False  # waits for an admin's approval (`approval`)
 
 
 def _refused(e: Exception) -> Refused:
@@ -120,6 +122,7 @@ def create(ctx, draft: Draft) -> Made:
                   status=status.CREATING if draft.servers
                   else status.PENDING, client_token=draft.token,
                   request_digest=draft.token and draft.digest)
+    awaiting = approval.gate(ctx, values, draft.requests, draft.servers)
     occurrences = (series(values, draft.requests, draft.intervals)
                    if draft.intervals else None)
     every = ([r for _, own, _ in occurrences for r in own] if occurrences
@@ -158,7 +161,10 @@ def create(ctx, draft: Draft) -> Made:
     LOG.info('Lease %s (%s) created: %s%s', lease_id, values['name'],
              '; '.join(r.describe() for r in draft.requests),
              ', waiting for room' if waits else '')
-    return Made(lease_id, waits, False, [r.id for r in draft.requests])
+    if awaiting and not draft.servers:   # a boot's, once bound
+        approval.requested(lease_id)
+    return Made(lease_id, waits, False, [r.id for r in draft.requests],
+                awaiting)
 
 
 def _trust(ctx) -> Optional[str]:

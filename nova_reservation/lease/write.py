@@ -115,7 +115,8 @@ class Writer(plan_mod.Planner):
             if lease['status'] != status.CREATING:
                 db_leases.set_status(self.ctx, [lease['id']],
                                      lease['status'],
-                                     only_from=(status.CREATING,))
+                                     only_from=(status.CREATING,),
+                                     keep_reason=True)
 
     def written(self, plans: Callable, write: Callable):
         """What `plans()` found, once `write(generation, found)` wrote it,

@@ -136,6 +136,12 @@ def list_leases(ctx, req):
     # in Blazar; its own URL shows DELETING until the engine has removed
     # what it made.
     leases = [x for x in leases if x.status != status.DELETING]
+    wanted = req.GET.get('status')
+    if wanted is not None:   # e.g. PENDING_APPROVAL, for admins to decide
+        if wanted not in status.LEASE.moves:
+            raise wsgi.Fault(400, 'InvalidInput', 'status: must be one of '
+                             '%s' % ', '.join(sorted(status.LEASE.moves)))
+        leases = [x for x in leases if x.status == wanted]
     # A recurring lease is listed once, with its occurrences.
     known = db_leases.series(store, {x.series_id for x in leases
                                      if x.series_id})
@@ -356,11 +362,13 @@ def _keeps(prefix: str, res, entry: dict, kept: tuple) -> None:
 def update_lease(ctx, req, id):
     lease = lease_of(ctx, id, policies.LEASES_UPDATE)
     if lease.status in status.FINISHED or lease.status in (
-            status.ERROR, status.WAITING):
+            status.ERROR, status.WAITING, status.PENDING_APPROVAL):
         raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
                          'change%s' % (lease.id, lease.status, (
                              ' until it is placed (delete it to stop '
                              'waiting)' if lease.status == status.WAITING
+                             else ' until an admin approves it'
+                             if lease.status == status.PENDING_APPROVAL
                              else '')))
     body = wsgi.body_of(req)
     try:

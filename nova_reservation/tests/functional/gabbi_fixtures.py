@@ -225,6 +225,19 @@ class StartsAtMostAYearAhead(fixture.GabbiFixture):
         """The option goes with the cloud."""
 
 
+class ApprovalAboveTwoVCPUs(fixture.GabbiFixture):
+    """An operator's threshold: a lease of more than two vCPUs (one
+    m1.medium) waits for an admin's approval (`[reservation]
+    approval_vcpus`).
+    """
+
+    def start_fixture(self) -> None:
+        _running().set_options('reservation', approval_vcpus=2)
+
+    def stop_fixture(self) -> None:
+        """The option goes with the cloud."""
+
+
 class EngineKeepsUp(fixtures.Fixture):
     """Before each request, the engine runs every event that is due (as a
     deployed engine keeps up): a lease deleted by one request is gone for

@@ -1,0 +1,24 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The body of an approval or a rejection of a lease (optional): the
+reason told to the owner."""
+
+from nova_reservation.schemas import common
+
+REASON_LENGTH = 255
+DECISION = common.strict({
+    'reason': {'type': 'string', 'maxLength': REASON_LENGTH,
+               'pattern': common.NO_CONTROL,
+               'description': 'why, in at most 255 characters without '
+                              'control characters'},
+})
