@@ -37,6 +37,7 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation import flavors
 from nova_reservation import idempotency
+from nova_reservation.lease import maintenance
 from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import request_of
@@ -96,7 +97,7 @@ class Made(NamedTuple):
 
 def _refused(e: Exception) -> Refused:
     if isinstance(e, NoCapacity):
-        return Refused(409, str(e), NO_ROOM, **e.details())
+        return Refused(e.status, str(e), e.kind, **e.details())
     return Refused(409, BUSY)
 
 
@@ -149,7 +150,7 @@ def create(ctx, draft: Draft) -> Made:
         elif occurrences:
             writer.create_series(occurrences)
         else:
-            waits = writer.create_or_wait(values, draft.requests)
+            waits = maintenance.written(writer, values, draft.requests)
     except (NoCapacity, LedgerBusy) as e:
         raise _refused(e)
     except cells.Unreachable as e:
@@ -223,6 +224,7 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
     """
     replaced = list(replaced)
     try:
+        maintenance.keeps_dates(lease, values)
         write.shared().change(lease, lease.version, values, growth,
                               replaced, also)
     except NoCapacity as e:
@@ -409,8 +411,7 @@ def _server_group(ctx, req: ReservationRequest,
     """
     group = objects.InstanceGroup(
         context=ctx, project_id=project_id or ctx.project_id,
-        user_id=user_id or ctx.user_id,
-        name='reservation:%s' % req.id,
+        user_id=user_id or ctx.user_id, name='reservation:%s' % req.id,
         policy='affinity' if req.affinity else 'anti-affinity')
     group.create()
     req.server_group_id = group.uuid

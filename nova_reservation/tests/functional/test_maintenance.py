@@ -1,0 +1,185 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Maintenance windows on real Nova: an admin's lease that holds compute
+nodes whole, moves the future leases in its way or is refused naming
+them, and disables the nodes' compute services while it runs."""
+
+import concurrent.futures
+import datetime
+import urllib.parse
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.tests.functional import base
+
+STORE = db_api.Context()
+
+
+def parse(date: str) -> datetime.datetime:
+    return datetime.datetime.strptime(date, '%Y-%m-%dT%H:%M:%S.%f')
+
+
+def window(hosts, reason='disk firmware', **extra) -> dict:
+    return dict({'resource_type': 'maintenance', 'hosts': list(hosts),
+                 'reason': reason}, **extra)
+
+
+class MaintenanceTest(base.SharingTestCase):
+
+    def make(self, reservations, start=1800.0, minutes=90, api=None,
+             **extra):
+        body = dict({'name': 'window', 'start_date': base.soon(start),
+                     'end_date': base.soon(minutes * 60),
+                     'reservations': reservations}, **extra)
+        return (api or self.admin_rsv)('POST', '/leases', body)
+
+    def nodes(self, rid) -> list:
+        return sorted(s.node for s in db_ledger.slots(STORE, rid))
+
+    def test_window_moves_future_leases_or_names_those_that_can_not(self):
+        # A future lease of one project (one server a node), one of
+        # another.
+        first = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': base.ONE_PER_NODE, 'amount': 1,
+                            'affinity': 'None'}, start=3600, minutes=120)
+        rid = first['reservations'][0]['id']
+        [node] = self.nodes(rid)
+
+        # A member may not make a window, of its project or another's.
+        for api in (self.rsv, self.third_rsv):
+            resp = self.make([window([node])], api=api)
+            self.assertEqual(403, resp.status_code, resp.text)
+            self.assertIn('reservation:leases:maintenance', resp.text)
+
+        resp = self.make([window([node], reason='PSU swap')])
+        self.assertEqual(201, resp.status_code, resp.text)
+        made = resp.json()['lease']
+        res = made['reservations'][0]
+        self.assertEqual(('maintenance', [node], 'PSU swap'), (
+            res['resource_type'], res['hosts'], res['reason']))
+        # The window holds the node whole; the lease moved off it, over
+        # the same interval.
+        [slot] = db_ledger.slots(STORE, res['id'])
+        self.assertEqual((node, 10, 7680), (slot.node, slot.vcpus,
+                                            slot.memory_mb))
+        [moved] = self.nodes(rid)
+        self.assertNotEqual(node, moved)
+
+        # A new lease that needs the node then does not fit.
+        resp = self.rsv('POST', '/leases', {
+            'name': 'all', 'start_date': base.soon(3600),
+            'end_date': base.soon(7200), 'reservations': [{
+                'resource_type': 'flavor:instance',
+                'flavor_id': base.ONE_PER_NODE, 'amount': 3,
+                'affinity': 'None'}]})
+        self.assertEqual(409, resp.status_code, resp.text)
+
+        # Later, three leases fill the three nodes: a window over one of
+        # them then is refused, naming the lease that can not move, and
+        # nothing moves.
+        full = [self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': base.ONE_PER_NODE, 'amount': 1,
+                            'affinity': 'None'}, start=4 * 3600,
+                           minutes=300)
+                for _ in range(3)]
+        before = {x['id']: self.nodes(x['reservations'][0]['id'])
+                  for x in full}
+        blocked = next(x for x in full if before[x['id']] == [node])
+        resp = self.make([window([node])], start=4.5 * 3600, minutes=290)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertEqual([{'lease_id': blocked['id'], 'reason': (
+            'no other node has room for its slots on %s' % node)}], [
+            dict(x, reason=x['reason'].split(' from ')[0])
+            for x in resp.json()['leases']])
+        self.assertEqual(before, {x['id']: self.nodes(
+            x['reservations'][0]['id']) for x in full})
+
+        # Another window over the same node at the same time meets the
+        # first; a window's dates do not change.
+        resp = self.make([window([node])], start=2400, minutes=60)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('maintenance window holds node %s' % node, resp.text)
+        resp = self.admin_rsv('PUT', '/leases/%s' % made['id'],
+                              {'end_date': base.soon(100 * 60)})
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('dates do not change', resp.text)
+
+        # The calendar shows the window to every project (its reason, no
+        # more); availability does not count the node then.
+        for api, own in ((self.rsv, True), (self.third_rsv, False)):
+            resp = api('GET', '/ledger')
+            self.assertEqual(200, resp.status_code, resp.text)
+            [shown] = [a for n in resp.json()['ledger']['nodes']
+                       for a in n['allocations']
+                       if a['type'] == 'maintenance']
+            self.assertEqual(('PSU swap', made['start_date'],
+                              made['id'] if own else None), (
+                shown['reason'], shown['start'], shown['lease_id']))
+        resp = self.third_rsv('GET', '/availability?' + urllib.parse.urlencode(
+            {'flavor_id': base.ONE_PER_NODE, 'amount': 3,
+             'duration': '30m', 'after': base.soon(600)[:19],
+             'before': base.soon(10 * 3600)[:19]}))
+        self.assertEqual(200, resp.status_code, resp.text)
+        for found in resp.json()['availability']['windows']:
+            # No start of three servers for half an hour meets the window.
+            self.assertTrue(
+                parse(found['latest']) + datetime.timedelta(minutes=30) <=
+                parse(made['start_date']) or
+                parse(found['earliest']) >= parse(made['end_date']), found)
+
+    def test_running_lease_blocks_and_hostile_input(self):
+        running = self.lease({'resource_type': 'flavor:instance',
+                              'flavor_id': base.ONE_PER_NODE, 'amount': 1,
+                              'affinity': 'None'}, start='now')
+        [node] = self.nodes(running['reservations'][0]['id'])
+        resp = self.make([window([node])], start=60)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('it runs on node %s now' % node, resp.text)
+        self.assertEqual([running['id']], [
+            x['lease_id'] for x in resp.json()['leases']])
+
+        free = next(n for n in self.NODES if n != node)
+        cases = [
+            ([window(['nohost'])], 'hosts[0]'),
+            ([window([])], 'hosts'),
+            ([window([free, free])], 'hosts'),
+            ([window(['bad host'])], 'hosts'),
+            ([window([free], reason=7)], 'reason'),
+            ([window([free], reason='')], 'reason'),
+            ([window([free], reason='x' * 256)], 'reason'),
+            ([window([free], reason='a\x00b')], 'reason'),
+            ([window([free], amount=1)], 'amount'),
+            ([{'resource_type': 'maintenance', 'hosts': [free]}], 'reason'),
+            ([window([free]), window([free])], 'reservations'),
+            ([window([free]), {'resource_type': 'flavor:instance',
+                               'flavor_id': base.ONE_PER_NODE,
+                               'amount': 1}], 'reservations'),
+        ]
+        for reservations, field in cases:
+            resp = self.make(reservations)
+            self.assertEqual(400, resp.status_code, (reservations,
+                                                     resp.text))
+            self.assertIn(field, resp.text, reservations)
+        resp = self.make([window([free])], recurrence={'every': 'day',
+                                                       'count': 2})
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertIn('recurrence', resp.text)
+        resp = self.make([window([free])], on_end='extend_if_free')
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertEqual([running['id']], [x.id for x in self.leases()])
+
+        # Two windows over the same node at once: one is made.
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda _: self.make(
+                [window([free])]).status_code, range(2)))
+        self.assertEqual([201, 409], sorted(answers))
