@@ -40,3 +40,19 @@ LEASE_TAG_PREFIX = 'lease-'
 def lease_tag(lease_id: str) -> str:
     """The tag of the servers of the lease `lease_id`."""
     return LEASE_TAG_PREFIX + lease_id
+
+
+# The end of the disabled reason of a compute service that a maintenance
+# window disabled: its record of what to enable again at the end.
+MAINTENANCE_PREFIX = ' (maintenance window '
+
+
+def maintenance_mark(lease_id: str) -> str:
+    return '%s%s)' % (MAINTENANCE_PREFIX, lease_id)
+
+
+def by_maintenance(service: dict) -> bool:
+    """Whether a maintenance window disabled the compute service (an
+    os-services entry), so that its node has not failed.
+    """
+    return MAINTENANCE_PREFIX in (service.get('disabled_reason') or '')

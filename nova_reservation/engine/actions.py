@@ -33,6 +33,7 @@ from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import volumes
 from nova_reservation import floatingips
@@ -231,6 +232,7 @@ def start(nova, details, now, writes) -> str:
             raise Pending()
     _pool_moves(nova, details, True, writes)
     _floating_ips(details, make=True)
+    maintenance.start(nova, details)
 
     def step(binding, server, state):
         if state == 'active':
@@ -346,6 +348,7 @@ def end(nova, details, now, writes) -> Optional[str]:
     _step_each(nova, lease, details.bindings, step, error_fails=False)
     _pool_moves(nova, details, False, writes)
     _floating_ips(details, make=False)
+    maintenance.end(nova, details)
     _forget_trust(lease)
     if lease.status == status.REFUSED:
         return None   # it stays refused, with its reason

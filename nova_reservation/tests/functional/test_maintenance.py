@@ -19,7 +19,10 @@ import datetime
 import urllib.parse
 
 from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.engine import maintenance as engine_maintenance
+from nova_reservation import ledger as ledger_mod
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -183,3 +186,47 @@ class MaintenanceTest(base.SharingTestCase):
             answers = list(pool.map(lambda _: self.make(
                 [window([free])]).status_code, range(2)))
         self.assertEqual([201, 409], sorted(answers))
+
+    def service(self, host) -> dict:
+        [found] = self.nova_client().compute_services(host)
+        return found
+
+    def test_start_disables_compute_services_and_end_enables_them(self):
+        resp = self.make([window(['host1', 'host2'], reason='rack 4 power')],
+                         start=2, minutes=60)
+        self.assertEqual(201, resp.status_code, resp.text)
+        made = resp.json()['lease']
+        # Ordinary servers run for good: none goes where the window will
+        # hold the nodes.
+        for name in ('a', 'b'):
+            server = self.boot(None, flavor=base.TINY, name=name)
+            self.assertEqual(202, server.status, server.content)
+            self.assertEqual('host3', self.node_of(server.body['server'][
+                'id']))
+        # The operator's own disable of host2, before the window.
+        self.set_compute('host2', 'disabled')
+
+        row = db_leases.get(STORE, made['id'])
+        self.start_lease(row)
+        self.assertEqual('ACTIVE', self.admin_rsv('GET', '/leases/%s' % made[
+            'id']).json()['lease']['status'])
+        host1, host2 = self.service('host1'), self.service('host2')
+        self.assertEqual(('disabled', 'rack 4 power (maintenance window '
+                          '%s)' % made['id']), (host1['status'],
+                                                host1['disabled_reason']))
+        self.assertEqual(('disabled', None), (host2['status'],
+                                              host2['disabled_reason']))
+        # A start run again (as after a crash between its writes) leaves
+        # them as they are; the window's node has not failed.
+        details = db_leases.details(STORE, [made['id']])[made['id']]
+        engine_maintenance.start(self.nova_client(), details)
+        self.assertEqual(host1, self.service('host1'))
+        self.assertEqual({'host2'}, self.nova_client().failed_nodes())
+
+        self.run_engine(at=ledger_mod.to_epoch(row.end_at) + 1)
+        self.assertEqual('TERMINATED', self.admin_rsv(
+            'GET', '/leases/%s' % made['id']).json()['lease']['status'])
+        self.assertEqual(('enabled', 'disabled'), (
+            self.service('host1')['status'],
+            self.service('host2')['status']))
+        self.set_compute('host2', 'enabled')
