@@ -33,6 +33,10 @@ ON_PREEMPT_ACTIONS = ('shelve', 'delete')
 # An ordinary server booted instead of into the reservation it named,
 # which it found full or not started (``reservation_fallback``).
 FALLBACK_OF = PREFIX + 'fallback_of'
+# An ordinary server on a maintenance window's node: the window's start,
+# once its owner is told, and once the engine asked Nova to move it.
+MAINTENANCE_AT = PREFIX + 'maintenance_at'
+MAINTENANCE_MOVE = PREFIX + 'maintenance_move'
 # The tag of a leased server.
 LEASE_TAG_PREFIX = 'lease-'
 

@@ -117,6 +117,9 @@ class Reservation(Base):
     # maintenance: the nodes it holds whole (a JSON list), and why.
     hosts = sa.Column(sa.Text)
     reason = sa.Column(sa.String(255))
+    # The servers it could not move off its nodes ([{server_id, node,
+    # reason}], JSON).
+    unmoved_servers = sa.Column(sa.Text)
     created_at = sa.Column(Timestamp)
     updated_at = sa.Column(Timestamp)
 

@@ -230,3 +230,61 @@ class MaintenanceTest(base.SharingTestCase):
             self.service('host1')['status'],
             self.service('host2')['status']))
         self.set_compute('host2', 'enabled')
+
+    def server_on(self, node: str, name: str) -> dict:
+        """An ordinary server of the project on `node` (an admin's
+        placement of it, as Nova lets an admin name a host).
+        """
+        server = self._build_server(name=name, image_uuid=base.IMAGE,
+                                    flavor_id=base.TINY, networks='none',
+                                    az='nova:%s' % node)
+        return self._wait_for_state_change(
+            self.admin_api.post_server({'server': server}), 'ACTIVE')
+
+    def test_servers_are_told_then_moved_off_or_listed(self):
+        self.capture_notifications()
+        running = self.server_on('host1', 'running')
+        stopped = self.server_on('host1', 'stopped')
+        self.admin_api.post_server_action(stopped['id'], {'os-stop': None})
+        self._wait_for_state_change(stopped, 'SHUTOFF')
+        elsewhere = self.server_on('host2', 'elsewhere')
+        resp = self.make([window(['host1'], reason='BIOS')], start=1200,
+                         minutes=60)
+        self.assertEqual(201, resp.status_code, resp.text)
+        made = resp.json()['lease']
+
+        # Within preempt_notice of the start: told, not moved yet.
+        self.engine.check_hosts()
+        warned = self.notified('server.maintenance.warning')
+        self.assertEqual(sorted([running['id'], stopped['id']]), sorted(
+            p['server_id'] for _, p in warned))
+        self.assertEqual({('host1', 'BIOS', made['id'])}, {
+            (p['node'], p['reason'], p['lease_id']) for _, p in warned})
+        for uuid in (running['id'], stopped['id']):
+            server = self.admin_api.get_server(uuid)
+            self.assertEqual(made['start_date'] + 'Z', server['metadata'][
+                'reservation:maintenance_at'])
+            self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
+        self.assertNotIn('reservation:maintenance_at', self.admin_api
+                         .get_server(elsewhere['id'])['metadata'])
+        self.engine.check_hosts()
+        self.assertEqual(2, len(self.notified('server.maintenance.'
+                                              'warning')))
+
+        # Within preempt_margin: the running server is live-migrated off;
+        # the stopped one is listed, and the window's owner told.
+        start = parse(made['start_date'])
+        self.clock.now = ledger_mod.to_epoch(start) - 300
+        self.engine.check_hosts()
+        moved = self._wait_for_state_change(
+            self.admin_api.get_server(running['id']), 'ACTIVE')
+        self.assertNotEqual('host1', moved['OS-EXT-SRV-ATTR:host'])
+        self.engine.check_hosts()
+        view = self.admin_rsv('GET', '/leases/%s' % made['id']).json()[
+            'lease']
+        self.assertEqual([{'server_id': stopped['id'], 'node': 'host1',
+                           'reason': 'it is SHUTOFF: only a running server '
+                                     'migrates live'}],
+                         view['reservations'][0]['unmoved_servers'])
+        self.assertEqual([made['id']], [
+            p['lease_id'] for _, p in self.notified('lease.update')])

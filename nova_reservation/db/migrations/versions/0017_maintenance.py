@@ -11,7 +11,7 @@
 #    under the License.
 
 """Maintenance windows: the nodes a maintenance reservation holds whole,
-and its reason.
+its reason, and the servers it could not move off them.
 
 Revision ID: 0017
 Revises: 0014
@@ -31,3 +31,4 @@ def upgrade():
     with op.batch_alter_table('rsv_reservations') as batch:
         batch.add_column(sa.Column('hosts', sa.Text))
         batch.add_column(sa.Column('reason', sa.String(255)))
+        batch.add_column(sa.Column('unmoved_servers', sa.Text))
