@@ -18,6 +18,7 @@ import unittest
 
 from nova_reservation.api import validation as api_validation
 from nova_reservation import capacity
+from nova_reservation.engine import maintenance
 from nova_reservation import timeline as timeline_mod
 
 NOW = datetime.datetime(2030, 1, 1)
@@ -95,3 +96,21 @@ class BodyTest(unittest.TestCase):
     def test_a_reason_of_255_characters_of_any_script_is_taken(self):
         _, [req], _ = lease(body(window(reason='維' * 255)))
         self.assertEqual(255, len(req.reason))
+
+
+class DisabledReasonTest(unittest.TestCase):
+
+    def test_the_mark_always_fits_and_tells_the_window_apart(self):
+        lease = '6f8a4c52-2d55-4b0e-9d1e-0a5c1b8a5f11'
+        reason = maintenance.disabled_reason('x' * 255, lease)
+        self.assertEqual(255, len(reason))
+        self.assertTrue(reason.endswith('(maintenance window %s)' % lease))
+        self.assertTrue(maintenance.ours(
+            {'status': 'disabled', 'disabled_reason': reason}, lease))
+        # Another window's, an operator's, an enabled one: not this one's.
+        for service in ({'status': 'disabled', 'disabled_reason':
+                         maintenance.disabled_reason('x', 'other')},
+                        {'status': 'disabled', 'disabled_reason': 'mine'},
+                        {'status': 'disabled', 'disabled_reason': None},
+                        {'status': 'enabled', 'disabled_reason': reason}):
+            self.assertFalse(maintenance.ours(service, lease), service)
