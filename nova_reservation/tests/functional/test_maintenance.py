@@ -231,6 +231,17 @@ class MaintenanceTest(base.SharingTestCase):
             self.service('host2')['status']))
         self.set_compute('host2', 'enabled')
 
+        # A window deleted while it runs enables its services again.
+        resp = self.make([window(['host3'])], start=2, minutes=120)
+        self.assertEqual(201, resp.status_code, resp.text)
+        again = resp.json()['lease']['id']
+        self.run_engine()
+        self.assertEqual('disabled', self.service('host3')['status'])
+        resp = self.admin_rsv('DELETE', '/leases/%s' % again)
+        self.assertEqual(204, resp.status_code, resp.text)
+        self.run_engine()
+        self.assertEqual('enabled', self.service('host3')['status'])
+
     def server_on(self, node: str, name: str) -> dict:
         """An ordinary server of the project on `node` (an admin's
         placement of it, as Nova lets an admin name a host).
