@@ -299,3 +299,43 @@ class MaintenanceTest(base.SharingTestCase):
                          view['reservations'][0]['unmoved_servers'])
         self.assertEqual([made['id']], [
             p['lease_id'] for _, p in self.notified('lease.update')])
+
+    def test_preemptible_servers_leave_as_before_any_lease(self):
+        # A preemptible boot forces no host: host1 is the only one enabled
+        # for it.
+        for node in ('host2', 'host3'):
+            self.set_compute(node, 'disabled')
+        resp = self.boot(None, flavor=base.TINY, name='spot',
+                         extra_hints={'preemptible': 'true'})
+        self.assertEqual(202, resp.status, resp.content)
+        spot = resp.body['server']['id']
+        self.assertEqual('host1', self.node_of(spot))
+        for node in ('host2', 'host3'):
+            self.set_compute(node, 'enabled')
+        resp = self.make([window(['host1'])], start=1800, minutes=60)
+        self.assertEqual(201, resp.status_code, resp.text)
+        start = ledger_mod.to_epoch(parse(resp.json()['lease'][
+            'start_date']))
+        self.engine.preempt()
+        self.assertEqual(resp.json()['lease']['start_date'][:19] + 'Z',
+                         self.admin_api.get_server(spot)['metadata'][
+                             'reservation:preemptible_until'])
+        # Within preempt_margin: moved off by the preemption; the window's
+        # own pass leaves it to it.
+        self.clock.now = start - 300
+        self.engine.check_hosts()
+        for _ in range(6):
+            self.engine.preempt()
+        self.assertNotEqual('host1', self.node_of(spot))
+        self.assertNotIn('reservation:maintenance_at', self.admin_api
+                         .get_server(spot)['metadata'])
+        # Nor do preemptible boots go onto the node of a window that
+        # starts within preempt_margin.
+        resp = self.make([window(['host2'])], start=120, minutes=60)
+        self.assertEqual(201, resp.status_code, resp.text)
+        for name in ('late1', 'late2', 'late3'):
+            resp = self.boot(None, flavor=base.TINY, name=name,
+                             extra_hints={'preemptible': 'true'})
+            self.assertEqual(202, resp.status, resp.content)
+            self.assertNotEqual('host2', self.node_of(resp.body['server'][
+                'id']))
