@@ -146,6 +146,15 @@ class StatementCache:
 STATEMENTS = StatementCache()
 
 
+def _all_types(service_types) -> dict:
+    """{service type: its official type and aliases}, as
+    ``ServiceTypes.all_types_by_service_type`` gives it.
+    """
+    return {name: list(aliases) for name, aliases in
+            service_types._service_types_data[
+                'all_types_by_service_type'].items()}
+
+
 def nova_api_paste() -> str:
     """The api-paste.ini that the nova wheel ships."""
     return os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -200,6 +209,11 @@ class NovaHarness(fixtures.Fixture):
         for path, value in compat.harness_patches(self.name, files).items():
             self.stub_out(path, value)
         self.stub_out('sqlalchemy.create_engine', STATEMENTS.create_engine)
+        # Each SDK client of each service looks up every service type's
+        # aliases, and each lookup deep-copies the whole catalogue of
+        # service types: fresh lists, without the copying machinery.
+        self.stub_out('os_service_types.service_types.ServiceTypes.'
+                      'all_types_by_service_type', property(_all_types))
         self._services = collections.Counter()
         self.useFixture(nova_fixtures.OpenStackSDKFixture())
         for fixture in compat.harness_fixtures(self.name):

@@ -112,8 +112,13 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
         slots = [s for s in slots if s['reservation_id'] not in unanswered
                  and not (s['instance_uuid'] or '').startswith(
                      db_ledger.HOLD_PREFIX)]
+    # A maintenance window holds its nodes whole: the ordinary servers
+    # still on them (to be moved off) are checked against the other
+    # slots, and the window against those slots alone.
+    windows = {r['id'] for r in _rows(engine, models.Reservation.__table__)
+               if r['resource_type'] == 'maintenance'}
     found += _capacity(slots, placement, ledger_mod.to_epoch(now),
-                       preemptible, leased)
+                       preemptible, leased, windows)
     found += _addresses(slots, _rows(engine, models.FloatingIP.__table__),
                         ledger_mod.to_epoch(now))
     floating_ips = list(floating_ips)
@@ -298,16 +303,22 @@ def _owners(bindings: list, servers: dict, leases: dict) -> list:
 
 
 def _capacity(slots: list, placement: Callable, now: float,
-              preemptible: set, leased: set) -> list:
+              preemptible: set, leased: set,
+              windows: frozenset = frozenset()) -> list:
     timelines: dict = {}
+    whole: dict = {}   # every slot, the windows' too
     bound = set(leased)
     for s in slots:
-        timelines.setdefault(s['node'], timeline_mod.Timeline()).add(
-            capacity.Slot(s['id'], s['reservation_id'], s['node'],
-                          ledger_mod.to_epoch(s['start_at']),
-                          ledger_mod.to_epoch(s['end_at']),
-                          capacity.Resources(s['vcpus'], s['memory_mb'],
-                                             s['disk_gb'])))
+        slot = capacity.Slot(s['id'], s['reservation_id'], s['node'],
+                             ledger_mod.to_epoch(s['start_at']),
+                             ledger_mod.to_epoch(s['end_at']),
+                             capacity.Resources(s['vcpus'], s['memory_mb'],
+                                                s['disk_gb']))
+        whole.setdefault(s['node'], timeline_mod.Timeline()).add(slot)
+        if s['reservation_id'] in windows:
+            timelines.setdefault(s['node'], timeline_mod.Timeline())
+            continue
+        timelines.setdefault(s['node'], timeline_mod.Timeline()).add(slot)
         if s['instance_uuid']:
             bound.add(s['instance_uuid'])
     if not timelines:
@@ -335,7 +346,11 @@ def _capacity(slots: list, placement: Callable, now: float,
             elif consumer not in bound:
                 ordinary = ordinary + use
         peak = timeline.peak(now, float('inf')) + ordinary
-        if not peak.fits_in(limit):
+        if not whole[rp['name']].peak(now, float('inf')).fits_in(limit):
+            found.append('node %s is promised %s of its %s' % (
+                rp['name'], whole[rp['name']].peak(now, float('inf')),
+                limit))
+        elif not peak.fits_in(limit):
             found.append('node %s is promised %s of its %s' % (
                 rp['name'], peak, limit))
         started = timeline.peak(now, now + capacity.INSTANT)

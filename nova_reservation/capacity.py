@@ -185,6 +185,18 @@ def plan_hosts(hosts: Sequence[Host], timelines: dict, start: float,
     return free[:max_count] if len(free) >= min_count else None
 
 
+def plan_whole(hosts: Sequence[Host], timelines: dict, start: float,
+               end: float) -> Optional[list]:
+    """Each of `hosts` whole (all of its capacity) over [start, end), or
+    None if the ledger promised any of them to a lease then.  The servers
+    outside the ledger (`base`) do not count: they leave before.
+    """
+    if all(fits(Host(h.node, h.capacity), timelines.get(h.node), h.capacity,
+                start, end) for h in hosts):
+        return [(h.node, h.capacity) for h in hosts]
+    return None
+
+
 def plan_units(units: Sequence[Host], timelines: dict, start: float,
                end: float, required: Sequence[str],
                count: int) -> Optional[list]:

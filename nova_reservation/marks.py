@@ -33,6 +33,10 @@ ON_PREEMPT_ACTIONS = ('shelve', 'delete')
 # An ordinary server booted instead of into the reservation it named,
 # which it found full or not started (``reservation_fallback``).
 FALLBACK_OF = PREFIX + 'fallback_of'
+# An ordinary server on a maintenance window's node: the window's start,
+# once its owner is told, and once the engine asked Nova to move it.
+MAINTENANCE_AT = PREFIX + 'maintenance_at'
+MAINTENANCE_MOVE = PREFIX + 'maintenance_move'
 # The tag of a leased server.
 LEASE_TAG_PREFIX = 'lease-'
 
@@ -40,3 +44,19 @@ LEASE_TAG_PREFIX = 'lease-'
 def lease_tag(lease_id: str) -> str:
     """The tag of the servers of the lease `lease_id`."""
     return LEASE_TAG_PREFIX + lease_id
+
+
+# The end of the disabled reason of a compute service that a maintenance
+# window disabled: its record of what to enable again at the end.
+MAINTENANCE_PREFIX = ' (maintenance window '
+
+
+def maintenance_mark(lease_id: str) -> str:
+    return '%s%s)' % (MAINTENANCE_PREFIX, lease_id)
+
+
+def by_maintenance(service: dict) -> bool:
+    """Whether a maintenance window disabled the compute service (an
+    os-services entry), so that its node has not failed.
+    """
+    return MAINTENANCE_PREFIX in (service.get('disabled_reason') or '')

@@ -45,6 +45,8 @@ LEASES_SPLIT = 'reservation:leases:split'
 LEASES_SPLIT_TO_PROJECT = 'reservation:leases:split_to_project'
 LEASES_APPROVE = 'reservation:leases:approve'
 LEASES_REJECT = 'reservation:leases:reject'
+# A maintenance window (a lease of a maintenance reservation).
+LEASES_MAINTENANCE = 'reservation:leases:maintenance'
 AVAILABILITY_GET = 'reservation:availability:get'
 LEDGER_GET = 'reservation:ledger:get'
 LEDGER_GET_ALL_NODES = 'reservation:ledger:get_all_nodes'
@@ -121,6 +123,10 @@ RULES = [
     _rule(LEASES_LIST_SHARED, ADMIN_OR_READER, 'List, besides the '
           'project\'s own leases, those other projects share with it '
           '(checked on this project).', 'GET', '/v1/leases'),
+    _rule(LEASES_MAINTENANCE, ADMIN, 'Make a maintenance window: a lease '
+          'of a maintenance reservation, which holds compute nodes whole '
+          'and disables their compute services while it runs.', 'POST',
+          '/v1/leases'),
     _rule(RESERVATIONS_BOOT_SHARED, ADMIN_OR_MEMBER, 'Boot into a '
           'reservation that another project shares with this one, naming '
           'it or matched by an open reservation (checked on this '

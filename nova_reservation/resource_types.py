@@ -29,3 +29,7 @@ HOST = 'physical:host'
 FLOATINGIP = 'virtual:floatingip'
 # The kinds whose slots are capacity on the shared pool's compute nodes.
 SHARED_POOL = (SERVER, FLAVOR, VIRTUAL)
+# An admin's maintenance window: the named nodes held whole over the
+# lease, their compute services disabled while it runs
+# (`nova_reservation.lease.maintenance`).
+MAINTENANCE = 'maintenance'

@@ -53,6 +53,9 @@ def reservation(res, bindings: list, lease_status: str,
                     required_floatingips=json.loads(
                         res.required_floatingips or '[]'),
                     resource_id=res.id)
+    elif res.resource_type == resource_types.MAINTENANCE:
+        view.update(hosts=json.loads(res.hosts or '[]'), reason=res.reason,
+                    unmoved_servers=json.loads(res.unmoved_servers or '[]'))
     elif res.resource_type == resource_types.HOST:
         view.update(min=res.min_count, max=res.max_count,
                     hypervisor_properties=res.hypervisor_properties or '',

@@ -173,6 +173,10 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
                  registered: Callable) -> plan_request.ReservationRequest:
     if kind == resource_types.FLOATINGIP:
         return floating_ips(prefix, value, registered)
+    if kind == resource_types.MAINTENANCE:
+        return plan_request.ReservationRequest(
+            resource_type=kind, count=len(value['hosts']),
+            hosts=tuple(value['hosts']), reason=value['reason'])
     if kind == resource_types.HOST:
         low = whole(prefix + 'min', value.get('min'))
         high = whole(prefix + 'max', value['max'])
@@ -241,6 +245,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
     validation.check(schemas.CREATE, body, whole='lease')
     requests = [reservation(i, r, flavor_need, registered, owner)
                 for i, r in enumerate(body.get('reservations', []))]
+    maintenance_alone(body, requests)
     values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
                       body.get('before_end_date'), start, end),
@@ -252,6 +257,23 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
         values.update(wait.columns(start_now))
     return values, requests, validation.occurrences('', body, start, end, now,
                                                     max_advance)
+
+
+def maintenance_alone(body: dict, requests: list) -> None:
+    """A maintenance window's lease holds that one reservation, over one
+    interval that it takes as asked (it neither recurs nor waits).
+    """
+    if not any(r.resource_type == resource_types.MAINTENANCE
+               for r in requests):
+        return
+    if len(requests) > 1:
+        raise Invalid('reservations', 'a lease with a maintenance '
+                      'reservation holds no other reservation')
+    for field in ('recurrence', 'if_busy', 'flexible_start', 'on_end'):
+        if field in body and body[field] not in ('refuse', False, 'delete',
+                                                 'none'):
+            raise Invalid(field, 'is not supported with a maintenance '
+                          'reservation')
 
 
 def update(body, lease_row, now: datetime.datetime, max_duration: int,

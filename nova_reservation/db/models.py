@@ -114,6 +114,12 @@ class Reservation(Base):
     # whether ordinary boots use it unasked ('open'; None: 'targeted').
     shared_with = sa.Column(sa.Text)
     matching = sa.Column(sa.String(16))
+    # maintenance: the nodes it holds whole (a JSON list), and why.
+    hosts = sa.Column(sa.Text)
+    reason = sa.Column(sa.String(255))
+    # The servers it could not move off its nodes ([{server_id, node,
+    # reason}], JSON).
+    unmoved_servers = sa.Column(sa.Text)
     created_at = sa.Column(Timestamp)
     updated_at = sa.Column(Timestamp)
 

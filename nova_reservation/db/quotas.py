@@ -32,8 +32,9 @@ from nova_reservation import quotas
 from nova_reservation import resource_types
 from nova_reservation import status
 
-# Reservations that no quota counts: addresses, not compute.
-NOT_COUNTED = (resource_types.FLOATINGIP,)
+# Reservations that no quota counts: addresses, and an admin's
+# maintenance windows.
+NOT_COUNTED = (resource_types.FLOATINGIP, resource_types.MAINTENANCE)
 
 
 class QuotaExceeded(Exception):

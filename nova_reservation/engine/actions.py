@@ -34,6 +34,7 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import enforcement
+from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import volumes
 from nova_reservation import floatingips
@@ -232,6 +233,7 @@ def start(nova, details, now, writes) -> str:
             raise Pending()
     _pool_moves(nova, details, True, writes)
     _floating_ips(details, make=True)
+    maintenance.start(nova, details)
 
     def step(binding, server, state):
         if state == 'active':
@@ -348,6 +350,7 @@ def end(nova, details, now, writes) -> Optional[str]:
     _step_each(nova, lease, details.bindings, step, error_fails=False)
     _pool_moves(nova, details, False, writes)
     _floating_ips(details, make=False)
+    maintenance.end(nova, details)
     _forget_trust(lease)
     enforcement.on_end(lease)   # told, never waited on
     if lease.status == status.REFUSED:

@@ -19,6 +19,7 @@ from typing import Optional
 from keystoneauth1 import loading as ks_loading
 
 from nova_reservation import conf
+from nova_reservation import marks
 from nova_reservation import trusts
 
 CONF = conf.CONF
@@ -190,14 +191,34 @@ class NovaClient:
         """Nodes whose nova-compute service is down or disabled."""
         services = self._call('GET', '/os-services?binary=nova-compute')[
             'services']
+        # A maintenance window's node has not failed: its leases around
+        # the window stay.
         failed = {s['host'] for s in services
-                  if s['state'] == 'down' or s['status'] == 'disabled'}
+                  if s['state'] == 'down' or s['status'] == 'disabled' and
+                  not marks.by_maintenance(s)}
         if not failed:
             return set()
         hypervisors = self._call('GET', '/os-hypervisors/detail')[
             'hypervisors']
         return {h['hypervisor_hostname'] for h in hypervisors
                 if h['service']['host'] in failed}
+
+    def compute_services(self, host: str) -> list:
+        """The nova-compute services of `host` (one, but for a host that
+        was renamed).
+        """
+        return self._call('GET', '/os-services?binary=nova-compute&host=%s'
+                          % host)['services']
+
+    def set_service(self, service_id: str, enabled: bool,
+                    reason: Optional[str] = None) -> None:
+        """Enable or disable (with `reason`) a compute service (its uuid,
+        microversion 2.53 and later).
+        """
+        body = {'status': 'enabled' if enabled else 'disabled'}
+        if not enabled:
+            body['disabled_reason'] = reason
+        self._call('PUT', '/os-services/%s' % service_id, body)
 
     def host_of_node(self, node: str) -> str:
         found = self._call('GET', '/os-hypervisors/detail?'

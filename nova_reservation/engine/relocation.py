@@ -14,8 +14,10 @@
 
 from oslo_log import log as logging
 
+from nova_reservation.engine import maintenance
 from nova_reservation.lease import relocation as lease_relocation
 from nova_reservation.lease import write as lease_write
+from nova_reservation import ledger as ledger_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -27,10 +29,13 @@ class Relocation:
         self.clock = clock
 
     def run(self, notifier=None) -> None:
-        """Move future slots off nodes whose compute service is down or
-        disabled; mark the leases that can not move degraded, and say so
-        (lease.update).
+        """Tell and move the servers off the nodes of the maintenance
+        windows that approach (`maintenance`); move future slots off nodes
+        whose compute service is down or disabled; mark the leases that
+        can not move degraded, and say so (lease.update).
         """
+        maintenance.approach(self.nova, ledger_mod.from_epoch(
+            self.clock()), notifier)
         failed = self.nova.failed_nodes()
         if not failed:
             return

@@ -110,10 +110,13 @@ class IntoReservations:
             raise lease_service.Refused(
                 409, 'reservation: %s holds the servers of lease %s and '
                 'takes no other server' % (rid, res.lease_id))
-        if res.resource_type == resource_types.FLOATINGIP:
+        if res.resource_type in (resource_types.FLOATINGIP,
+                                 resource_types.MAINTENANCE):
             raise lease_service.Refused(
-                409, 'reservation: %s holds floating IPs of lease %s and '
-                'takes no server' % (rid, res.lease_id))
+                409, 'reservation: %s holds %s of lease %s and takes no '
+                'server' % (rid, 'floating IPs' if res.resource_type ==
+                            resource_types.FLOATINGIP else
+                            'a maintenance window', res.lease_id))
         lease = db_leases.get(self.ctx, res.lease_id)
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \

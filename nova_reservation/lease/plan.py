@@ -174,6 +174,12 @@ class Planner:
                   end) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
         shared, reservable = within(pools, req.nodes)
+        if req.resource_type == resource_types.MAINTENANCE:
+            hosts = {h.node: h for h in shared}
+            hosts.update({h.node: h for h, _ in reservable})
+            return (capacity.plan_whole([hosts[n] for n in req.hosts],
+                                        timelines, start, end)
+                    if set(req.hosts) <= set(hosts) else None)
         if req.resource_type == resource_types.FLOATINGIP:
             units, nodes = self.addresses(req.network_id)
             if not set(req.addresses) <= set(nodes):

@@ -30,19 +30,23 @@ from nova_reservation.lease import write
 
 
 def relocate(writer: write.Writer, failed_nodes: Iterable[str],
-             now: float) -> tuple:
+             now: float, window: Optional[tuple] = None,
+             all_or_none: bool = False) -> tuple:
     """Move the future slots off nodes whose compute service is down or
-    disabled, to nodes that fit.
+    disabled (those that meet `window` (start, end) only, if given), to
+    nodes that fit.
 
     Returns (moved slot count, leases that could not be moved, which
-    are marked degraded).
+    are marked degraded; with `all_or_none`, nothing moves then).
     """
     failed = set(failed_nodes)
     for _ in range(write.LEDGER_RETRIES):
         gen = writer.ledger.refresh()
         view = writer.ledger.view
         stranded = [s for node in sorted(failed)
-                    for s in view.slots_on(node) if s.start > now]
+                    for s in view.slots_on(node) if s.start > now and (
+                        window is None or
+                        s.start < window[1] and s.end > window[0])]
         if not stranded:
             return 0, []
         pools = writer.pools(unusable=failed)
@@ -76,6 +80,8 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
             fake_id = writer.overlay(timelines, rid, placed,
                                      slots[0].start, slots[0].end,
                                      fake_id)
+        if all_or_none and degraded:
+            return 0, sorted(degraded)
         added = [(slot.reservation_id,
                   slot_row_of(*moves[slot.id], slot.start, slot.end))
                  for slot in stranded if slot.id in moves and

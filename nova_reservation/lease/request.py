@@ -58,11 +58,16 @@ class ReservationRequest:
     # (`nova_reservation.shares`).
     shared_with: tuple = ()
     matching: Optional[str] = None
+    # maintenance: the nodes it holds whole, and why.
+    hosts: tuple = ()
+    reason: Optional[str] = None
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
         if self.resource_type == resource_types.HOST:
             return '%d to %d reservable hosts' % (self.min_count, self.count)
+        if self.resource_type == resource_types.MAINTENANCE:
+            return 'maintenance of node(s) %s' % ', '.join(self.hosts)
         if self.resource_type == resource_types.FLOATINGIP:
             return '%d floating IP(s) of network %s%s' % (
                 self.count, self.network_id, ' (%s among them)' % ', '.join(
@@ -73,6 +78,10 @@ class ReservationRequest:
 
 
 class NoCapacity(Exception):
+    # The refusal's HTTP status and kind (`lease.service.Refused`).
+    status = 409
+    kind = 'NotEnoughCapacity'
+
     def __init__(self, message: str,
                  earliest: Optional[datetime.datetime] = None,
                  latest_end: Optional[datetime.datetime] = None,
@@ -116,7 +125,8 @@ def request_of(res) -> ReservationRequest:
         network_id=res.network_id,
         addresses=tuple(json.loads(res.required_floatingips or '[]')),
         shared_with=tuple(sorted(shares.projects(res.shared_with))),
-        matching=res.matching, id=res.id)
+        matching=res.matching, hosts=tuple(json.loads(res.hosts or '[]')),
+        reason=res.reason, id=res.id)
 
 
 def reservation_row(lease, req: ReservationRequest) -> dict:
@@ -141,7 +151,8 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
                               if req.network_id else None),
         shared_with=shares.column(req.shared_with),
         matching=shares.matching_column(req.matching),
-        created_at=db_api.utcnow())
+        hosts=json.dumps(list(req.hosts)) if req.hosts else None,
+        reason=req.reason, created_at=db_api.utcnow())
 
 
 def slot_rows(lease, slots, start_at=None, end_at=None) -> list:

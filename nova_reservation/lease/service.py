@@ -37,6 +37,7 @@ from nova_reservation.db import quotas as db_quotas
 from nova_reservation import enforcement
 from nova_reservation import idempotency
 from nova_reservation.lease import approval
+from nova_reservation.lease import maintenance
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quota as lease_quota
 from nova_reservation.lease.refusal import Refused
@@ -85,7 +86,7 @@ def _refused(e: Exception) -> Refused:
         return Refused(403, str(e), lease_quota.OVER_QUOTA,
                        **e.excess.details())
     if isinstance(e, NoCapacity):
-        return Refused(409, str(e), NO_ROOM, **e.details())
+        return Refused(e.status, str(e), e.kind, **e.details())
     return Refused(409, BUSY)
 
 
@@ -141,7 +142,8 @@ def create(ctx, draft: Draft) -> Made:
         elif occurrences:
             writer.create_series(occurrences, quota)
         else:
-            waits = writer.create_or_wait(values, draft.requests, quota)
+            waits = maintenance.written(writer, values, draft.requests,
+                                        quota)
     except (NoCapacity, LedgerBusy, db_quotas.QuotaExceeded) as e:
         raise _refused(e)
     except cells.Unreachable as e:
@@ -220,6 +222,7 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
     if ctx is not None:   # a user's change, not the engine's extension
         enforcement.check_update(lease, values, growth)
     try:
+        maintenance.keeps_dates(lease, values)
         write.shared().change(lease, lease.version, values, growth,
                               replaced, also,
                               lease_quota.of(ctx, lease.project_id))

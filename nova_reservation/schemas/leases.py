@@ -115,11 +115,24 @@ RESERVATION_FIELDS['virtual:floatingip'] = {
     'amount': common.WHOLE,
     'required_floatingips': ADDRESSES,
 }
+# An admin's maintenance window: the compute nodes it holds whole, and
+# why (the reason their compute services are disabled with).
+NODE_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+             'pattern': '^[0-9A-Za-z_.:@-]+$',
+             'description': 'a compute node (hypervisor) or host name'}
+RESERVATION_FIELDS['maintenance'] = {
+    'hosts': {'type': 'array', 'minItems': 1, 'maxItems': 100,
+              'uniqueItems': True, 'items': NODE_NAME,
+              'description': 'the compute nodes the window holds whole'},
+    'reason': dict(common.NAME, description='why (1 to 255 characters): '
+                   'the compute services are disabled with it'),
+}
 RESOURCE_TYPE = {'type': 'string', 'enum': sorted(RESERVATION_FIELDS)}
 REQUIRED = {'physical:host': ['min', 'max'],
             'flavor:instance': ['flavor_id', 'amount'],
             'virtual:instance': ['vcpus', 'memory_mb', 'amount'],
-            'virtual:floatingip': ['network_id', 'amount']}
+            'virtual:floatingip': ['network_id', 'amount'],
+            'maintenance': ['hosts', 'reason']}
 
 RESERVATION = {
     'type': 'object',

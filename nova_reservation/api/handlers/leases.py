@@ -178,6 +178,8 @@ def create_lease(ctx, req):
         raise wsgi.invalid(e)
     if any(r.shared_with for r in requests):
         wsgi.authorize(ctx, policies.LEASES_SHARE, ctx.project_id)
+    if any(r.resource_type == resource_types.MAINTENANCE for r in requests):
+        wsgi.authorize(ctx, policies.LEASES_MAINTENANCE, ctx.project_id)
     draft = lease_service.Draft(
         values, requests, intervals if 'recurrence' in body else None,
         token=body.get('client_token'), digest=idempotency.digest(body))
@@ -198,7 +200,8 @@ SIZES = {resource_types.HOST: ('max', 'min'),
          resource_types.FLAVOR: ('amount',),
          resource_types.VIRTUAL: ('amount',),
          resource_types.SERVER: ('amount',),
-         resource_types.FLOATINGIP: ('amount',)}
+         resource_types.FLOATINGIP: ('amount',),
+         resource_types.MAINTENANCE: ()}
 # What any change may give a capacity or host reservation.
 SHARING = {'shared_with', 'matching'}
 # As in Blazar: a floating IP reservation keeps its network, and its
@@ -210,7 +213,8 @@ SHAPES = {resource_types.HOST: ('hypervisor_properties',
           resource_types.VIRTUAL: ('vcpus', 'memory_mb', 'disk_gb',
                                    'affinity'),
           resource_types.SERVER: (),
-          resource_types.FLOATINGIP: ()}
+          resource_types.FLOATINGIP: (),
+          resource_types.MAINTENANCE: ()}
 
 
 def _shape(prefix: str, res, entry: dict) -> dict:

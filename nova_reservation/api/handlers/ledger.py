@@ -32,6 +32,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import policies
+from nova_reservation import resource_types
 from nova_reservation import shares
 from nova_reservation import views
 
@@ -75,6 +76,17 @@ def _allocation(slot: capacity.Slot, info, lease,
         held=held)
 
 
+def _window(allocation: dict, reason: Optional[str], own: bool) -> dict:
+    """A maintenance window's slot, which every project sees: with its
+    reason and, to other projects, nothing of the lease that holds it.
+    """
+    allocation['reason'] = reason
+    if not own:
+        allocation.update(lease_id=None, lease_name=None,
+                          reservation_id=None, project_id=None)
+    return allocation
+
+
 def show_ledger(ctx, req):
     """Every node's allocations over [after, before) and the free
     capacity per public flavor.
@@ -96,13 +108,20 @@ def show_ledger(ctx, req):
 
     def visible(slot):
         info = reservations.get(slot.reservation_id)
-        return everything or (info and shares.may_use(
-            info.project_id, info.shared_with, ctx.project_id))
+        return everything or (info and (
+            info.resource_type == resource_types.MAINTENANCE or
+            shares.may_use(info.project_id, info.shared_with,
+                           ctx.project_id)))
     shown = [(h, reservable, [s for s in slots if visible(s)])
              for h, reservable, slots in found['nodes']]
     leases = db_leases.get_many(db_api.Context(), {
         reservations[s.reservation_id].lease_id for _, _, slots in shown
         for s in slots if s.reservation_id in reservations})
+    reasons = {s.reservation_id: db_leases.reservation(
+        db_api.Context(), s.reservation_id).reason
+        for _, _, slots in shown for s in slots
+        if getattr(reservations.get(s.reservation_id), 'resource_type',
+                   None) == resource_types.MAINTENANCE}
     nodes = []
     for host, reservable, slots in shown:
         allocations = []
@@ -111,6 +130,9 @@ def show_ledger(ctx, req):
             allocations.append(_allocation(
                 s, info, info and leases.get(info.lease_id),
                 None if everything else ctx.project_id))
+            if s.reservation_id in reasons:
+                _window(allocations[-1], reasons[s.reservation_id],
+                        everything or info.project_id == ctx.project_id)
         if everything:
             if any(host.base):
                 # Ordinary servers: no end, counted as Placement has them.

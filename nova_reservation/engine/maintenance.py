@@ -1,0 +1,182 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Maintenance windows in Nova: before the start, the ordinary servers on
+a window's nodes are told and moved off; at the start, the nova-compute
+services of its nodes are disabled with its reason; at the end, enabled
+again.
+
+`preempt_notice` minutes before the start, each ordinary server on the
+nodes is told (metadata ``reservation:maintenance_at``, notification
+``server.maintenance.warning``); `preempt_margin` minutes before it, the
+engine asks Nova to live-migrate it (the scheduler, whose filter sees the
+nodes held whole, picks where).  A server that can not go (not running,
+or its migration failed) is listed in the window's ``unmoved_servers``
+with the reason, and its owner told (lease.update of the window).  The
+preemptible servers are the preemption's: the window's slots are promises
+like any other, so they are told, moved off or shelved before it.
+
+The record of which services the window disabled is the disabled reason
+itself, which ends with the window's mark: a start run again after a crash
+finds them disabled already, and the end enables only those that still
+carry the mark, never a service the operator disabled before the window
+or since with a reason of their own.
+"""
+
+import datetime
+import json
+
+from oslo_log import log as logging
+
+from nova_reservation import conf
+from nova_reservation.db import api as db_api
+from nova_reservation.db import maintenance as db_maintenance
+from nova_reservation.engine import nova_client
+from nova_reservation import marks
+from nova_reservation import resource_types
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+# Nova keeps 255 characters of a disabled reason.
+REASON_LENGTH = 255
+
+
+def disabled_reason(reason: str, lease_id: str) -> str:
+    """The disabled reason of the window's services: its own reason, cut
+    to leave room for the mark.
+    """
+    tail = marks.maintenance_mark(lease_id)
+    return reason[:REASON_LENGTH - len(tail)] + tail
+
+
+def ours(service: dict, lease_id: str) -> bool:
+    """Whether the window disabled `service` (and nobody since)."""
+    reason = service.get('disabled_reason') or ''
+    return service['status'] == 'disabled' and reason.endswith(
+        marks.maintenance_mark(lease_id))
+
+
+def _services(nova, details) -> list:
+    """[(compute service, reason)] of each node of the lease's windows."""
+    found = []
+    for res in details.reservations:
+        if res.resource_type != resource_types.MAINTENANCE:
+            continue
+        for node in json.loads(res.hosts or '[]'):
+            try:
+                host = nova.host_of_node(node)
+            except nova_client.NotFound:
+                LOG.warning('Maintenance window %s: node %s is gone',
+                            details.lease.id, node)
+                continue
+            found += [(s, res.reason) for s in nova.compute_services(host)]
+    return found
+
+
+def start(nova, details) -> None:
+    """Disable the windows' services that are enabled, with the reason."""
+    lease_id = details.lease.id
+    for service, reason in _services(nova, details):
+        if service['status'] == 'disabled':
+            continue   # the operator's, or this window's already
+        nova.set_service(service['id'], False,
+                         disabled_reason(reason, lease_id))
+        LOG.info('Maintenance window %s: compute service of %s disabled',
+                 lease_id, service['host'])
+
+
+def end(nova, details) -> None:
+    """Enable again the services the window disabled."""
+    lease_id = details.lease.id
+    for service, _ in _services(nova, details):
+        if ours(service, lease_id):
+            nova.set_service(service['id'], True)
+            LOG.info('Maintenance window %s: compute service of %s enabled',
+                     lease_id, service['host'])
+
+
+def approach(nova, now: datetime.datetime, notifier=None) -> None:
+    """Tell and move the ordinary servers off the nodes of the windows
+    that start within `preempt_notice` minutes, and list those that can
+    not go.
+    """
+    ctx = db_api.Context()
+    found = db_maintenance.approaching(ctx, now + datetime.timedelta(
+        minutes=CONF.reservation.preempt_notice), now)
+    if not found:
+        return
+    servers = [s for s in nova.servers() if _ordinary(s)]
+    for res, lease in found:
+        nodes = set(json.loads(res.hosts or '[]'))
+        unmoved = []
+        for server in servers:
+            node = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+            if node not in nodes:
+                continue
+            why = _step(nova, res, lease, server, node, now, notifier)
+            if why:
+                unmoved.append({'server_id': server['id'], 'node': node,
+                                'reason': why})
+        if db_maintenance.set_unmoved(ctx, res.id, unmoved):
+            LOG.warning('Maintenance window %s: servers not moved off: %s',
+                        lease.id, unmoved or 'none')
+            if notifier:
+                notifier.lease('update', lease.id)
+
+
+def _ordinary(server: dict) -> bool:
+    """Neither preemptible (the preemption's) nor a lease's (its slot is
+    the ledger's).
+    """
+    metadata = server.get('metadata') or {}
+    return metadata.get(marks.PREEMPTIBLE) != 'true' and not any(
+        t.startswith(marks.LEASE_TAG_PREFIX) for t in server.get('tags')
+        or ())
+
+
+def _step(nova, res, lease, server, node: str, now: datetime.datetime,
+          notifier) -> str:
+    """One step of a server off a window's node: why it can not go ('':
+    it goes, or may yet).
+    """
+    uuid = server['id']
+    start = lease.start_at.isoformat() + 'Z'
+    metadata = server.get('metadata') or {}
+    if metadata.get(marks.MAINTENANCE_AT) != start:
+        nova.set_metadata(uuid, {marks.MAINTENANCE_AT: start})
+        if notifier:
+            notifier.send('server.maintenance.warning', {
+                'server_id': uuid, 'project_id': server.get('tenant_id'),
+                'node': node, 'start': start, 'reason': res.reason,
+                'lease_id': lease.id})
+    if now < lease.start_at - datetime.timedelta(
+            minutes=CONF.reservation.preempt_margin):
+        return ''
+    if server.get('OS-EXT-STS:task_state') is not None:
+        return ''   # Nova is at it
+    if server['status'] != 'ACTIVE':
+        return ('it is %s: only a running server migrates live'
+                % server['status'])
+    if metadata.get(marks.MAINTENANCE_MOVE) == start:
+        return 'its live migration did not move it: %s' % (
+            (server.get('fault') or {}).get('message') or 'no reason given')
+    try:
+        nova.action(uuid, 'os-migrateLive', {'host': None,
+                                             'block_migration': 'auto'})
+    except nova_client.NovaError as e:
+        if ' 409 ' in str(e):
+            return ''   # another engine asked: the next pass sees
+        return 'Nova would not live-migrate it: %s' % str(e)[:200]
+    nova.set_metadata(uuid, {marks.MAINTENANCE_MOVE: start})
+    LOG.info('Maintenance window %s: server %s asked to leave %s',
+             lease.id, uuid, node)
+    return ''

@@ -1,0 +1,158 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Maintenance windows: a lease of one maintenance reservation holds the
+nodes it names whole over its interval.
+
+Before it is written, the future slots that other leases hold on those
+nodes then move to other nodes that fit, as relocation moves slots off
+failed nodes.  Where one can not move (no other node has room, or it
+holds the node now, or another window does), the window is refused,
+naming each such lease and why, and nothing moves: the operator learns
+it before any lease changes, and picks another time or frees room.
+"""
+
+from typing import Optional
+
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.lease import relocation
+from nova_reservation.lease.request import interval
+from nova_reservation.lease.request import NoCapacity
+from nova_reservation.lease.request import when_text
+from nova_reservation.lease import write
+from nova_reservation import resource_types
+from nova_reservation import schedule
+
+# Tries of moving the leases off and writing the window, while other
+# leases take the nodes meanwhile.
+TRIES = 3
+
+
+class Blocked(NoCapacity):
+    """A window refused: `status` (400: a node unknown; 409: leases in
+    the way), `kind`, and for 409 the leases in the way ([{lease_id,
+    reason}]).
+    """
+
+    def __init__(self, message: str, status: int = 409,
+                 kind: str = 'Conflict', leases: tuple = ()) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.leases = list(leases)
+
+    def details(self) -> dict:
+        return {'leases': self.leases} if self.leases else {}
+
+
+def window_of(requests: list) -> Optional[object]:
+    """The maintenance reservation's request of a lease, or None."""
+    for req in requests:
+        if req.resource_type == resource_types.MAINTENANCE:
+            return req
+    return None
+
+
+def written(writer: write.Writer, values: dict, requests: list,
+            quota=None) -> bool:
+    """A window (`values`: its lease row's) written whole, any other
+    lease as `Writer.create_or_wait` writes it (against `quota`): whether
+    it waits.  A window is an admin's, on no project's quota.
+    """
+    req = window_of(requests)
+    if req is None:
+        return writer.create_or_wait(values, requests, quota)
+    create(writer, values, req)
+    return False
+
+
+def create(writer: write.Writer, values: dict, req) -> dict:
+    """Write the window of `values` (the lease row's) and `req`, once the
+    other leases' slots in its way moved: {lease id: slots moved};
+    Blocked.
+    """
+    start, end = interval(values)
+    for attempt in range(TRIES):
+        moved = clear(writer, req, start, end, writer.clock())
+        try:
+            writer.create(values, [req], schedule.lease_events(
+                values, db_api.utcnow()))
+            return moved
+        except NoCapacity:
+            if attempt == TRIES - 1:
+                raise   # A lease took a node again meanwhile, each time.
+    return {}
+
+
+def clear(writer: write.Writer, req, start: float, end: float,
+          now: float) -> dict:
+    """Move off `req`'s nodes the other leases' slots that meet [start,
+    end): {lease id: slots moved}; Blocked, with nothing moved, if a node
+    is unknown or a lease can not move.
+    """
+    writer.ledger.refresh()
+    shared, reservable = writer.pools(start=start)
+    known = {h.node for h in shared} | {h.node for h, _ in reservable}
+    for i, name in enumerate(req.hosts):
+        if name not in known:
+            raise Blocked('reservations[0].hosts[%d]: no compute node named '
+                          '%s' % (i, name), 400, 'InvalidInput')
+    view = writer.ledger.view
+    stuck, moving = {}, {}
+    for node in req.hosts:
+        for slot in view.slots_on(node):
+            if not (slot.start < end and slot.end > start):
+                continue
+            info = view.reservation(slot.reservation_id)
+            if info is None:
+                continue
+            if info.resource_type == resource_types.MAINTENANCE:
+                stuck.setdefault(info.lease_id, 'its maintenance window '
+                                 'holds node %s then' % node)
+            elif slot.start <= now:
+                stuck.setdefault(info.lease_id, 'it runs on node %s now '
+                                 'and a running lease is not moved' % node)
+            else:
+                moving[info.lease_id] = moving.get(info.lease_id, 0) + 1
+    if not stuck and moving:
+        _, degraded = relocation.relocate(writer, req.hosts, now,
+                                          (start, end), all_or_none=True)
+        for lease_id in degraded:
+            stuck[lease_id] = ('no other node has room for its slots on %s '
+                               'from %s to %s UTC' % (
+                                   ', '.join(req.hosts), when_text(start),
+                                   when_text(end)))
+    if stuck:
+        raise Blocked('The maintenance window from %s to %s UTC can not '
+                      'hold node(s) %s: %s' % (
+                          when_text(start), when_text(end),
+                          ', '.join(req.hosts), '; '.join(
+                              'lease %s: %s' % item
+                              for item in sorted(stuck.items()))),
+                      leases=[{'lease_id': lease_id, 'reason': why}
+                              for lease_id, why in sorted(stuck.items())])
+    return moving
+
+
+def keeps_dates(lease, values: dict) -> None:
+    """Blocked if `values` change the dates of `lease` (its row) and it
+    is a window: its nodes were cleared for its dates only.
+    """
+    if all(values.get(f, getattr(lease, f)) == getattr(lease, f)
+           for f in ('start_at', 'end_at')):
+        return
+    kinds = {r.resource_type for r in db_leases.reservations(
+        db_api.Context(), lease.id)}
+    if resource_types.MAINTENANCE in kinds:
+        raise Blocked('lease %s is a maintenance window: its dates do not '
+                      'change; delete it and make another' % lease.id)

@@ -1,0 +1,116 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Maintenance windows, the pure parts: nodes held whole, the body's
+checks, the tag that marks a compute service the window disabled."""
+
+import datetime
+import unittest
+
+from nova_reservation.api import validation as api_validation
+from nova_reservation import capacity
+from nova_reservation.engine import maintenance
+from nova_reservation import timeline as timeline_mod
+
+NOW = datetime.datetime(2030, 1, 1)
+FULL = capacity.Resources(10, 8192, 100)
+
+
+def body(*reservations, **extra) -> dict:
+    return dict({'name': 'w', 'start_date': '2030-01-02 00:00',
+                 'end_date': '2030-01-02 04:00',
+                 'reservations': list(reservations)}, **extra)
+
+
+def window(**extra) -> dict:
+    return dict({'resource_type': 'maintenance', 'hosts': ['n1'],
+                 'reason': 'firmware'}, **extra)
+
+
+def lease(value: dict):
+    return api_validation.lease(value, NOW, 10 ** 7, 0, lambda f: None)
+
+
+class WholeNodesTest(unittest.TestCase):
+
+    def test_nodes_whole_whatever_servers_outside_the_ledger_use(self):
+        hosts = [capacity.Host('n1', FULL, base=FULL),
+                 capacity.Host('n2', FULL)]
+        self.assertEqual([('n1', FULL), ('n2', FULL)],
+                         capacity.plan_whole(hosts, {}, 0, 10))
+
+    def test_any_slot_that_meets_the_window_refuses_it(self):
+        tl = timeline_mod.Timeline()
+        tl.add(capacity.Slot(1, 'r', 'n2', 10, 20,
+                             capacity.Resources(1, 1, 1)))
+        hosts = [capacity.Host('n1', FULL), capacity.Host('n2', FULL)]
+        self.assertIsNone(capacity.plan_whole(hosts, {'n2': tl}, 5, 11))
+        self.assertIsNone(capacity.plan_whole(hosts, {'n2': tl}, 19, 30))
+        # Back to back: it fits.
+        self.assertEqual(2, len(capacity.plan_whole(hosts, {'n2': tl}, 20,
+                                                    30)))
+
+
+class BodyTest(unittest.TestCase):
+
+    def test_a_window_is_a_request_of_its_nodes_and_reason(self):
+        _, [req], _ = lease(body(window(hosts=['n1', 'n2'])))
+        self.assertEqual(('maintenance', ('n1', 'n2'), 'firmware', 2), (
+            req.resource_type, req.hosts, req.reason, req.count))
+        self.assertEqual('maintenance of node(s) n1, n2', req.describe())
+
+    def test_refusals_name_the_field(self):
+        cases = [
+            (body(window(hosts=[])), 'hosts'),
+            (body(window(hosts=['n1', 'n1'])), 'hosts'),
+            (body(window(hosts=['n 1'])), 'hosts'),
+            (body(window(hosts='n1')), 'hosts'),
+            (body(window(hosts=['n%d' % i for i in range(101)])), 'hosts'),
+            (body(window(reason=None)), 'reason'),
+            (body(window(reason=' ')), 'reason'),
+            (body(window(reason='é' * 256)), 'reason'),
+            (body(window(shared_with=['p'])), 'shared_with'),
+            (body(window(), window()), 'reservations'),
+            (body(window(), {'resource_type': 'virtual:instance',
+                             'vcpus': 1, 'memory_mb': 1, 'amount': 1}),
+             'reservations'),
+            (body(window(), if_busy='wait'), 'if_busy'),
+            (body(window(), flexible_start=True), 'flexible_start'),
+            (body(window(), on_end='extend_if_free'), 'on_end'),
+        ]
+        for value, field in cases:
+            with self.assertRaises(api_validation.Invalid,
+                                   msg=value) as caught:
+                lease(value)
+            self.assertIn(field, str(caught.exception), value)
+
+    def test_a_reason_of_255_characters_of_any_script_is_taken(self):
+        _, [req], _ = lease(body(window(reason='維' * 255)))
+        self.assertEqual(255, len(req.reason))
+
+
+class DisabledReasonTest(unittest.TestCase):
+
+    def test_the_mark_always_fits_and_tells_the_window_apart(self):
+        lease = '6f8a4c52-2d55-4b0e-9d1e-0a5c1b8a5f11'
+        reason = maintenance.disabled_reason('x' * 255, lease)
+        self.assertEqual(255, len(reason))
+        self.assertTrue(reason.endswith('(maintenance window %s)' % lease))
+        self.assertTrue(maintenance.ours(
+            {'status': 'disabled', 'disabled_reason': reason}, lease))
+        # Another window's, an operator's, an enabled one: not this one's.
+        for service in ({'status': 'disabled', 'disabled_reason':
+                         maintenance.disabled_reason('x', 'other')},
+                        {'status': 'disabled', 'disabled_reason': 'mine'},
+                        {'status': 'disabled', 'disabled_reason': None},
+                        {'status': 'enabled', 'disabled_reason': reason}):
+            self.assertFalse(maintenance.ours(service, lease), service)
