@@ -90,7 +90,8 @@ class ApprovalCLITest(base.BlazarCLI):
         self.assertIn('does not wait for approval', refused.stderr)
         shown = self.openstack('admin', 'reservation', 'lease', 'show',
                                lease['id'])
-        self.assertEqual(('PENDING', 'approved by admin: ok'),
+        admin = self.openstack('admin', 'user', 'show', 'admin')['id']
+        self.assertEqual(('PENDING', 'approved by %s: ok' % admin),
                          (shown['status'], shown['status_reason']))
 
         # Rejected, a boot's lease leaves nothing: its servers go too.
