@@ -310,6 +310,16 @@ class CloudTestCase(testtools.TestCase):
         for word in words:
             self.assertIn(word, out)
 
+    def assert_lease_refused(self, done, *words: str) -> None:
+        """python-blazarclient's command failed, naming each of `words`
+        (it prints the API's message, not its status).
+        """
+        out = done.stdout + done.stderr
+        self.assertNotEqual(0, done.returncode, out)
+        self.assertIn('ERROR: ', out)
+        for word in words:
+            self.assertIn(word, out)
+
     def assert_nothing_written(self, name: str) -> None:
         """No live lease and no server named `name`."""
         # A lease is never erased: one refused is DELETED (its slots free,

@@ -78,12 +78,12 @@ class EnforcementCLITest(base.BlazarCLI):
                 user, 'openstack', 'reservation', 'lease', 'create',
                 '--end-date', base.minutes(30), '--reservation',
                 reservation, name, check=False)
-            self.assert_refused(done, '403', 'budget exhausted for ' + name)
+            self.assert_lease_refused(done, 'budget exhausted for ' + name)
             self.assert_nothing_written(name)
         # A boot with lease_params goes the same road.
         name = 'refused-boot-' + self.suffix
-        self.assert_refused(self.reserved_boot(name), '403',
-                            'budget exhausted')
+        done = self.reserved_boot(name, '--image', 'cirros', '--nic', 'none')
+        self.assert_refused(done, '403', 'budget exhausted')
         self.assert_nothing_written(name)
         # An answer it can not read: this cloud lets the lease through.
         garbage = self.lease('alice', 'garbage-' + self.suffix, reservation)
@@ -94,7 +94,7 @@ class EnforcementCLITest(base.BlazarCLI):
         done = self.run_cli('alice', 'openstack', 'reservation', 'lease',
                             'set', '--end-date', base.minutes(50),
                             lease['id'], check=False)
-        self.assert_refused(done, '403', 'no longer leases this week')
+        self.assert_lease_refused(done, 'no longer leases this week')
         self.assertEqual(lease['end_date'], self.openstack(
             'alice', 'reservation', 'lease', 'show', lease['id'])['end_date'])
         current = self.mine('check-update')[-1]

@@ -42,8 +42,8 @@ class QuotaCLITest(base.BlazarCLI):
             '--end-date', base.minutes(30), '--reservation',
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
             'second-' + self.suffix, check=False)
-        self.assert_refused(done, '403', 'Quota exceeded', 'vcpus',
-                            project_id)
+        self.assert_lease_refused(done, 'Quota exceeded', 'vcpus',
+                                  project_id)
         self.assert_nothing_written('second-' + self.suffix)
         # A boot whose lease would pass it: refused by nova-api, nothing
         # left.
