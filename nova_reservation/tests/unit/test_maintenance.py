@@ -11,14 +11,18 @@
 #    under the License.
 
 """Maintenance windows, the pure parts: nodes held whole, the body's
-checks, the tag that marks a compute service the window disabled."""
+checks, the tag that marks a compute service the window disabled, what
+the invariants accept of a server whose slot a window moved."""
 
 import datetime
+import json
 import unittest
 
+from devcloud import invariants
 from nova_reservation.api import validation as api_validation
 from nova_reservation import capacity
 from nova_reservation.engine import maintenance
+from nova_reservation import ledger as ledger_mod
 from nova_reservation import timeline as timeline_mod
 
 NOW = datetime.datetime(2030, 1, 1)
@@ -114,3 +118,67 @@ class DisabledReasonTest(unittest.TestCase):
                         {'status': 'disabled', 'disabled_reason': None},
                         {'status': 'enabled', 'disabled_reason': reason}):
             self.assertFalse(maintenance.ours(service, lease), service)
+
+
+def slot_row(slot_id, node, uuid=None, vcpus=4, start=-1, end=2) -> dict:
+    return {'id': slot_id, 'reservation_id': 'r%d' % slot_id, 'node': node,
+            'instance_uuid': uuid, 'vcpus': vcpus, 'memory_mb': 512,
+            'disk_gb': 1, 'deleted': False,
+            'start_at': NOW + datetime.timedelta(hours=start),
+            'end_at': NOW + datetime.timedelta(hours=end)}
+
+
+class ServerOffItsSlotTest(unittest.TestCase):
+    """The invariants of a server whose slot a window moved."""
+
+    def window(self, starts_in: float, unmoved=()) -> tuple:
+        reservation = {'id': 'w', 'lease_id': 'lw', 'deleted': False,
+                       'resource_type': 'maintenance', 'hosts': '["a"]',
+                       'unmoved_servers': json.dumps(
+                           [{'server_id': u} for u in unmoved]) or None}
+        lease = {'status': 'PENDING', 'start_at': NOW + datetime.timedelta(
+            hours=starts_in)}
+        return [reservation], {'lw': lease}
+
+    def where(self, starts_in, unmoved=()) -> list:
+        servers = {'x': {'id': 'x',
+                         'OS-EXT-SRV-ATTR:hypervisor_hostname': 'a'}}
+        return invariants._where([slot_row(1, 'b', 'x')], servers,
+                                 *self.window(starts_in, unmoved), NOW)
+
+    def test_off_its_slot_until_the_window_starts_or_listed(self):
+        self.assertEqual([], self.where(1))
+        self.assertEqual(['server x runs on a, its slot 1 on b'],
+                         self.where(-1))
+        self.assertEqual([], self.where(-1, unmoved=['x']))
+        self.assertEqual(['server x runs on a, its slot 1 on b'],
+                         invariants._where(
+                             [slot_row(1, 'b', 'x')], {'x': {
+                                 'id': 'x', 'OS-EXT-SRV-ATTR:'
+                                 'hypervisor_hostname': 'a'}}, [], {}, NOW))
+
+    def capacity(self, others: int) -> list:
+        """Server x (4 VCPUs) on node a, its slot moved to b; slots of
+        `others` VCPUs on a (of its 10).
+        """
+        size = {'total': 10, 'reserved': 0, 'allocation_ratio': 1.0}
+        answers = {
+            '/resource_providers': {'resource_providers': [
+                {'name': 'a', 'uuid': 'A'}, {'name': 'b', 'uuid': 'B'}]},
+            '/resource_providers/A/allocations': {'allocations': {
+                'x': {'resources': {'VCPU': 4}}}},
+            '/resource_providers/B/allocations': {'allocations': {}}}
+        for rp in 'AB':
+            answers['/resource_providers/%s/inventories' % rp] = {
+                'inventories': {rc: dict(size, total=10000) if rc != 'VCPU'
+                                else size
+                                for rc in invariants.RESOURCE_CLASSES}}
+        slots = [slot_row(1, 'b', 'x'), slot_row(2, 'a', vcpus=others)]
+        return invariants._capacity(slots, answers.get,
+                                    ledger_mod.to_epoch(NOW), set(), set())
+
+    def test_a_server_off_its_slot_counts_where_it_runs(self):
+        # Until it leaves, it uses node a as an ordinary server does.
+        self.assertEqual([], self.capacity(6))
+        [found] = self.capacity(7)
+        self.assertIn('node a is promised', found)
