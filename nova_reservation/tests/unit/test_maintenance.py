@@ -17,11 +17,13 @@ the invariants accept of a server whose slot a window moved."""
 import datetime
 import json
 import unittest
+from unittest import mock
 
 from devcloud import invariants
 from nova_reservation.api import validation as api_validation
 from nova_reservation import capacity
 from nova_reservation.engine import maintenance
+from nova_reservation.engine import nova_client
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import timeline as timeline_mod
 
@@ -118,6 +120,51 @@ class DisabledReasonTest(unittest.TestCase):
                         {'status': 'disabled', 'disabled_reason': None},
                         {'status': 'enabled', 'disabled_reason': reason}):
             self.assertFalse(maintenance.ours(service, lease), service)
+
+
+class NamedHostNova:
+    """What `_step` asks of Nova: the host of a node, a live migration."""
+
+    def __init__(self, hosts: dict) -> None:
+        self.hosts = hosts
+        self.asked: list = []
+
+    def host_of_node(self, node: str) -> str:
+        if node not in self.hosts:
+            raise nova_client.NotFound(node)
+        return self.hosts[node]
+
+    def set_metadata(self, uuid: str, metadata: dict) -> None:
+        pass
+
+    def action(self, uuid: str, name: str, args=None) -> None:
+        self.asked.append((uuid, name, args))
+
+
+class LeaseServerStepTest(unittest.TestCase):
+    """A lease's server follows its slot: to the host of its node, named
+    (not forced, so the scheduler's filters check it).
+    """
+
+    def step(self, nova, target) -> str:
+        start = NOW + datetime.timedelta(minutes=5)
+        server = {'id': 'x', 'status': 'ACTIVE', 'metadata': {
+            'reservation:maintenance_at': start.isoformat() + 'Z'}}
+        return maintenance._step(
+            nova, mock.Mock(reason='r'), mock.Mock(id='w', start_at=start),
+            server, 'a', NOW, None, target)
+
+    def test_to_the_slots_node_or_listed_when_it_is_gone(self):
+        nova = NamedHostNova({'c': 'compute-c'})
+        self.assertEqual('', self.step(nova, 'c'))
+        self.assertEqual([('x', 'os-migrateLive', {
+            'host': 'compute-c', 'block_migration': 'auto'})], nova.asked)
+        nova.asked = []
+        self.assertEqual('node d of its slot is gone', self.step(nova, 'd'))
+        self.assertEqual([], nova.asked)
+        # An ordinary server: where the scheduler picks.
+        self.step(nova, None)
+        self.assertIsNone(nova.asked[0][2]['host'])
 
 
 def slot_row(slot_id, node, uuid=None, vcpus=4, start=-1, end=2) -> dict:
