@@ -120,8 +120,8 @@ def approach(nova, now: datetime.datetime, notifier=None) -> None:
     on_nodes = {n for res, _ in found for n in json.loads(res.hosts or '[]')}
     servers = [s for s in nova.servers() if not _preemptible(s) and s.get(
         'OS-EXT-SRV-ATTR:hypervisor_hostname') in on_nodes]
-    # The servers of slots (whose windows moved them off its nodes) follow
-    # them; the ordinary ones go where the scheduler picks.
+    # A server in a slot follows it (the window moved it off its nodes);
+    # an ordinary one goes where the scheduler picks.
     slot_node = db_maintenance.slot_nodes(ctx, [s['id'] for s in servers],
                                           now)
     for res, lease in found:

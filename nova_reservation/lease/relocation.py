@@ -46,7 +46,7 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
         view = writer.ledger.view
         stranded = [s for node in sorted(failed)
                     for s in view.slots_on(node)
-                    if (running or s.start > now) and (
+                    if (s.start > now or running and not _claimed(s)) and (
                         window is None or
                         s.start < window[1] and s.end > window[0])]
         if not stranded:
@@ -101,12 +101,18 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
     raise LedgerBusy()
 
 
+def _claimed(slot) -> bool:
+    """Whether a boot under way claims the slot: its server may land on
+    the slot's node at any moment, so the slot stays there.
+    """
+    return (slot.instance_uuid or '').startswith(db_ledger.CLAIM_PREFIX)
+
+
 def _bound(slot) -> bool:
     """Whether the slot holds a server (not the claim of a boot under way,
     whose server is not in a cell yet).
     """
-    return bool(slot.instance_uuid) and not slot.instance_uuid.startswith(
-        db_ledger.CLAIM_PREFIX)
+    return bool(slot.instance_uuid) and not _claimed(slot)
 
 
 def _replace(planner, res, slots: list, pools, timelines,
