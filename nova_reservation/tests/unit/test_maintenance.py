@@ -22,8 +22,10 @@ from unittest import mock
 from devcloud import invariants
 from nova_reservation.api import validation as api_validation
 from nova_reservation import capacity
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
+from nova_reservation.lease import maintenance as lease_maintenance
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import timeline as timeline_mod
 
@@ -120,6 +122,26 @@ class DisabledReasonTest(unittest.TestCase):
                         {'status': 'disabled', 'disabled_reason': None},
                         {'status': 'enabled', 'disabled_reason': reason}):
             self.assertFalse(maintenance.ours(service, lease), service)
+
+
+class RunningSlotTest(unittest.TestCase):
+    """Which slots of running leases a window moves."""
+
+    def test_servers_slots_move_host_slots_and_claims_do_not(self):
+        info = lease_maintenance.movable_now
+        for kind, holder, moves in (
+                ('flavor:instance', None, True),
+                ('virtual:instance', 'a-server', True),
+                ('server', 'a-server', True),
+                ('flavor:instance', db_ledger.CLAIM_PREFIX + 'x', False),
+                ('physical:host', None, False)):
+            found = info(mock.Mock(resource_type=kind),
+                         mock.Mock(instance_uuid=holder))
+            self.assertEqual(moves, found, (kind, holder))
+        self.assertIn('host reservation', lease_maintenance.unmovable_now(
+            mock.Mock(resource_type='physical:host'), None, 'n1'))
+        self.assertIn('booting', lease_maintenance.unmovable_now(
+            mock.Mock(resource_type='server'), None, 'n1'))
 
 
 class NamedHostNova:
