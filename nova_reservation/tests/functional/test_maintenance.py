@@ -422,3 +422,15 @@ class MaintenanceTest(base.SharingTestCase):
                          view['reservations'][0]['unmoved_servers'])
         self.assertEqual(second, self.admin_api.get_server(stopped)[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        # Started again before the window ends, it follows its slot at the
+        # next pass, and is no longer listed.
+        self.admin_api.post_server_action(stopped, {'os-start': None})
+        self._wait_for_state_change(self.admin_api.get_server(stopped),
+                                    'ACTIVE')
+        self.engine.check_hosts()
+        self._wait_for_migration_status(
+            self.admin_api.get_server(stopped), ['completed'])
+        self.assertEqual(third, self.node_of(stopped))
+        self.engine.check_hosts()
+        self.assertFalse(self.admin_rsv('GET', '/leases/%s' % made[
+            'id']).json()['lease']['reservations'][0]['unmoved_servers'])
