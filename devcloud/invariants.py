@@ -18,6 +18,9 @@ check the same things.
   waiting for approval past its start);
 - no event ran twice, and a lease's events ran in their order;
 - no slot is held for a boot, a lease change or a server that is not there;
+- a server in a running slot runs on the slot's node (or on a node of a
+  maintenance window that moved its slot: until the window starts, or
+  for good if the window lists it as not moved);
 - no server carries a lease that is gone (or never finished);
 - no node is promised more than it has: the ledger at its peak from now
   on, with the ordinary servers on the node (which run for good);
@@ -37,6 +40,7 @@ what their APIs list for an admin, every project's.
 """
 
 import datetime
+import json
 from typing import Callable, Iterable, List, Optional
 
 import sqlalchemy as sa
@@ -115,8 +119,10 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     # A maintenance window holds its nodes whole: the ordinary servers
     # still on them (to be moved off) are checked against the other
     # slots, and the window against those slots alone.
-    windows = {r['id'] for r in _rows(engine, models.Reservation.__table__)
+    reservations = _rows(engine, models.Reservation.__table__)
+    windows = {r['id'] for r in reservations
                if r['resource_type'] == 'maintenance'}
+    found += _where(slots, servers, reservations, leases, now)
     found += _capacity(slots, placement, ledger_mod.to_epoch(now),
                        preemptible, leased, windows)
     found += _addresses(slots, _rows(engine, models.FloatingIP.__table__),
@@ -302,12 +308,49 @@ def _owners(bindings: list, servers: dict, leases: dict) -> list:
     return found
 
 
+def _where(slots: list, servers: dict, reservations: list, leases: dict,
+           now: datetime.datetime) -> list:
+    """A server in a running slot runs on the slot's node, but for one
+    whose slot a maintenance window moved off that node: it stays there
+    until the engine live-migrates it, before the window starts, or, where
+    it can not, the window lists it (unmoved_servers) for the operator.
+    """
+    waiting: dict = {}   # {node: (windows not started, servers listed)}
+    for r in reservations:
+        lease = leases.get(r['lease_id'])
+        if r['resource_type'] != 'maintenance' or r['deleted'] or (
+                lease is None or lease['status'] not in ('PENDING',
+                                                         'ACTIVE')):
+            continue
+        listed = {u['server_id'] for u in json.loads(
+            r['unmoved_servers'] or '[]')}
+        for node in json.loads(r['hosts'] or '[]'):
+            later, told = waiting.get(node, (False, set()))
+            waiting[node] = (later or lease['start_at'] > now,
+                             told | listed)
+    found = []
+    for s in slots:
+        server = servers.get(s['instance_uuid'])
+        node = (server or {}).get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+        if not node or node == s['node'] or not (
+                s['start_at'] <= now < s['end_at']):
+            continue
+        later, told = waiting.get(node, (False, ()))
+        if not (later or server['id'] in told):
+            found.append('server %s runs on %s, its slot %d on %s' % (
+                server['id'], node, s['id'], s['node']))
+    return found
+
+
 def _capacity(slots: list, placement: Callable, now: float,
               preemptible: set, leased: set,
               windows: frozenset = frozenset()) -> list:
     timelines: dict = {}
     whole: dict = {}   # every slot, the windows' too
+    # The servers of host reservations, on their hosts' nodes anywhere;
+    # a server of a slot counts as the slot's on its node only.
     bound = set(leased)
+    slot_node = {}
     for s in slots:
         slot = capacity.Slot(s['id'], s['reservation_id'], s['node'],
                              ledger_mod.to_epoch(s['start_at']),
@@ -320,7 +363,7 @@ def _capacity(slots: list, placement: Callable, now: float,
             continue
         timelines.setdefault(s['node'], timeline_mod.Timeline()).add(slot)
         if s['instance_uuid']:
-            bound.add(s['instance_uuid'])
+            slot_node[s['instance_uuid']] = s['node']
     if not timelines:
         return []
     found = []
@@ -343,7 +386,11 @@ def _capacity(slots: list, placement: Callable, now: float,
                                        for rc in RESOURCE_CLASSES))
             if consumer in preemptible:
                 yielding = yielding + use
-            elif consumer not in bound:
+            elif consumer not in bound and slot_node.get(
+                    consumer) != rp['name']:
+                # A server still on a node its slot left (a window moved
+                # it; it leaves before the window starts) uses it as an
+                # ordinary server does meanwhile.
                 ordinary = ordinary + use
         peak = timeline.peak(now, float('inf')) + ordinary
         if not whole[rp['name']].peak(now, float('inf')).fits_in(limit):

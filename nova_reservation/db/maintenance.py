@@ -52,3 +52,17 @@ def set_unmoved(ctx, reservation_id: str, unmoved: list) -> bool:
     ctx.session.execute(sa.update(r).where(r.id == reservation_id).values(
         unmoved_servers=value))
     return True
+
+
+@api.reader
+def slot_nodes(ctx, instance_uuids, now: datetime.datetime) -> dict:
+    """{server uuid: node} of the slots not ended that hold the servers
+    `instance_uuids`: where each must run.
+    """
+    s = models.Slot
+    uuids = list(instance_uuids)
+    if not uuids:
+        return {}
+    return dict(ctx.session.execute(sa.select(s.instance_uuid, s.node).where(
+        s.instance_uuid.in_(uuids), s.deleted == sa.false(),
+        s.end_at > now).order_by(s.start_at)).all()[::-1])

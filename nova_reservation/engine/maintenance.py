@@ -21,7 +21,9 @@ nodes is told (metadata ``reservation:maintenance_at``, notification
 engine asks Nova to live-migrate it (the scheduler, whose filter sees the
 nodes held whole, picks where).  A server that can not go (not running,
 or its migration failed) is listed in the window's ``unmoved_servers``
-with the reason, and its owner told (lease.update of the window).  The
+with the reason, and its owner told (lease.update of the window).  A
+lease's server whose slot the window moved to another node is told and
+live-migrated the same way, to that node.  The
 preemptible servers are the preemption's: the window's slots are promises
 like any other, so they are told, moved off or shelved before it.
 
@@ -34,6 +36,7 @@ or since with a reason of their own.
 
 import datetime
 import json
+from typing import Optional
 
 from oslo_log import log as logging
 
@@ -114,15 +117,26 @@ def approach(nova, now: datetime.datetime, notifier=None) -> None:
         minutes=CONF.reservation.preempt_notice), now)
     if not found:
         return
-    servers = [s for s in nova.servers() if _ordinary(s)]
+    on_nodes = {n for res, _ in found for n in json.loads(res.hosts or '[]')}
+    servers = [s for s in nova.servers() if not _preemptible(s) and s.get(
+        'OS-EXT-SRV-ATTR:hypervisor_hostname') in on_nodes]
+    # A server in a slot follows it (the window moved it off its nodes);
+    # an ordinary one goes where the scheduler picks.
+    slot_node = db_maintenance.slot_nodes(ctx, [s['id'] for s in servers],
+                                          now)
     for res, lease in found:
         nodes = set(json.loads(res.hosts or '[]'))
         unmoved = []
         for server in servers:
             node = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
-            if node not in nodes:
+            target = slot_node.get(server['id'])
+            if node not in nodes or target in nodes or (
+                    target is None and not _ordinary(server)):
+                # Elsewhere; its slot ends before the window; a host
+                # reservation's server (which its lease ends).
                 continue
-            why = _step(nova, res, lease, server, node, now, notifier)
+            why = _step(nova, res, lease, server, node, now, notifier,
+                        target)
             if why:
                 unmoved.append({'server_id': server['id'], 'node': node,
                                 'reason': why})
@@ -133,20 +147,24 @@ def approach(nova, now: datetime.datetime, notifier=None) -> None:
                 notifier.lease('update', lease.id)
 
 
-def _ordinary(server: dict) -> bool:
-    """Neither preemptible (the preemption's) nor a lease's (its slot is
-    the ledger's).
-    """
+def _preemptible(server: dict) -> bool:
+    """The preemption's: it moves them off before any lease."""
     metadata = server.get('metadata') or {}
-    return metadata.get(marks.PREEMPTIBLE) != 'true' and not any(
+    return metadata.get(marks.PREEMPTIBLE) == 'true'
+
+
+def _ordinary(server: dict) -> bool:
+    """Neither preemptible nor a lease's (its slot is the ledger's)."""
+    return not _preemptible(server) and not any(
         t.startswith(marks.LEASE_TAG_PREFIX) for t in server.get('tags')
         or ())
 
 
 def _step(nova, res, lease, server, node: str, now: datetime.datetime,
-          notifier) -> str:
-    """One step of a server off a window's node: why it can not go ('':
-    it goes, or may yet).
+          notifier, target: Optional[str] = None) -> str:
+    """One step of a server off a window's node (to node `target`, where
+    its slot now is, if given; else where the scheduler picks): why it
+    can not go ('': it goes, or may yet).
     """
     uuid = server['id']
     start = lease.start_at.isoformat() + 'Z'
@@ -170,7 +188,13 @@ def _step(nova, res, lease, server, node: str, now: datetime.datetime,
         return 'its live migration did not move it: %s' % (
             (server.get('fault') or {}).get('message') or 'no reason given')
     try:
-        nova.action(uuid, 'os-migrateLive', {'host': None,
+        host = nova.host_of_node(target) if target else None
+    except nova_client.NotFound:
+        return 'node %s of its slot is gone' % target
+    try:
+        # A named host, not forced: the scheduler's filters still check
+        # it (the reservation filter lets the server onto its slot's node).
+        nova.action(uuid, 'os-migrateLive', {'host': host,
                                              'block_migration': 'auto'})
     except nova_client.NovaError as e:
         if ' 409 ' in str(e):

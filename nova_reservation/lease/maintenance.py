@@ -13,10 +13,12 @@
 """Maintenance windows: a lease of one maintenance reservation holds the
 nodes it names whole over its interval.
 
-Before it is written, the future slots that other leases hold on those
-nodes then move to other nodes that fit, as relocation moves slots off
-failed nodes.  Where one can not move (no other node has room, or it
-holds the node now, or another window does), the window is refused,
+Before it is written, the slots that other leases hold on those nodes
+then move to other nodes that fit, as relocation moves slots off failed
+nodes: future ones, and those of running leases too (a server in such a
+slot follows it: the engine live-migrates it before the window starts).
+Where one can not move (no other node has room, a running host
+reservation, or another window holds the node), the window is refused,
 naming each such lease and why, and nothing moves: the operator learns
 it before any lease changes, and picks another time or frees room.
 """
@@ -25,6 +27,7 @@ from typing import Optional
 
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease import relocation
 from nova_reservation.lease.request import interval
 from nova_reservation.lease.request import NoCapacity
@@ -119,14 +122,21 @@ def clear(writer: write.Writer, req, start: float, end: float,
             if info.resource_type == resource_types.MAINTENANCE:
                 stuck.setdefault(info.lease_id, 'its maintenance window '
                                  'holds node %s then' % node)
-            elif slot.start <= now:
-                stuck.setdefault(info.lease_id, 'it runs on node %s now '
-                                 'and a running lease is not moved' % node)
+            elif slot.start <= now and not movable_now(info, slot):
+                stuck.setdefault(info.lease_id, unmovable_now(info, slot,
+                                                              node))
             else:
+                # A running slot that moves holds its new node from now
+                # on, while its server still runs on the old one (whose
+                # usage Nova counts) until the engine moves it: counted on
+                # both meanwhile, never on neither; the window holds the
+                # old node whole from its start only, by which time the
+                # server left (or the window lists it).
                 moving[info.lease_id] = moving.get(info.lease_id, 0) + 1
     if not stuck and moving:
         _, degraded = relocation.relocate(writer, req.hosts, now,
-                                          (start, end), all_or_none=True)
+                                          (start, end), all_or_none=True,
+                                          running=True)
         for lease_id in degraded:
             stuck[lease_id] = ('no other node has room for its slots on %s '
                                'from %s to %s UTC' % (
@@ -142,6 +152,27 @@ def clear(writer: write.Writer, req, start: float, end: float,
                       leases=[{'lease_id': lease_id, 'reason': why}
                               for lease_id, why in sorted(stuck.items())])
     return moving
+
+
+def movable_now(info, slot) -> bool:
+    """Whether a slot of a running lease moves to another node: a slot of
+    servers (capacity, or a server's own) does, with its server if it
+    holds one, which the engine live-migrates there before the window
+    starts; a host reservation's (its aggregate, its servers bound to the
+    host) does not, nor a slot a boot is claiming now (its server lands
+    on the old node).
+    """
+    return info.resource_type in resource_types.SHARED_POOL and not (
+        slot.instance_uuid or '').startswith(db_ledger.CLAIM_PREFIX)
+
+
+def unmovable_now(info, slot, node: str) -> str:
+    """Why the running lease's slot on `node` does not move."""
+    if info.resource_type in resource_types.SHARED_POOL:
+        return ('a server is booting into its slot on node %s now; try '
+                'again once it runs' % node)
+    return ('it runs on node %s now and a running host reservation is '
+            'not moved' % node)
 
 
 def keeps_dates(lease, values: dict) -> None:

@@ -31,10 +31,11 @@ from nova_reservation.lease import write
 
 def relocate(writer: write.Writer, failed_nodes: Iterable[str],
              now: float, window: Optional[tuple] = None,
-             all_or_none: bool = False) -> tuple:
+             all_or_none: bool = False, running: bool = False) -> tuple:
     """Move the future slots off nodes whose compute service is down or
     disabled (those that meet `window` (start, end) only, if given), to
-    nodes that fit.
+    nodes that fit; with `running`, the slots that began too (a
+    maintenance window's: their servers are moved after them).
 
     Returns (moved slot count, leases that could not be moved, which
     are marked degraded; with `all_or_none`, nothing moves then).
@@ -44,7 +45,8 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
         gen = writer.ledger.refresh()
         view = writer.ledger.view
         stranded = [s for node in sorted(failed)
-                    for s in view.slots_on(node) if s.start > now and (
+                    for s in view.slots_on(node)
+                    if (s.start > now or running and not _claimed(s)) and (
                         window is None or
                         s.start < window[1] and s.end > window[0])]
         if not stranded:
@@ -99,12 +101,18 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
     raise LedgerBusy()
 
 
+def _claimed(slot) -> bool:
+    """Whether a boot under way claims the slot: its server may land on
+    the slot's node at any moment, so the slot stays there.
+    """
+    return (slot.instance_uuid or '').startswith(db_ledger.CLAIM_PREFIX)
+
+
 def _bound(slot) -> bool:
     """Whether the slot holds a server (not the claim of a boot under way,
     whose server is not in a cell yet).
     """
-    return bool(slot.instance_uuid) and not slot.instance_uuid.startswith(
-        db_ledger.CLAIM_PREFIX)
+    return bool(slot.instance_uuid) and not _claimed(slot)
 
 
 def _replace(planner, res, slots: list, pools, timelines,

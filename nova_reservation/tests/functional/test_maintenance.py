@@ -11,8 +11,9 @@
 #    under the License.
 
 """Maintenance windows on real Nova: an admin's lease that holds compute
-nodes whole, moves the future leases in its way or is refused naming
-them, and disables the nodes' compute services while it runs."""
+nodes whole, moves the leases in its way (future and running ones, with
+their servers) or is refused naming them, and disables the nodes'
+compute services while it runs."""
 
 import concurrent.futures
 import datetime
@@ -140,18 +141,20 @@ class MaintenanceTest(base.SharingTestCase):
                 parse(made['start_date']) or
                 parse(found['earliest']) >= parse(made['end_date']), found)
 
-    def test_running_lease_blocks_and_hostile_input(self):
+    def test_running_lease_moves_and_hostile_input(self):
+        # A running lease's slot that holds no server simply moves.
         running = self.lease({'resource_type': 'flavor:instance',
                               'flavor_id': base.ONE_PER_NODE, 'amount': 1,
                               'affinity': 'None'}, start='now')
-        [node] = self.nodes(running['reservations'][0]['id'])
+        rid = running['reservations'][0]['id']
+        [node] = self.nodes(rid)
         resp = self.make([window([node])], start=60)
-        self.assertEqual(409, resp.status_code, resp.text)
-        self.assertIn('it runs on node %s now' % node, resp.text)
-        self.assertEqual([running['id']], [
-            x['lease_id'] for x in resp.json()['leases']])
+        self.assertEqual(201, resp.status_code, resp.text)
+        made = resp.json()['lease']['id']
+        [moved] = self.nodes(rid)
+        self.assertNotEqual(node, moved)
 
-        free = next(n for n in self.NODES if n != node)
+        free = next(n for n in self.NODES if n not in (node, moved))
         cases = [
             ([window(['nohost'])], 'hosts[0]'),
             ([window([])], 'hosts'),
@@ -179,7 +182,8 @@ class MaintenanceTest(base.SharingTestCase):
         self.assertIn('recurrence', resp.text)
         resp = self.make([window([free])], on_end='extend_if_free')
         self.assertEqual(400, resp.status_code, resp.text)
-        self.assertEqual([running['id']], [x.id for x in self.leases()])
+        self.assertEqual(sorted([running['id'], made]), sorted(
+            x.id for x in self.leases()))
 
         # Two windows over the same node at once: one is made.
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -343,3 +347,94 @@ class MaintenanceTest(base.SharingTestCase):
             self.assertEqual(202, resp.status, resp.content)
             self.assertNotEqual('host2', self.node_of(resp.body['server'][
                 'id']))
+
+    def test_running_leases_move_with_their_servers_or_block(self):
+        self.capture_notifications()
+        # Two running leases, a server in each: one to be moved live, one
+        # stopped.
+        leases = [self.lease({'resource_type': 'flavor:instance',
+                              'flavor_id': flavor, 'amount': 1,
+                              'affinity': 'None'}, start=1.0)
+                  for flavor in (base.ONE_PER_NODE, base.TINY)]
+        self.wait_for_start(leases[1])
+        rids = [x['reservations'][0]['id'] for x in leases]
+        live, stopped = [
+            self.boot_into(rid, flavor=flavor, name=name).body['server']['id']
+            for rid, flavor, name in ((rids[0], base.ONE_PER_NODE, 'live'),
+                                      (rids[1], base.TINY, 'stopped'))]
+        first, second = self.node_of(live), self.node_of(stopped)
+        self.run_engine()   # bound to their leases, tagged
+        self.admin_api.post_server_action(stopped, {'os-stop': None})
+        self._wait_for_state_change(self.admin_api.get_server(stopped),
+                                    'SHUTOFF')
+        # The window holds the leases' nodes (two of the three); both
+        # leases fit on the third node.
+        nodes = {first, second}
+        if len(nodes) == 1:
+            nodes.add(next(n for n in self.NODES if n != first))
+        nodes = sorted(nodes)
+        [third] = set(self.NODES) - set(nodes)
+        ids = sorted(x['id'] for x in leases)
+
+        # Over all three nodes, neither lease has anywhere to go: refused,
+        # naming both, nothing moved.
+        resp = self.make([window(self.NODES)], start=1200, minutes=60)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertEqual(ids, [x['lease_id'] for x in resp.json()['leases']])
+        self.assertIn('no other node has room', resp.text)
+        self.assertEqual({live: first}, self.bound(rids[0]))
+        self.assertEqual({stopped: second}, self.bound(rids[1]))
+
+        resp = self.make([window(nodes, reason='BIOS')], start=1200,
+                         minutes=60)
+        self.assertEqual(201, resp.status_code, resp.text)
+        made = resp.json()['lease']
+        # The slots moved, each with its server, to the third node.
+        self.assertEqual({live: third}, self.bound(rids[0]))
+        self.assertEqual({stopped: third}, self.bound(rids[1]))
+        # Which the window holds now: a window over it then is refused,
+        # naming the running leases, which have nowhere else to go.
+        resp = self.make([window([third])], start=1500, minutes=30)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertEqual(ids, [x['lease_id'] for x in resp.json()['leases']])
+
+        # Within preempt_notice of the start: both servers told.
+        self.engine.check_hosts()
+        self.assertEqual(sorted([live, stopped]), sorted(
+            p['server_id'] for _, p in self.notified(
+                'server.maintenance.warning')))
+        # Until the window starts, a server may run off its slot's node.
+        self.assert_invariants()
+
+        # Within preempt_margin: the running server is live-migrated to
+        # its slot's node, where it runs, still in its lease; the stopped
+        # one is listed.
+        self.clock.now = ledger_mod.to_epoch(parse(made['start_date'])) - 300
+        self.engine.check_hosts()
+        server = self._wait_for_state_change(
+            self.admin_api.get_server(live), 'ACTIVE')
+        self.assertEqual(third, server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertEqual(leases[0]['id'], self.api.get_server(live)[
+            'reservation']['lease_id'])
+        self.assertEqual({live: third}, self.bound(rids[0]))
+        self.engine.check_hosts()
+        view = self.admin_rsv('GET', '/leases/%s' % made['id']).json()[
+            'lease']
+        self.assertEqual([{'server_id': stopped, 'node': second,
+                           'reason': 'it is SHUTOFF: only a running server '
+                                     'migrates live'}],
+                         view['reservations'][0]['unmoved_servers'])
+        self.assertEqual(second, self.admin_api.get_server(stopped)[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        # Started again before the window ends, it follows its slot at the
+        # next pass, and is no longer listed.
+        self.admin_api.post_server_action(stopped, {'os-start': None})
+        self._wait_for_state_change(self.admin_api.get_server(stopped),
+                                    'ACTIVE')
+        self.engine.check_hosts()
+        self._wait_for_migration_status(
+            self.admin_api.get_server(stopped), ['completed'])
+        self.assertEqual(third, self.node_of(stopped))
+        self.engine.check_hosts()
+        self.assertFalse(self.admin_rsv('GET', '/leases/%s' % made[
+            'id']).json()['lease']['reservations'][0]['unmoved_servers'])

@@ -10,11 +10,13 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""A maintenance window over a node that a running lease and a future
-lease of alice's use, on the local cloud: the running lease refuses a
-window that meets it, the future one moves off, an ordinary server is
-told and live-migrated off, and the node's compute service is disabled
-with the window's reason at the start and enabled at the end.
+"""A maintenance window over the nodes that a running lease (a server in
+it) and a future lease of alice's use, on the local cloud: both leases
+move to another node (the window over every node is refused, naming
+them), the lease's server and an ordinary server are told and
+live-migrated off (the lease's to its slot's new node, still in its
+lease), and the nodes' compute services are disabled with the window's
+reason at the start and enabled at the end.
 
 The window is made through the lease API: python-blazarclient's
 ``--reservation`` takes only the keys it knows for each type (and no
@@ -58,7 +60,10 @@ class MaintenanceTest(base.BlazarCLI):
         running = self.lease(
             'alice', 'running-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
-            end=3)
+            end=12)
+        [leased] = self.boot('alice', 'leased-' + self.suffix, 'm1.tiny',
+                             'reservation=%s' % running['reservation_id'])
+        self.assertEqual('ACTIVE', self.settled(leased)['status'])
         [busy] = self.nodes(running['reservation_id'])
         future = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
@@ -70,30 +75,37 @@ class MaintenanceTest(base.BlazarCLI):
             'alice', 'reservation', 'lease', 'show', future['id'])[
             'reservations'])
         [node] = self.nodes(first['id'])
+        nodes = sorted({busy, node})
 
-        # A member makes no window; one that meets the running lease is
-        # refused, naming it.
-        self.assertEqual(403, self.make('bob', [node], 4, 9).status_code)
-        resp = self.make('admin', [busy], 1, 9)
+        # A member makes no window; one over every node is refused, naming
+        # both leases (they have nowhere to go), and nothing moves.
+        self.assertEqual(403, self.make('bob', nodes, 4, 9).status_code)
+        every = [h['Hypervisor Hostname'] for h in self.openstack(
+            'admin', 'hypervisor', 'list')]
+        resp = self.make('admin', every, 4, 9)
         self.assertEqual(409, resp.status_code, resp.text)
-        self.assertIn(running['id'], [
-            x['lease_id'] for x in resp.json()['leases']])
+        self.assertLessEqual({running['id'], future['id']}, {
+            x['lease_id'] for x in resp.json()['leases']})
+        self.assertEqual({busy}, self.nodes(running['reservation_id']))
 
-        # An ordinary server on the node; the window over it from after
-        # the running lease: the future lease moves off.
+        # An ordinary server on the running lease's node; the window over
+        # the leases' nodes: both leases move off, the running one with
+        # its server's slot.
         args = ['server', 'create', '--flavor', 'm1.tiny', '--image',
                 'cirros', *self.nic('admin'), '--availability-zone',
                 'nova:%s' % self.openstack('admin', 'hypervisor', 'show',
-                                           node)['service_host'],
+                                           busy)['service_host'],
                 'ordinary-' + self.suffix, '-f', 'json']
         ordinary = base.parse_json(self.run_cli('admin', 'openstack',
                                                 *args).stdout)['id']
         self.addCleanup(self.delete_server, ordinary)
         self.settled(ordinary)
-        resp = self.make('admin', [node], 4, 9, reason='rack 7 cabling')
+        resp = self.make('admin', nodes, 4, 9, reason='rack 7 cabling')
         self.assertEqual(201, resp.status_code, resp.text)
         window = resp.json()['lease']
-        self.assertNotIn(node, self.nodes(first['id']))
+        self.assertFalse(self.nodes(first['id']) & set(nodes))
+        [target] = self.nodes(running['reservation_id'])
+        self.assertNotIn(target, nodes)
         # Bob's project sees it in the calendar, with its reason only.
         ledger = base.CLOUD.session('bob').get(
             base.LEASES.rsplit('/', 1)[0] + '/ledger').json()['ledger']
@@ -105,28 +117,40 @@ class MaintenanceTest(base.BlazarCLI):
         self.assertIn('"resource_type": "maintenance"',
                       shown['reservations'])
 
-        # The server is told and moved off before the start.
-        self.wait_for_server(
-            'server told', ordinary, lambda s: s and (s.get('metadata') or
-                                                      {}).get(
-                'reservation:maintenance_at'), timeout=240)
+        # Both servers are told and moved off before the start: the
+        # lease's to its slot's node, still in its lease.
+        for server in (ordinary, leased):
+            self.wait_for_server(
+                'server told', server, lambda s: s and (
+                    s.get('metadata') or {}).get(
+                    'reservation:maintenance_at'), timeout=240)
         self.wait_for_server(
             'server moved off', ordinary, lambda s: s and s.get(
-                'OS-EXT-SRV-ATTR:hypervisor_hostname') != node and
+                'OS-EXT-SRV-ATTR:hypervisor_hostname') not in nodes and
             s['status'] == 'ACTIVE', timeout=300)
+        self.wait_for_server(
+            'lease server moved to its slot', leased, lambda s: s and s.get(
+                'OS-EXT-SRV-ATTR:hypervisor_hostname') == target and
+            s['status'] == 'ACTIVE', timeout=300)
+        moved = self.rest('%s/servers/%s' % (base.cloud.url('nova'),
+                                             leased))['server']
+        self.assertIn('lease-' + running['id'], moved['tags'])
+        self.assertEqual({target}, self.nodes(running['reservation_id']))
 
-        # At the start the node's compute service is disabled with the
+        # At the start the nodes' compute services are disabled with the
         # reason; at the end enabled again.
         self.wait_for_lease('window active', window['id'],
                             lambda x: x and x['status'] == 'ACTIVE',
                             timeout=400)
-        service = self.compute(node)
-        self.assertEqual('disabled', service['status'])
-        self.assertTrue(service['disabled_reason'].startswith(
-            'rack 7 cabling (maintenance window '), service)
+        for name in nodes:
+            service = self.compute(name)
+            self.assertEqual('disabled', service['status'])
+            self.assertTrue(service['disabled_reason'].startswith(
+                'rack 7 cabling (maintenance window '), service)
         self.wait_for_lease('window over', window['id'],
                             lambda x: x and x['status'] == 'TERMINATED',
                             timeout=400)
-        self.wait_for('compute service of %s enabled' % node,
-                      lambda: self.compute(node)['status'] == 'enabled',
-                      timeout=120)
+        for name in nodes:
+            self.wait_for('compute service of %s enabled' % name,
+                          lambda: self.compute(name)['status'] == 'enabled',
+                          timeout=120)

@@ -11,14 +11,22 @@
 #    under the License.
 
 """Maintenance windows, the pure parts: nodes held whole, the body's
-checks, the tag that marks a compute service the window disabled."""
+checks, the tag that marks a compute service the window disabled, what
+the invariants accept of a server whose slot a window moved."""
 
 import datetime
+import json
 import unittest
+from unittest import mock
 
+from devcloud import invariants
 from nova_reservation.api import validation as api_validation
 from nova_reservation import capacity
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import maintenance
+from nova_reservation.engine import nova_client
+from nova_reservation.lease import maintenance as lease_maintenance
+from nova_reservation import ledger as ledger_mod
 from nova_reservation import timeline as timeline_mod
 
 NOW = datetime.datetime(2030, 1, 1)
@@ -114,3 +122,132 @@ class DisabledReasonTest(unittest.TestCase):
                         {'status': 'disabled', 'disabled_reason': None},
                         {'status': 'enabled', 'disabled_reason': reason}):
             self.assertFalse(maintenance.ours(service, lease), service)
+
+
+class RunningSlotTest(unittest.TestCase):
+    """Which slots of running leases a window moves."""
+
+    def test_servers_slots_move_host_slots_and_claims_do_not(self):
+        info = lease_maintenance.movable_now
+        for kind, holder, moves in (
+                ('flavor:instance', None, True),
+                ('virtual:instance', 'a-server', True),
+                ('server', 'a-server', True),
+                ('flavor:instance', db_ledger.CLAIM_PREFIX + 'x', False),
+                ('physical:host', None, False)):
+            found = info(mock.Mock(resource_type=kind),
+                         mock.Mock(instance_uuid=holder))
+            self.assertEqual(moves, found, (kind, holder))
+        self.assertIn('host reservation', lease_maintenance.unmovable_now(
+            mock.Mock(resource_type='physical:host'), None, 'n1'))
+        self.assertIn('booting', lease_maintenance.unmovable_now(
+            mock.Mock(resource_type='server'), None, 'n1'))
+
+
+class NamedHostNova:
+    """What `_step` asks of Nova: the host of a node, a live migration."""
+
+    def __init__(self, hosts: dict) -> None:
+        self.hosts = hosts
+        self.asked: list = []
+
+    def host_of_node(self, node: str) -> str:
+        if node not in self.hosts:
+            raise nova_client.NotFound(node)
+        return self.hosts[node]
+
+    def set_metadata(self, uuid: str, metadata: dict) -> None:
+        pass
+
+    def action(self, uuid: str, name: str, args=None) -> None:
+        self.asked.append((uuid, name, args))
+
+
+class LeaseServerStepTest(unittest.TestCase):
+    """A lease's server follows its slot: to the host of its node, named
+    (not forced, so the scheduler's filters check it).
+    """
+
+    def step(self, nova, target) -> str:
+        start = NOW + datetime.timedelta(minutes=5)
+        server = {'id': 'x', 'status': 'ACTIVE', 'metadata': {
+            'reservation:maintenance_at': start.isoformat() + 'Z'}}
+        return maintenance._step(
+            nova, mock.Mock(reason='r'), mock.Mock(id='w', start_at=start),
+            server, 'a', NOW, None, target)
+
+    def test_to_the_slots_node_or_listed_when_it_is_gone(self):
+        nova = NamedHostNova({'c': 'compute-c'})
+        self.assertEqual('', self.step(nova, 'c'))
+        self.assertEqual([('x', 'os-migrateLive', {
+            'host': 'compute-c', 'block_migration': 'auto'})], nova.asked)
+        nova.asked = []
+        self.assertEqual('node d of its slot is gone', self.step(nova, 'd'))
+        self.assertEqual([], nova.asked)
+        # An ordinary server: where the scheduler picks.
+        self.step(nova, None)
+        self.assertIsNone(nova.asked[0][2]['host'])
+
+
+def slot_row(slot_id, node, uuid=None, vcpus=4, start=-1, end=2) -> dict:
+    return {'id': slot_id, 'reservation_id': 'r%d' % slot_id, 'node': node,
+            'instance_uuid': uuid, 'vcpus': vcpus, 'memory_mb': 512,
+            'disk_gb': 1, 'deleted': False,
+            'start_at': NOW + datetime.timedelta(hours=start),
+            'end_at': NOW + datetime.timedelta(hours=end)}
+
+
+class ServerOffItsSlotTest(unittest.TestCase):
+    """The invariants of a server whose slot a window moved."""
+
+    def window(self, starts_in: float, unmoved=()) -> tuple:
+        reservation = {'id': 'w', 'lease_id': 'lw', 'deleted': False,
+                       'resource_type': 'maintenance', 'hosts': '["a"]',
+                       'unmoved_servers': json.dumps(
+                           [{'server_id': u} for u in unmoved]) or None}
+        lease = {'status': 'PENDING', 'start_at': NOW + datetime.timedelta(
+            hours=starts_in)}
+        return [reservation], {'lw': lease}
+
+    def where(self, starts_in, unmoved=()) -> list:
+        servers = {'x': {'id': 'x',
+                         'OS-EXT-SRV-ATTR:hypervisor_hostname': 'a'}}
+        return invariants._where([slot_row(1, 'b', 'x')], servers,
+                                 *self.window(starts_in, unmoved), NOW)
+
+    def test_off_its_slot_until_the_window_starts_or_listed(self):
+        self.assertEqual([], self.where(1))
+        self.assertEqual(['server x runs on a, its slot 1 on b'],
+                         self.where(-1))
+        self.assertEqual([], self.where(-1, unmoved=['x']))
+        self.assertEqual(['server x runs on a, its slot 1 on b'],
+                         invariants._where(
+                             [slot_row(1, 'b', 'x')], {'x': {
+                                 'id': 'x', 'OS-EXT-SRV-ATTR:'
+                                 'hypervisor_hostname': 'a'}}, [], {}, NOW))
+
+    def capacity(self, others: int) -> list:
+        """Server x (4 VCPUs) on node a, its slot moved to b; slots of
+        `others` VCPUs on a (of its 10).
+        """
+        size = {'total': 10, 'reserved': 0, 'allocation_ratio': 1.0}
+        answers = {
+            '/resource_providers': {'resource_providers': [
+                {'name': 'a', 'uuid': 'A'}, {'name': 'b', 'uuid': 'B'}]},
+            '/resource_providers/A/allocations': {'allocations': {
+                'x': {'resources': {'VCPU': 4}}}},
+            '/resource_providers/B/allocations': {'allocations': {}}}
+        for rp in 'AB':
+            answers['/resource_providers/%s/inventories' % rp] = {
+                'inventories': {rc: dict(size, total=10000) if rc != 'VCPU'
+                                else size
+                                for rc in invariants.RESOURCE_CLASSES}}
+        slots = [slot_row(1, 'b', 'x'), slot_row(2, 'a', vcpus=others)]
+        return invariants._capacity(slots, answers.get,
+                                    ledger_mod.to_epoch(NOW), set(), set())
+
+    def test_a_server_off_its_slot_counts_where_it_runs(self):
+        # Until it leaves, it uses node a as an ordinary server does.
+        self.assertEqual([], self.capacity(6))
+        [found] = self.capacity(7)
+        self.assertIn('node a is promised', found)
