@@ -60,14 +60,14 @@ class MaintenanceTest(base.BlazarCLI):
         running = self.lease(
             'alice', 'running-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
-            end=12)
+            end=7)
         [leased] = self.boot('alice', 'leased-' + self.suffix, 'm1.tiny',
                              'reservation=%s' % running['reservation_id'])
         self.assertEqual('ACTIVE', self.settled(leased)['status'])
         [busy] = self.nodes(running['reservation_id'])
         future = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
-            base.minutes(5), '--end-date', base.minutes(8), '--reservation',
+            base.minutes(4), '--end-date', base.minutes(7), '--reservation',
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
             'future-' + self.suffix)
         self.addCleanup(self.delete_lease, future['id'])
@@ -79,10 +79,10 @@ class MaintenanceTest(base.BlazarCLI):
 
         # A member makes no window; one over every node is refused, naming
         # both leases (they have nowhere to go), and nothing moves.
-        self.assertEqual(403, self.make('bob', nodes, 4, 9).status_code)
+        self.assertEqual(403, self.make('bob', nodes, 3, 5).status_code)
         every = [h['Hypervisor Hostname'] for h in self.openstack(
             'admin', 'hypervisor', 'list')]
-        resp = self.make('admin', every, 4, 9)
+        resp = self.make('admin', every, 3, 5)
         self.assertEqual(409, resp.status_code, resp.text)
         self.assertLessEqual({running['id'], future['id']}, {
             x['lease_id'] for x in resp.json()['leases']})
@@ -100,7 +100,7 @@ class MaintenanceTest(base.BlazarCLI):
                                                 *args).stdout)['id']
         self.addCleanup(self.delete_server, ordinary)
         self.settled(ordinary)
-        resp = self.make('admin', nodes, 4, 9, reason='rack 7 cabling')
+        resp = self.make('admin', nodes, 3, 5, reason='rack 7 cabling')
         self.assertEqual(201, resp.status_code, resp.text)
         window = resp.json()['lease']
         self.assertFalse(self.nodes(first['id']) & set(nodes))
