@@ -60,6 +60,13 @@ def from_epoch(value: float) -> datetime.datetime:
         value, datetime.timezone.utc).replace(tzinfo=None)
 
 
+def when_text(value: float) -> str:
+    """An instant in seconds since the epoch as messages show it (UTC, to
+    the second).
+    """
+    return str(from_epoch(value).replace(microsecond=0))
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ReservationInfo:
     id: str

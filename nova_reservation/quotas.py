@@ -26,6 +26,8 @@ import dataclasses
 import datetime
 from typing import Iterable, NamedTuple, Optional
 
+from nova_reservation import ledger
+
 # The limits, each with what it counts (the words of a refusal).
 AT_ANY_INSTANT = {'vcpus': 'vCPUs', 'memory_mb': 'MB of RAM',
                   'hosts': 'hosts'}
@@ -109,15 +111,6 @@ def _figure(value: float):
     return int(rounded) if rounded == int(rounded) else rounded
 
 
-def when_text(seconds: float) -> str:
-    return from_epoch(seconds).strftime('%Y-%m-%d %H:%M:%S')
-
-
-def from_epoch(seconds: float) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(
-        seconds, datetime.timezone.utc).replace(tzinfo=None)
-
-
 def peaks(pieces: Iterable[Piece]) -> dict:
     """{limit: (most held at one instant, the first such instant or None)}
     for the limits at any instant; an end frees at the instant it is, so
@@ -143,7 +136,7 @@ def peaks(pieces: Iterable[Piece]) -> dict:
 
 
 def month_of(seconds: float) -> str:
-    return from_epoch(seconds).strftime('%Y-%m')
+    return ledger.from_epoch(seconds).strftime('%Y-%m')
 
 
 def _next_month(day: datetime.datetime) -> datetime.datetime:
@@ -159,15 +152,12 @@ def monthly(pieces: Iterable[Piece]) -> dict:
     for p in pieces:
         start = p.start
         while start < p.end and p.vcpus:
-            boundary = _next_month(from_epoch(start))
-            cut = min(p.end, (boundary - EPOCH).total_seconds())
+            cut = min(p.end, ledger.to_epoch(_next_month(
+                ledger.from_epoch(start))))
             key = month_of(start)
             found[key] = found.get(key, 0.0) + p.vcpus * (cut - start) / 3600
             start = cut
     return found
-
-
-EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def usage(held: Iterable[Piece], spent: Iterable[Piece] = ()) -> Usage:
@@ -189,7 +179,7 @@ def exceeded(quota: Quota, before: Usage, after: Usage) -> Optional[Excess]:
         would, when = after.peaks[name]
         if most > UNLIMITED and would > most and would > had:
             return Excess(quota.project_id, name, most, had, would,
-                          when_text(when))
+                          ledger.when_text(when))
     most = quota.limits.get(PER_MONTH, UNLIMITED)
     if most > UNLIMITED:
         for key in sorted(after.months):

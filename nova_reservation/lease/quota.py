@@ -20,6 +20,7 @@ from typing import Optional
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import quotas as db_quotas
+from nova_reservation import ledger
 from nova_reservation import project_tags
 from nova_reservation import quotas
 
@@ -66,7 +67,7 @@ def shown(ctx, project_id: str) -> dict:
         peak, when = use.peaks[name]
         view[name] = {'limit': found[name], 'source': source[name],
                       'in_use': peak,
-                      'peak_at': when and quotas.when_text(when)}
+                      'peak_at': when and ledger.when_text(when)}
     month = now.strftime('%Y-%m')
     view[quotas.PER_MONTH] = {
         'limit': found[quotas.PER_MONTH],

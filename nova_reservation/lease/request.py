@@ -26,6 +26,7 @@ from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation import ledger as ledger_mod
+from nova_reservation.ledger import when_text  # noqa: F401 (its users)
 from nova_reservation import resource_types
 from nova_reservation import schedule
 from nova_reservation import shares
@@ -189,7 +190,3 @@ def retry_interval(lease) -> float:
     get = schedule.getter(lease)
     minutes = get('retry_interval')
     return minutes * 60 if minutes else CONF.reservation.wait_interval
-
-
-def when_text(t: float) -> str:
-    return str(ledger_mod.from_epoch(t).replace(microsecond=0))
