@@ -62,6 +62,7 @@ import requests
 import sqlalchemy
 from sqlalchemy import util as sa_util
 
+from devcloud import keystone
 from nova_reservation import compat
 from nova_reservation.db import api as db_api
 from nova_reservation.db import migration
@@ -470,7 +471,8 @@ class EmbeddedCloud(fixtures.Fixture):
     After setUp: ``api`` and ``admin_api`` (Nova's test clients of the
     compute API, a member and an admin of one project), ``placement``,
     ``glance``, ``neutron`` and ``notifier`` (Nova's stand-ins),
-    ``scheduler``, ``computes`` (by node) and ``api_fixture``.
+    ``keystone`` (this cloud's, `devcloud.keystone`), ``scheduler``,
+    ``computes`` (by node) and ``api_fixture``.
     """
 
     def __init__(self, name: str = 'embedded',
@@ -484,6 +486,11 @@ class EmbeddedCloud(fixtures.Fixture):
         self.cells = dict(cells or {})
 
     def _setUp(self) -> None:
+        # As the operator setup has it: nova-api and the engine with
+        # Keystone credentials ([reservation]), which know the project of
+        # Nova's test clients.
+        self.keystone = self.useFixture(keystone.Keystone(
+            [nova_fixtures.PROJECT_ID]))
         self.harness = self.useFixture(NovaHarness(
             self.name, sorted(set(self.cells.values()))))
         # The scheduler's copy of the ledger is the process's: its thread

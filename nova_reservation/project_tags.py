@@ -13,25 +13,20 @@
 """The tags of projects in Keystone, which give a project its default
 leases (``default_lease_tag``) and its reservation quotas (``quota_tag``).
 
-A project's tags are read with the caller's token (a member may read their
-own project, an admin any), or else with the engine's credentials, and
-kept for a minute per project.
+A project's tags are read as `keystone_projects` reads a project (with
+the caller's token, or the engine's credentials where that token may not
+see it), and kept for a minute per project.
 """
 
 import threading
 import time
 from typing import Optional
 
-from keystoneauth1 import adapter as ks_adapter
-from keystoneauth1 import exceptions as ks_exceptions
-from nova import utils as nova_utils
 from oslo_log import log as logging
 
-from nova_reservation import conf
-from nova_reservation import trusts
+from nova_reservation import keystone_projects
 
 LOG = logging.getLogger(__name__)
-CONF = conf.CONF
 # Seconds a project's tags are kept before they are read again.
 TAGS_TTL = 60
 
@@ -57,30 +52,15 @@ def tags(ctx, project_id: Optional[str] = None) -> tuple:
     return known[1] if known is not None else ()
 
 
-def _identity(ctx):
-    if ctx is not None and getattr(ctx, 'auth_token', None):
-        return nova_utils.get_ksa_adapter(
-            'identity', ksa_auth=ctx.get_auth_plugin(), min_version=(3, 0),
-            max_version=(3, 'latest'))
-    if CONF.reservation.auth_type in (None, 'none'):
-        return None
-    return ks_adapter.Adapter(
-        trusts.session(), service_type='identity', interface='public',
-        min_version=(3, 0), max_version=(3, 'latest'))
-
-
 def _read(ctx, project_id: str) -> Optional[tuple]:
     try:
-        identity = _identity(ctx)
-        if identity is None:
-            return None
-        resp = identity.get('/projects/%s' % project_id, raise_exc=False)
-    except ks_exceptions.ClientException as e:
+        found = keystone_projects.project(ctx, project_id)
+    except keystone_projects.Unavailable as e:
         LOG.warning('The tags of project %s could not be read: %s',
                     project_id, e)
         return None
-    if resp.status_code != 200:
-        LOG.warning('The tags of project %s could not be read: %s',
-                    project_id, resp.status_code)
+    if found is None:
+        LOG.warning('The tags of project %s could not be read: Keystone '
+                    'knows no such project', project_id)
         return None
-    return tuple(resp.json().get('project', {}).get('tags') or ())
+    return tuple(found.get('tags') or ())

@@ -30,6 +30,7 @@ from nova_reservation.api.handlers import splits
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
 from nova_reservation.db import api as db_api
+from nova_reservation import keystone_projects
 from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ class ReservationAPI:
                 return handler(ctx, req, **match.groupdict())
             except wsgi.Fault as f:
                 return f.response()
-            except placement.Unavailable as e:
+            except (placement.Unavailable, keystone_projects.Unavailable) as e:
                 LOG.warning('%s %s: %s', req.method, path, e)
                 return wsgi.Fault(503, 'ServiceUnavailable',
                                   str(e)).response()

@@ -134,6 +134,18 @@ def shared_with(field: str, value, owner: Optional[str]) -> tuple:
     return found
 
 
+def shares_named(reservations: list,
+                 already: Callable = lambda value: shares.NO_ONE) -> list:
+    """(field, project id) of each project that the `reservations` of a
+    create's or a change's body are shared with, but for those
+    `already(reservation)` gives (the projects it is shared with now).
+    """
+    return [('reservations[%d].shared_with[%d]' % (i, j), project)
+            for i, value in enumerate(reservations)
+            for j, project in enumerate(value.get('shared_with') or ())
+            if project not in already(value)]
+
+
 def sharing(prefix: str, kind: str, value: dict,
             owner: Optional[str]) -> dict:
     """The ``shared_with`` and ``matching`` of a reservation of `kind`

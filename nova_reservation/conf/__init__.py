@@ -99,6 +99,19 @@ lease_opts = [
                     'vcpus=64" (limits: vcpus, memory_mb, hosts, '
                     'vcpu_hours_per_month; -1: none). Project tags are '
                     'set by admins only. Empty: tags are not read.'),
+    cfg.StrOpt('project_check_on_failure', default='refuse',
+               choices=[('refuse', 'the request is refused (503), to be '
+                                   'tried again, and nothing is written'),
+                        ('accept', 'the project ids are taken unchecked '
+                                   'and a warning is logged')],
+               help='What a request of the lease API that names another '
+                    'project (a quota\'s project, a reservation\'s '
+                    'shared_with, a split\'s project_id) does when Keystone '
+                    'can not be asked whether that project exists: not '
+                    'reached, failing, or neither the caller\'s token nor '
+                    'this section\'s credentials may look it up (a cloud '
+                    'without Keystone: accept). A project Keystone does not '
+                    'know is refused (400) either way.'),
     cfg.IntOpt('boot_grace', default=600, min=0,
                deprecated_for_removal=True,
                deprecated_reason='A future lease\'s servers are no longer '

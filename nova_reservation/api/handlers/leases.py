@@ -29,6 +29,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import shares as db_shares
 from nova_reservation import flavors
 from nova_reservation import idempotency
+from nova_reservation import keystone_projects
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
 from nova_reservation import notifications
@@ -80,6 +81,16 @@ def _viewer(ctx, details) -> Optional[str]:
                                        details.lease.project_id}):
         return None
     return ctx.project_id
+
+
+def projects_known(ctx, named: list) -> None:
+    """A 400 naming the first project of `named`, (field, project id)
+    pairs, that Keystone does not know (`keystone_projects.check`).
+    """
+    try:
+        keystone_projects.check(ctx, named)
+    except validation.Invalid as e:
+        raise wsgi.invalid(e)
 
 
 def refused(e: lease_service.Refused) -> wsgi.Fault:
@@ -178,6 +189,8 @@ def create_lease(ctx, req):
         raise wsgi.invalid(e)
     if any(r.shared_with for r in requests):
         wsgi.authorize(ctx, policies.LEASES_SHARE, ctx.project_id)
+        projects_known(ctx, validation.shares_named(
+            body.get('reservations', [])))
     if any(r.resource_type == resource_types.MAINTENANCE for r in requests):
         wsgi.authorize(ctx, policies.LEASES_MAINTENANCE, ctx.project_id)
     draft = lease_service.Draft(
@@ -385,6 +398,12 @@ def update_lease(ctx, req, id):
         raise wsgi.invalid(e)
     if any('shared_with' in columns for _, columns in growth):
         wsgi.authorize(ctx, policies.LEASES_SHARE, lease.project_id)
+        # Only the projects the change adds: one shared with already (and
+        # since gone from Keystone, say) may stay.
+        now = {r.id: shares.projects(r.shared_with) for r in
+               db_leases.reservations(db_api.Context(), lease.id)}
+        projects_known(ctx, validation.shares_named(
+            entries, lambda value: now.get(value['id'], shares.NO_ONE)))
     try:
         lease_service.change(ctx, lease, values, growth, replaced)
     except lease_service.Refused as e:

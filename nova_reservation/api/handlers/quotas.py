@@ -17,6 +17,7 @@ from oslo_log import log as logging
 from nova_reservation.api import wsgi
 from nova_reservation.db import api as db_api
 from nova_reservation.db import quotas as db_quotas
+from nova_reservation import keystone_projects
 from nova_reservation.lease import quota as lease_quota
 from nova_reservation import policies
 from nova_reservation.schemas import quotas as schemas
@@ -46,6 +47,7 @@ def update_quota(ctx, req, project_id):
     body = wsgi.body_of(req)
     try:
         validation.check(schemas.UPDATE, body)
+        keystone_projects.check(ctx, [('project_id', project_id)])
     except validation.InvalidParam as e:
         raise wsgi.invalid(e)
     db_quotas.set_overrides(db_api.Context(), project_id, body['quota'])

@@ -30,6 +30,7 @@ def split_lease(ctx, req, id):
         raise wsgi.invalid(e)
     if project_id not in (None, lease.project_id):
         wsgi.authorize(ctx, policies.LEASES_SPLIT_TO_PROJECT, project_id)
+        leases.projects_known(ctx, [('project_id', project_id)])
     try:
         made = lease_split.split(ctx, lease, reservation_id, amount,
                                  project_id, name)

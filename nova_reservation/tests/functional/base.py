@@ -113,6 +113,9 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
         policies.reset()
         self.addCleanup(policies.reset)
         self.other_api = self.api_client('other-user', 'other-project')
+        # The projects the tests name, in Keystone.
+        self.cloud.keystone.projects.update(('other-project', SHARED,
+                                             THIRD))
         self.clock = FakeClock(ledger.to_epoch(db_api.utcnow()))
         self.engine = self.cloud.engine(clock=self.clock)
         if self.CHECK_INVARIANTS:

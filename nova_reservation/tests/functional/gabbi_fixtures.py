@@ -106,6 +106,10 @@ class Cloud:
         for node in self.nodes:
             self._case.set_compute(node, status)
 
+    def add_projects(self, *project_ids: str) -> None:
+        """Projects that the cloud's Keystone knows from now on."""
+        self._case.cloud.keystone.projects.update(project_ids)
+
     def set_options(self, group: str, **values) -> None:
         """Set options until the cloud stops."""
         self._case.flags(group=group, **values)
@@ -194,11 +198,12 @@ class EmbeddedCloud(fixture.GabbiFixture):
         cloud = Cloud(self.NODES)
         cloud.start()
         _CLOUD = cloud
+        others = dict(OTHER_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
+                      ADMIN_PROJECT_ID=uuidutils.generate_uuid(dashed=False))
+        cloud.add_projects(*others.values())
         self._restore_environ = _set_environ(dict(
-            dates(),
+            dates(), **others,
             PROJECT_ID=nova_fixtures.PROJECT_ID,
-            OTHER_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
-            ADMIN_PROJECT_ID=uuidutils.generate_uuid(dashed=False),
             IMAGE_ID=Cloud.IMAGE,
             PUBLIC_NETWORK_ID=embedded.NeutronFixture.public_network['id']))
 

@@ -12,8 +12,8 @@
 
 """A lease whose owner's trust Keystone can not make is refused whole with
 a 503 that says to try again, through the lease API and through a boot
-with lease_params; a cloud whose engine has no Keystone credentials (this
-harness's, and noauth clouds) makes no trust and leases as before.
+with lease_params; a cloud whose engine has no Keystone credentials (a
+noauth cloud) makes no trust and leases as before.
 """
 
 import fixtures
@@ -60,6 +60,7 @@ class KeystoneAwayTest(base.ReservationTestCase):
         self.assertEqual([], self.api.get_servers())
 
     def test_no_trust_without_keystone_credentials(self):
+        self.flags(auth_type=None, group=conf.GROUP)
         resp = self.rsv('POST', '/leases', base.flavor_lease(amount=1))
         self.assertEqual(201, resp.status_code, resp.text)
         self.assertIsNone(resp.json()['lease']['trust_id'])

@@ -1,0 +1,131 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Projects in Keystone (GET /v3/projects/{id}), and the check that the
+other projects a request names (a quota's, a share's, a split's) exist.
+
+A project is asked for with the caller's token; where that token may not
+see it (a member asking for another project gets a 403, whether it exists
+or not) or there is none, with the service credentials of
+``[reservation]``.  Projects found are kept a minute; a project Keystone
+does not know is asked for again each time.
+"""
+
+import threading
+import time
+from typing import Iterable, Optional
+
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import exceptions as ks_exceptions
+from nova import utils as nova_utils
+from oslo_log import log as logging
+
+from nova_reservation import conf
+from nova_reservation import trusts
+from nova_reservation import validation
+
+LOG = logging.getLogger(__name__)
+CONF = conf.CONF
+# Seconds a project found in Keystone is taken as existing without asking.
+KNOWN_TTL = 60
+
+_KNOWN: dict = {}
+_LOCK = threading.Lock()
+
+
+class Unavailable(Exception):
+    """Keystone could not be asked (not reached, failed, or no token and
+    no credentials may ask it).
+    """
+
+
+def _caller(ctx) -> Optional[ks_adapter.Adapter]:
+    if ctx is None or not getattr(ctx, 'auth_token', None):
+        return None
+    return nova_utils.get_ksa_adapter(
+        'identity', ksa_auth=ctx.get_auth_plugin(), min_version=(3, 0),
+        max_version=(3, 'latest'))
+
+
+def _service() -> Optional[ks_adapter.Adapter]:
+    if CONF.reservation.auth_type in (None, 'none'):
+        return None
+    return ks_adapter.Adapter(
+        trusts.session(), service_type='identity', interface='public',
+        min_version=(3, 0), max_version=(3, 'latest'))
+
+
+def project(ctx, project_id: str) -> Optional[dict]:
+    """Project `project_id` as Keystone shows it, or None if Keystone
+    knows no such project; asked with `ctx`'s token (if any), then with
+    the service credentials where that gives neither.  Unavailable.
+    """
+    reasons = []
+    for credentials, identity in (('the caller\'s token',
+                                   lambda: _caller(ctx)),
+                                  ('the service credentials', _service)):
+        try:
+            adapter = identity()
+            if adapter is None:
+                continue
+            resp = adapter.get('/projects/%s' % project_id, raise_exc=False)
+        except ks_exceptions.ClientException as e:
+            reasons.append('%s: %s' % (credentials, e))
+            continue
+        if resp.status_code == 200:
+            with _LOCK:
+                _KNOWN[project_id] = time.monotonic() + KNOWN_TTL
+            return resp.json().get('project') or {}
+        if resp.status_code == 404:
+            return None
+        reasons.append('%s: Keystone answered %d' % (credentials,
+                                                     resp.status_code))
+    raise Unavailable('; '.join(reasons) or 'the request has no token and '
+                      '[reservation] no Keystone credentials')
+
+
+def exists(ctx, project_id: str) -> bool:
+    """Whether Keystone knows project `project_id` (`project`); one found
+    in the last `KNOWN_TTL` seconds is not asked for again.  Unavailable.
+    """
+    with _LOCK:
+        until = _KNOWN.get(project_id)
+    if until is not None and until > time.monotonic():
+        return True
+    return project(ctx, project_id) is not None
+
+
+def check(ctx, named: Iterable[tuple]) -> None:
+    """Refuse the projects of `named`, (field, project id) pairs, that
+    Keystone does not know: InvalidParam on the first one's field.
+    Unavailable where Keystone can not be asked, unless ``[reservation]
+    project_check_on_failure`` is ``accept``: then the rest are taken
+    unchecked (logged).
+    """
+    named = list(named)
+    for i, (field, project_id) in enumerate(named):
+        try:
+            if not exists(ctx, project_id):
+                raise validation.InvalidParam(
+                    field, 'project %s is not known to Keystone'
+                    % project_id)
+        except Unavailable as e:
+            if CONF.reservation.project_check_on_failure != 'accept':
+                raise Unavailable('Keystone could not be asked whether '
+                                  'project %s exists (%s); try again'
+                                  % (project_id, e))
+            # Asking again for the others would only wait again.
+            LOG.warning('Keystone could not be asked whether project %s '
+                        'exists (%s): %s taken unchecked '
+                        '(project_check_on_failure = accept)', project_id,
+                        e, ', '.join(sorted({p for _, p in named[i:]})))
+            return

@@ -1,0 +1,143 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What Keystone's answers make of a project a request names: which
+credentials are asked, which answers tell, what is kept, and what
+``project_check_on_failure`` lets through.
+"""
+
+import types
+
+import fixtures
+from keystoneauth1 import exceptions as ks_exceptions
+from oslo_config import fixture as config_fixture
+import testtools
+
+from nova_reservation import conf
+from nova_reservation import keystone_projects
+from nova_reservation import validation
+
+P1, P2 = 'p1', 'p2'
+
+
+class Identity:
+    """Keystone as one set of credentials sees it: {project: status}, or
+    an exception for every call.
+    """
+
+    def __init__(self, answers: dict, failure=None) -> None:
+        self.answers = answers
+        self.failure = failure
+        self.asked: list = []
+
+    def get(self, path: str, raise_exc: bool = True):
+        project_id = path.rsplit('/', 1)[-1]
+        self.asked.append(project_id)
+        if self.failure is not None:
+            raise self.failure
+        status = self.answers.get(project_id, 404)
+        return types.SimpleNamespace(
+            status_code=status,
+            json=lambda: {'project': {'id': project_id, 'tags': ['t']}})
+
+
+class CheckTest(testtools.TestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.conf = self.useFixture(config_fixture.Config(conf.CONF))
+        keystone_projects._KNOWN.clear()
+        self.addCleanup(keystone_projects._KNOWN.clear)
+        self.ctx = types.SimpleNamespace(auth_token='a-token')
+
+    def keystone(self, caller=None, service=None) -> None:
+        """The caller's token and the service credentials (None: none)."""
+        self.useFixture(fixtures.MockPatch(
+            'nova_reservation.keystone_projects._caller',
+            side_effect=lambda ctx: caller))
+        self.useFixture(fixtures.MockPatch(
+            'nova_reservation.keystone_projects._service',
+            side_effect=lambda: service))
+
+    def check(self, *projects: str) -> None:
+        keystone_projects.check(self.ctx, [
+            ('shared_with[%d]' % i, p) for i, p in enumerate(projects)])
+
+    def test_the_callers_token_tells_and_what_exists_is_kept(self):
+        caller, service = Identity({P1: 200}), Identity({})
+        self.keystone(caller, service)
+        self.check(P1)
+        self.check(P1)
+        self.assertEqual(([P1], []), (caller.asked, service.asked))
+        e = self.assertRaises(validation.InvalidParam, self.check, P1, P2)
+        self.assertEqual('shared_with[1]: project p2 is not known to '
+                         'Keystone', str(e))
+        self.assertEqual('shared_with[1]', e.field)
+        # A project not known is asked for again.
+        self.assertRaises(validation.InvalidParam, self.check, P2)
+        self.assertEqual([P1, P2, P2], caller.asked)
+        self.assertEqual([], service.asked)
+
+    def test_the_service_credentials_where_the_token_may_not_see_it(self):
+        for answer in (403, 401, ks_exceptions.EndpointNotFound()):
+            keystone_projects._KNOWN.clear()
+            caller = (Identity({}, answer) if isinstance(answer, Exception)
+                      else Identity({P1: answer, P2: answer}))
+            service = Identity({P1: 200})
+            self.keystone(caller, service)
+            self.check(P1)
+            e = self.assertRaises(validation.InvalidParam, self.check, P2)
+            self.assertIn('project p2 is not known', str(e))
+            self.assertEqual([P1, P2], service.asked, answer)
+
+    def test_without_a_token_the_service_credentials(self):
+        service = Identity({P1: 200})
+        self.keystone(None, service)
+        self.check(P1)
+        self.assertEqual([P1], service.asked)
+
+    def test_keystone_not_asked_refuses(self):
+        for caller, service, words in (
+                (Identity({P1: 403}), None, 'the caller\'s token: Keystone '
+                 'answered 403'),
+                (None, Identity({P1: 503}), 'the service credentials: '
+                 'Keystone answered 503'),
+                (None, Identity({}, ks_exceptions.ConnectFailure('down')),
+                 'the service credentials: down'),
+                (None, None, 'no token and [reservation] no Keystone '
+                 'credentials')):
+            self.keystone(caller, service)
+            e = self.assertRaises(keystone_projects.Unavailable,
+                                  self.check, P1)
+            self.assertIn('Keystone could not be asked whether project p1 '
+                          'exists (', str(e))
+            self.assertIn(words, str(e))
+            self.assertTrue(str(e).endswith('; try again'), str(e))
+
+    def test_accept_takes_the_rest_unchecked(self):
+        self.conf.config(group='reservation',
+                         project_check_on_failure='accept')
+        service = Identity({}, ks_exceptions.ConnectFailure('down'))
+        self.keystone(None, service)
+        self.check(P1, P2)
+        # Once Keystone failed, the others are not asked (nor kept).
+        self.assertEqual([P1], service.asked)
+        self.assertEqual({}, keystone_projects._KNOWN)
+        # A project Keystone does not know is refused all the same.
+        self.keystone(None, Identity({P1: 200}))
+        self.assertRaises(validation.InvalidParam, self.check, P1, P2)
+
+    def test_a_project_as_keystone_shows_it(self):
+        self.keystone(Identity({P1: 200}), None)
+        self.assertEqual({'id': P1, 'tags': ['t']},
+                         keystone_projects.project(self.ctx, P1))
+        self.assertIsNone(keystone_projects.project(self.ctx, P2))
