@@ -34,13 +34,14 @@ def date(value) -> str:
 def reservation(res, bindings: list, lease_status: str,
                 viewer: Optional[str] = None) -> dict:
     """A reservation with its servers (`bindings`: those bound to it), as
-    its owner sees it or, with `viewer`, a project it is shared with (its
-    own servers and share only).
+    an admin sees it or, with `viewer`, as that project does: its own
+    servers only (as Nova shows it no other project's) and, if it is not
+    the owner, its own share only.
     """
     owner = res.project_id
-    if viewer is not None:
-        bindings = [b for b in bindings if (b.project_id or owner) == viewer]
-    servers = [b.instance_uuid for b in bindings]
+    shared = viewer is not None and viewer != owner
+    servers = [b.instance_uuid for b in bindings
+               if viewer is None or (b.project_id or owner) == viewer]
     view = {'id': res.id, 'lease_id': res.lease_id,
             'resource_type': res.resource_type,
             'status': status.RESERVATION_OF_LEASE.get(
@@ -75,11 +76,12 @@ def reservation(res, bindings: list, lease_status: str,
         shared_with = sorted(shares.projects(res.shared_with))
         slots_by_project: dict = {}
         for b in bindings:
-            if b.state != status.ENDED:
-                project = b.project_id or owner
+            project = b.project_id or owner
+            if b.state != status.ENDED and not (shared and
+                                                project != viewer):
                 slots_by_project[project] = slots_by_project.get(
                     project, 0) + 1
-        view.update(shared_with=shared_with if viewer is None else [viewer],
+        view.update(shared_with=[viewer] if shared else shared_with,
                     matching=shares.matching(res.matching),
                     slots_by_project=slots_by_project)
     return view
@@ -87,21 +89,27 @@ def reservation(res, bindings: list, lease_status: str,
 
 def lease(details, viewer: Optional[str] = None) -> dict:
     """A lease with its reservations and events (`details`: as the store's
-    `leases.details` reads them), as its owner sees it or, with `viewer`,
-    a project it is shared with: the reservations shared with it, marked
-    with the project that shares them (`shared_by`).
+    `leases.details` reads them), as an admin sees it (and a notification
+    tells it) or, with `viewer`, as that project does: its own servers
+    only and, if the lease is another project's that shares reservations
+    with it, those reservations only, marked with the project that shares
+    them (`shared_by`), without what is the owner's own (its user, trust
+    and status reason, which may name its servers).
     """
     lease, reservations, bindings, events = details
-    if viewer is not None:
+    shared = viewer is not None and viewer != lease.project_id
+    if shared:
         reservations = [r for r in reservations
                         if viewer in shares.projects(r.shared_with)]
     before_end = schedule.event_time('before_end', lease.start_at,
                                      lease.end_at, lease.before_end_minutes)
     return {
         'id': lease.id, 'name': lease.name, 'project_id': lease.project_id,
-        'user_id': lease.user_id, 'start_date': date(lease.start_at),
+        'user_id': None if shared else lease.user_id,
+        'start_date': date(lease.start_at),
         'end_date': date(lease.end_at), 'status': lease.status,
-        'status_reason': lease.status_reason, 'degraded': lease.degraded,
+        'status_reason': None if shared else lease.status_reason,
+        'degraded': lease.degraded,
         'idle_since': date(lease.idle_since),
         'on_end': lease.on_end, 'max_extensions': lease.max_extensions,
         'extensions': lease.extensions or 0,
@@ -111,8 +119,8 @@ def lease(details, viewer: Optional[str] = None) -> dict:
         'retries': lease.retries, 'retry_interval': lease.retry_interval,
         'tries': lease.tries or 0, 'next_try_date': date(lease.next_try_at),
         'series_id': lease.series_id, 'occurrence': lease.occurrence,
-        'trust_id': lease.trust_id if viewer is None else None,
-        'shared_by': None if viewer is None else lease.project_id,
+        'trust_id': None if shared else lease.trust_id,
+        'shared_by': lease.project_id if shared else None,
         'before_end_date': date(before_end),
         'created_at': date(lease.created_at),
         'updated_at': date(lease.updated_at),

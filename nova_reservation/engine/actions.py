@@ -79,7 +79,13 @@ def _busy(server) -> bool:
             server.get('OS-EXT-STS:task_state') is not None)
 
 
-def _failed(server, lease) -> ActionFailed:
+def _failed(server, lease, binding) -> ActionFailed:
+    if (binding.project_id or lease.project_id) != lease.project_id:
+        # The reason becomes the lease's, which its owner sees: a server
+        # of a project the reservation is shared with is not named to it,
+        # as Nova shows no other project's servers.
+        return ActionFailed('a server of project %s in lease %s is in '
+                            'ERROR' % (binding.project_id, lease.name))
     reason = (server.get('fault') or {}).get('message', 'no reason given')
     return ActionFailed('server %s of lease %s is in ERROR: %s'
                         % (server['id'], lease.name, reason))
@@ -120,7 +126,7 @@ def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
             continue
         state = _state(server)
         if state == 'error' and error_fails:
-            raise _failed(server, lease)
+            raise _failed(server, lease, binding)
         if (_busy(server) and state != 'error') or step(binding, server,
                                                         state):
             waiting = True
@@ -412,9 +418,9 @@ def bind(nova, details, now, writes) -> None:
 
     def step(binding, server, state):
         if state == 'error':
-            reason = _failed(server, lease)
-            LOG.warning('Lease %s: %s; its slot is free again', lease.id,
-                        reason)
+            reason = _failed(server, lease, binding)
+            LOG.warning('Lease %s: %s (server %s); its slot is free again',
+                        lease.id, reason, binding.instance_uuid)
             writes.add(db_bindings.server_failed, binding.instance_uuid,
                        lease.id, str(reason))
             return False

@@ -42,7 +42,7 @@ def approve_lease(ctx, req, id):
         lease_approval.approve(lease, ctx.user_id, _reason(req))
     except lease_service.Refused as e:
         raise leases.refused(e)
-    return wsgi.json_response(200, {'lease': leases.told('update',
+    return wsgi.json_response(200, {'lease': leases.told(ctx, 'update',
                                                          lease.id)})
 
 
@@ -52,5 +52,5 @@ def reject_lease(ctx, req, id):
         lease_approval.reject(lease, ctx.user_id, _reason(req))
     except lease_service.Refused as e:
         raise leases.refused(e)
-    return wsgi.json_response(200, {'lease': leases.told('delete',
+    return wsgi.json_response(200, {'lease': leases.told(ctx, 'delete',
                                                          lease.id)})

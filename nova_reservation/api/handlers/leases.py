@@ -72,13 +72,14 @@ def _shared_with_caller(ctx, lease_id: str) -> bool:
                for r in db_leases.reservations(db_api.Context(), lease_id))
 
 
-def _viewer(ctx, details) -> Optional[str]:
-    """The caller's project if it sees the lease as one it is shared
-    with (not its own, and not as an admin of every project).
+def _viewer(ctx, project_id: str) -> Optional[str]:
+    """The project whose view the caller gets of a lease of `project_id`
+    (see `views.lease`): its own, or None for an admin, who sees every
+    project's leases (and servers, as in Nova).
     """
-    if details.lease.project_id == ctx.project_id or policies.authorize(
-            ctx, policies.LEASES_GET, {'project_id':
-                                       details.lease.project_id}):
+    if policies.authorize(ctx, policies.LEASES_LIST_ALL_PROJECTS, {}) or (
+            project_id != ctx.project_id and policies.authorize(
+                ctx, policies.LEASES_GET, {'project_id': project_id})):
         return None
     return ctx.project_id
 
@@ -103,7 +104,8 @@ def _details(lease_id: str):
 
 def _view(ctx, lease_id: str) -> dict:
     details = _details(lease_id)
-    return _with_series(views.lease(details, _viewer(ctx, details)))
+    return _with_series(views.lease(details, _viewer(
+        ctx, details.lease.project_id)))
 
 
 def _with_series(view: dict, known: Optional[dict] = None) -> dict:
@@ -118,13 +120,14 @@ def _with_series(view: dict, known: Optional[dict] = None) -> dict:
     return view
 
 
-def told(action: str, lease_id: str, changed=None) -> dict:
+def told(ctx, action: str, lease_id: str, changed=None) -> dict:
     """Send lease.<action> (with the fields `changed`, if given) and give
-    the lease's view as its owner sees it, from one read.
+    the lease's view as the caller sees it, from one read.
     """
     details = _details(lease_id)
     notifications.api_notifier().lease(action, lease_id, details, changed)
-    return _with_series(views.lease(details))
+    return _with_series(views.lease(details, _viewer(
+        ctx, details.lease.project_id)))
 
 
 # --------------------------------------------------------------- handlers
@@ -161,8 +164,7 @@ def list_leases(ctx, req):
     # One read of the details of every lease, not one per lease.
     details = db_leases.details(store, (x.id for x in leases))
     return wsgi.json_response(200, {'leases': [
-        _with_series(views.lease(details[x.id], None if everything or
-                                 x.project_id == ctx.project_id
+        _with_series(views.lease(details[x.id], None if everything
                                  else ctx.project_id), known)
         for x in leases if x.id in details]})
 
@@ -201,9 +203,8 @@ def create_lease(ctx, req):
     except lease_service.Refused as e:
         raise refused(e)
     if made.again:
-        return wsgi.json_response(201, {'lease': views.lease(
-            _details(made.lease_id))})
-    return wsgi.json_response(201, {'lease': told('create',
+        return wsgi.json_response(201, {'lease': _view(ctx, made.lease_id)})
+    return wsgi.json_response(201, {'lease': told(ctx, 'create',
                                                   made.lease_id)})
 
 
@@ -409,7 +410,7 @@ def update_lease(ctx, req, id):
     except lease_service.Refused as e:
         raise refused(e)
     return wsgi.json_response(200, {'lease': told(
-        'update', lease.id, _changed(values, growth))})
+        ctx, 'update', lease.id, _changed(values, growth))})
 
 
 def delete_lease(ctx, req, id):

@@ -27,6 +27,7 @@ from nova_reservation.api import wsgi
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease import write as lease_write
@@ -57,12 +58,19 @@ def _host_id(project_id: str, node: str) -> str:
 
 
 def _allocation(slot: capacity.Slot, info, lease,
-                viewer: Optional[str] = None) -> dict:
-    """A slot as the calendar shows it; to `viewer`, a project the slot's
-    reservation is shared with, without the other projects' servers.
+                viewer: Optional[str] = None,
+                bound: Optional[dict] = None) -> dict:
+    """A slot as the calendar shows it; to `viewer`, a project that may
+    use the slot's reservation (its own or one shared with it), with its
+    own server only (`bound`: {server: its project, where that is not the
+    reservation's}), as Nova shows no other project's.
     """
     held = (slot.instance_uuid or '').startswith(db_ledger.HOLD_PREFIX)
     shared = bool(info and viewer and info.project_id != viewer)
+    server = None if held else slot.instance_uuid
+    if server and viewer and (bound or {}).get(
+            server, info and info.project_id) != viewer:
+        server = None
     return dict(
         _amounts(slot.resources),
         type=info.resource_type if info else None,
@@ -71,19 +79,21 @@ def _allocation(slot: capacity.Slot, info, lease,
         lease_name=lease.name if lease else None,
         reservation_id=slot.reservation_id,
         project_id=info and info.project_id,
-        server_id=None if held or shared else slot.instance_uuid,
+        server_id=server,
         shared_by=info.project_id if shared else None,
         held=held)
 
 
 def _window(allocation: dict, reason: Optional[str], own: bool) -> dict:
     """A maintenance window's slot, which every project sees: with its
-    reason and, to other projects, nothing of the lease that holds it.
+    reason and, to other projects, nothing of the lease that holds it
+    (not even the project that made it).
     """
     allocation['reason'] = reason
     if not own:
         allocation.update(lease_id=None, lease_name=None,
-                          reservation_id=None, project_id=None)
+                          reservation_id=None, project_id=None,
+                          shared_by=None)
     return allocation
 
 
@@ -117,6 +127,13 @@ def show_ledger(ctx, req):
     leases = db_leases.get_many(db_api.Context(), {
         reservations[s.reservation_id].lease_id for _, _, slots in shown
         for s in slots if s.reservation_id in reservations})
+    # The project of each server in a slot, where it is not the
+    # reservation's (one booted into a reservation shared with it).
+    bound = {} if everything else {
+        b.instance_uuid: b.project_id
+        for b in db_bindings.of_servers(db_api.Context(), {
+            s.instance_uuid for _, _, slots in shown for s in slots
+            if s.instance_uuid}) if b.project_id}
     reasons = {s.reservation_id: db_leases.reservation(
         db_api.Context(), s.reservation_id).reason
         for _, _, slots in shown for s in slots
@@ -129,7 +146,7 @@ def show_ledger(ctx, req):
             info = reservations.get(s.reservation_id)
             allocations.append(_allocation(
                 s, info, info and leases.get(info.lease_id),
-                None if everything else ctx.project_id))
+                None if everything else ctx.project_id, bound))
             if s.reservation_id in reasons:
                 _window(allocations[-1], reasons[s.reservation_id],
                         everything or info.project_id == ctx.project_id)

@@ -36,5 +36,6 @@ def split_lease(ctx, req, id):
                                  project_id, name)
     except lease_service.Refused as e:
         raise leases.refused(e)
-    leases.told('update', lease.id, ['reservations.amount'])
-    return wsgi.json_response(201, {'lease': leases.told('create', made)})
+    leases.told(ctx, 'update', lease.id, ['reservations.amount'])
+    return wsgi.json_response(201, {'lease': leases.told(ctx, 'create',
+                                                         made)})
