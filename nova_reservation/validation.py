@@ -93,13 +93,59 @@ def check_tree(field: str, value: Any) -> None:
 # ------------------------------------------------------------ schemas
 
 _VALIDATORS = {}
+_DRAFT = jsonschema.Draft202012Validator
+# jsonschema applies every keyword of a schema, even after its size limit
+# failed: a keyword that walks a value is applied only to a value within
+# the size its schema allows, so that what a request costs is bounded by
+# the schema, not by the body (that size's own error is still reported).
+_SIZE_FIRST = {
+    'maxLength': ('pattern',),
+    'maxItems': ('items', 'prefixItems', 'contains', 'uniqueItems'),
+    'maxProperties': ('properties', 'patternProperties',
+                      'additionalProperties', 'propertyNames'),
+}
+
+
+def _within_size(keyword: str, size: str, apply):
+    def within(validator, value, instance, schema):
+        if size in schema and isinstance(instance, (str, list, dict)) and \
+                len(instance) > schema[size]:
+            return ()
+        return apply(validator, value, instance, schema)
+    within.__name__ = keyword
+    return within
+
+
+_PATTERNS: dict = {}
+
+
+def _pattern(validator, pattern: str, instance, schema):
+    """JSON Schema's pattern (ECMA 262): a final ``$`` ends the string,
+    where Python's also matches before a last newline.
+    """
+    if not validator.is_type(instance, 'string'):
+        return
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = _PATTERNS[pattern] = re.compile(
+            pattern[:-1] + r'\Z' if pattern.endswith('$') and
+            not pattern.endswith('\\$') else pattern)
+    if not compiled.search(instance):
+        yield jsonschema_exceptions.ValidationError(
+            '%r does not match %r' % (instance[:64], pattern))
+
+
+_KEYWORDS = dict(_DRAFT.VALIDATORS, pattern=_pattern)
+Validator = jsonschema.validators.extend(_DRAFT, {
+    keyword: _within_size(keyword, size, _KEYWORDS[keyword])
+    for size, keywords in _SIZE_FIRST.items() for keyword in keywords})
 
 
 def _validator(schema: dict) -> jsonschema.protocols.Validator:
     key = id(schema)
     if key not in _VALIDATORS:
-        jsonschema.Draft202012Validator.check_schema(schema)
-        _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+        Validator.check_schema(schema)
+        _VALIDATORS[key] = Validator(schema)
     return _VALIDATORS[key]
 
 

@@ -16,10 +16,11 @@ the query is one reservation, as a lease holds it (`leases.RESERVATION`).
 
 from nova_reservation.schemas import common
 
-DURATION = {'type': 'string', 'pattern': r'^[1-9][0-9]{0,6}[mhdw]?$',
+DURATION = {'type': 'string', 'maxLength': 8,
+            'pattern': r'^[1-9][0-9]{0,6}[mhdw]?$',
             'description': 'how long the lease lasts: minutes, or a number '
             'with a unit m, h, d or w (90, 90m, 2h, 1d, 1w)'}
-LIMIT = {'type': 'string', 'pattern': r'^[1-9][0-9]{0,2}$',
+LIMIT = {'type': 'string', 'maxLength': 3, 'pattern': r'^[1-9][0-9]{0,2}$',
          'description': 'at most this many windows (1 to 100)'}
 
 SEARCH = common.strict({
