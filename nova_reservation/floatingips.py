@@ -23,6 +23,7 @@ for Ironic, by a UUID.
 
 import ipaddress
 from typing import Iterable
+from typing import Optional
 
 from nova_reservation import capacity
 
@@ -56,3 +57,24 @@ def sort_key(address: str) -> tuple:
 def canonical(address: str) -> str:
     """An address as it is kept (``ValueError`` if it is none)."""
     return str(ipaddress.ip_address(address))
+
+
+def subnet_own_address(address: str, cidr: str) -> Optional[str]:
+    """Which of subnet `cidr`'s own addresses `address` is, one that Neutron
+    never makes a floating IP of, or None.
+
+    As Neutron's IPAM checks an address asked for (``check_subnet_ip``): an
+    IPv4 subnet's network address (its first, whatever its prefix) and its
+    broadcast address (none in a /31 or /32), an IPv6 subnet's
+    subnet-router anycast address (all host bits zero; only a router's
+    port may have it).
+    """
+    ip = ipaddress.ip_address(address)
+    net = ipaddress.ip_network(cidr, strict=False)
+    if ip == net.network_address:
+        return ('the network address' if net.version == 4
+                else 'the subnet-router anycast address')
+    if net.version == 4 and net.prefixlen <= 30 and \
+            ip == net.broadcast_address:
+        return 'the broadcast address'
+    return None

@@ -28,6 +28,8 @@ from neutronclient.common import exceptions as neutron_exceptions
 from nova import context as nova_context
 from nova.network import neutron as nova_neutron
 
+from nova_reservation import floatingips
+
 # What Neutron or the way to it can fail with.
 FAILURES = (neutron_exceptions.NeutronClientException,
             ks_exceptions.ClientException)
@@ -58,8 +60,9 @@ def mark(reservation_id: str) -> str:
 def subnet_for(network_id: str, address: str) -> str:
     """The id of the subnet of external network `network_id` that holds
     `address`, an address Neutron does not give out itself (outside the
-    subnet's allocation pools and gateway) and that nothing uses; Unusable
-    otherwise, Unavailable if Neutron failed.
+    subnet's allocation pools and gateway), that it can make a floating IP
+    of (not the subnet's network or broadcast address) and that nothing
+    uses; Unusable otherwise, Unavailable if Neutron failed.
     """
     ip = ipaddress.ip_address(address)
     try:
@@ -85,6 +88,13 @@ def subnet_for(network_id: str, address: str) -> str:
 
 
 def _check_free(client, network_id: str, subnet: dict, ip) -> None:
+    # A lease would be promised an address whose floating IP fails at its
+    # start.
+    own = floatingips.subnet_own_address(str(ip), subnet['cidr'])
+    if own:
+        raise Unusable('floating_ip_address', '%s is %s of subnet %s (%s): '
+                       'Neutron never gives it' % (ip, own, subnet['id'],
+                                                   subnet['cidr']))
     if subnet.get('gateway_ip') and ip == ipaddress.ip_address(
             subnet['gateway_ip']):
         raise Unusable('floating_ip_address', '%s is the gateway of subnet %s'

@@ -95,6 +95,11 @@ class RegistrationTest(FloatingIPTestCase):
         cases = [
             ('172.24.4.50', PUBLIC, 'floating_ip_address', 'allocation pool'),
             ('172.24.4.1', PUBLIC, 'floating_ip_address', 'gateway'),
+            ('172.24.4.0', PUBLIC, 'floating_ip_address',
+             'is the network address of subnet %s (172.24.4.0/24): '
+             'Neutron never gives it' % PUBLIC_SUBNET),
+            ('172.24.4.255', PUBLIC, 'floating_ip_address',
+             'is the broadcast address of subnet %s' % PUBLIC_SUBNET),
             ('10.9.9.9', PUBLIC, 'floating_ip_address', 'no subnet'),
             ('172.24.4.200', PRIVATE, 'floating_network_id',
              'not an external network'),

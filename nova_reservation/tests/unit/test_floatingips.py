@@ -78,3 +78,24 @@ class AddressesTest(unittest.TestCase):
         node = floatingips.node_of('abc')
         self.assertTrue(floatingips.is_address(node))
         self.assertFalse(floatingips.is_address('compute1'))
+
+    def test_subnet_own_addresses_neutron_never_gives(self):
+        own = floatingips.subnet_own_address
+        self.assertEqual('the network address',
+                         own('172.24.4.0', '172.24.4.0/24'))
+        self.assertEqual('the broadcast address',
+                         own('172.24.4.255', '172.24.4.0/24'))
+        self.assertEqual('the broadcast address',
+                         own('10.0.0.3', '10.0.0.0/30'))
+        for address in ('172.24.4.1', '172.24.4.200', '172.24.4.254'):
+            self.assertIsNone(own(address, '172.24.4.0/24'), address)
+        # A /31 has no broadcast address (RFC 3021), but Neutron still
+        # refuses its first address, as it does a /32's only one.
+        self.assertEqual('the network address', own('10.0.0.0', '10.0.0.0/31'))
+        self.assertIsNone(own('10.0.0.1', '10.0.0.0/31'))
+        self.assertEqual('the network address', own('10.0.0.7', '10.0.0.7/32'))
+        self.assertEqual('the subnet-router anycast address',
+                         own('2001:db8::', '2001:db8::/64'))
+        # IPv6 has no broadcast address.
+        for address in ('2001:db8::1', '2001:db8::ffff:ffff:ffff:ffff'):
+            self.assertIsNone(own(address, '2001:db8::/64'), address)
