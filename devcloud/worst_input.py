@@ -23,18 +23,22 @@ of the run.  Its size is the largest the body limit (nova-api's
 import copy
 import json
 import re
-from typing import Iterator, Optional
+from typing import Iterator, NamedTuple, Optional
+import urllib.parse
 
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
+from nova_reservation.hooks import params as hook_params
 from nova_reservation.schemas import leases as lease_schemas
 
 # Seconds of CPU that nova-api may spend on one request at most.
 BUDGET = 0.1
 BODY_LIMIT = wsgi.MAX_BODY_LENGTH
-# A request line a WSGI server takes (gunicorn's limit_request_line, the
-# smallest of the servers Nova runs under).
-URL_LIMIT = 4094
+# The lease_params hint's own limit, as text or as an object.
+LEASE_PARAMS_LIMIT = hook_params.MAX_PARAMS_LENGTH
+# A request line as long as a WSGI server takes by default (eventlet's,
+# Apache's), for the queries.
+URL_LIMIT = 8190
 # A property name in a path: the name of an extra capability.
 KEY = object()
 REFUSED = '\x00'
@@ -139,6 +143,8 @@ def with_value(body: dict, path: tuple, value, containers: dict = None
         parent = parent[part]
     if path[-1] is KEY:
         parent[value] = 'x'
+    elif isinstance(path[-1], int):
+        parent[path[-1]:] = [value]
     else:
         parent[path[-1]] = value
     return body
@@ -190,3 +196,190 @@ def list_fields(schema: dict, path: tuple = ()) -> Iterator[tuple]:
 
 
 LEASE_PARAMS = lease_schemas.LEASE_PARAMS
+# Objects a worst input's path makes on its way, where empty is refused.
+CONTAINERS = {('recurrence',): {'every': 'day'}}
+
+
+class Request(NamedTuple):
+    """A request with a worst input: who sends it (``member`` or
+    ``admin``), and the field its refusal names.
+    """
+    method: str
+    path: str           # below the lease API's /v1, or Nova's
+    data: bytes
+    sender: str
+    field: str
+
+
+class Cloud(NamedTuple):
+    """What the requests name: a lease of the member's with its
+    reservation, a flavor, an external network with a floating IP
+    address of it, a compute node and an enrolled host's id (or None).
+    """
+    lease_id: str
+    reservation_id: str
+    flavor_id: str
+    network_id: str
+    address: str
+    node: str
+    host_id: Optional[str]
+
+    def reservations(self) -> dict:
+        """A reservation of each kind, as a lease's body holds it."""
+        return {
+            'flavor:instance': {'resource_type': 'flavor:instance',
+                                'flavor_id': self.flavor_id, 'amount': 1},
+            'physical:host': {'resource_type': 'physical:host', 'min': 1,
+                              'max': 1},
+            'virtual:instance': {'resource_type': 'virtual:instance',
+                                 'vcpus': 1, 'memory_mb': 256,
+                                 'disk_gb': 1, 'amount': 1},
+            'virtual:floatingip': {'resource_type': 'virtual:floatingip',
+                                   'network_id': self.network_id,
+                                   'amount': 1},
+            'maintenance': {'resource_type': 'maintenance',
+                            'hosts': [self.node], 'reason': 'disks'},
+        }
+
+    def lease(self, start: str, end: str, kind: Optional[str] = None
+              ) -> dict:
+        return {'name': 'cost', 'start_date': start, 'end_date': end,
+                'reservations': [self.reservations()[
+                    kind or 'flavor:instance']]}
+
+    def bases(self) -> dict:
+        """{(method, route): (path, sender, base body)} of each operation
+        with a body but a lease's creation.
+        """
+        lease = '/leases/' + self.lease_id
+        found = {
+            ('PUT', '/v1/leases/{id}'): (
+                lease, 'member', {'name': 'x', 'reservations': [
+                    {'id': self.reservation_id}]}),
+            ('POST', '/v1/leases/{id}/split'): (
+                lease + '/split', 'member', {
+                    'reservation_id': self.reservation_id, 'amount': 1}),
+            ('POST', '/v1/leases/{id}/approve'): (
+                lease + '/approve', 'admin', {}),
+            ('POST', '/v1/leases/{id}/reject'): (
+                lease + '/reject', 'admin', {}),
+            ('POST', '/v1/os-hosts'): (
+                '/os-hosts', 'admin', {'name': self.node}),
+            ('POST', '/v1/floatingips'): (
+                '/floatingips', 'admin', {
+                    'floating_network_id': self.network_id,
+                    'floating_ip_address': self.address}),
+        }
+        if self.host_id is not None:
+            found[('PUT', '/v1/os-hosts/{id}')] = (
+                '/os-hosts/' + self.host_id, 'admin',
+                {'values': {'gpu': 'x'}})
+        return found
+
+
+def _named(path: tuple, data: bytes) -> str:
+    """The field a refusal of `data` names: at a `KEY`, the property's
+    name, by its first characters.
+    """
+    if path[-1] is not KEY:
+        return field_name(path)
+    text = data.decode()
+    start = text.index('"' + 'a' * 64)
+    return text[start + 1:start + 65]
+
+
+def body_requests(cloud: Cloud, start: str, end: str) -> Iterator[Request]:
+    """The worst input of every string field of every body, each in a
+    request of its own as large as the body limit allows.
+    """
+    bases = cloud.bases()
+    for method, route, schema in bodies():
+        for path, leaf, kind in body_strings(schema):
+            if (method, route) == ('POST', '/v1/leases'):
+                where, sender = '/leases', ('admin' if kind == 'maintenance'
+                                            else 'member')
+                body = cloud.lease(start, end, kind)
+            elif (method, route) in bases:
+                where, sender, body = bases[(method, route)]
+            else:
+                continue
+            data = largest(body, path, leaf, containers=CONTAINERS)
+            yield Request(method, where, data, sender, _named(path, data))
+
+
+def query_requests(cloud: Cloud) -> Iterator[Request]:
+    """The worst input of every field of every query, each in a request
+    line as long as a server takes.
+    """
+    kinds = {'flavor:instance': {'flavor_id': cloud.flavor_id},
+             'physical:host': {'min': '1'},
+             'virtual:floatingip': {'network_id': cloud.network_id},
+             'virtual:instance': {'vcpus': '1', 'memory_mb': '256'}}
+    for route, fields in queries():
+        for name, leaf in fields.items():
+            query = {}
+            if route == '/v1/availability':
+                # A search for a reservation of a kind that has the field.
+                kind = next((k for k in kinds if name in
+                             lease_schemas.RESERVATION_FIELDS[k]),
+                            'flavor:instance')
+                query = dict(kinds[kind], duration='60')
+                query.pop(name, None)
+            start = len('GET /reservation%s?%s&%s= HTTP/1.1' % (
+                route, urllib.parse.urlencode(query), name))
+            # The refused character is sent as %00.
+            query[name] = worst(leaf, URL_LIMIT - start - 2)
+            path = route[len('/v1'):] + '?' + urllib.parse.urlencode(query)
+            yield Request('GET', path, b'', 'admin', name)
+
+
+def hint_requests(server: dict, start: str, end: str) -> Iterator[Request]:
+    """Boots of `server` (a body's ``server``) whose lease hints hold
+    the worst input of each field: lease_params as large as it may be (as
+    an object; the field is named), and as large as the body may be (as
+    an object and as text), and every other hint.
+    """
+    params = {'name': 'l1', 'start': start, 'end': end}
+    prefix = ('os:scheduler_hints', 'lease_params')
+
+    def boot(hints: dict) -> dict:
+        return {'server': server, 'os:scheduler_hints': hints}
+
+    def as_text(path, leaf) -> bytes:
+        def body(value):
+            text = json.dumps(with_value(params, path, value, CONTAINERS))
+            return json.dumps(boot({'lease_params': text})).encode()
+        # The refused character, escaped twice, takes seven characters.
+        return body(worst(leaf, BODY_LIMIT - len(body('')) - 6))
+
+    for path, leaf, _ in body_strings(LEASE_PARAMS):
+        value = json.loads(largest(params, path, leaf, containers=CONTAINERS,
+                                   limit=LEASE_PARAMS_LIMIT))
+        yield Request('POST', '/servers', json.dumps(boot({
+            'lease_params': value})).encode(), 'member',
+            'lease_params.' + field_name(path))
+        yield Request('POST', '/servers', largest(
+            boot({'lease_params': params}), prefix + path, leaf,
+            containers={prefix + k: v for k, v in CONTAINERS.items()}),
+            'member', 'lease_params')
+        yield Request('POST', '/servers', as_text(path, leaf), 'member',
+                      'lease_params')
+    for hint in ('reservation', 'reservation_fallback', 'reserved',
+                 'preemptible', 'on_preempt'):
+        yield Request('POST', '/servers', largest(
+            boot({}), ('os:scheduler_hints', hint), {}), 'member', hint)
+
+
+def refusal(text: str) -> str:
+    """A refusal's message, of the lease API or of Nova."""
+    body = json.loads(text)
+    if 'error_message' in body:
+        return body['error_message']
+    return list(body.values())[0]['message']
+
+
+def names(message: str, field: str) -> bool:
+    """Whether a refusal's message names `field` (or an item or a field
+    of it) first.
+    """
+    return re.match('%s[:.[]' % re.escape(field), message) is not None

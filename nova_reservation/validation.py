@@ -176,9 +176,10 @@ def _problem(error) -> tuple:
     if kind == 'additionalProperties':
         known = sorted(schema.get('properties', {}))
         unknown = sorted(set(error.instance) - set(known))
-        return [unknown[0]], ('unknown field; the fields are %s'
-                              % ', '.join(known) if known else
-                              'unknown field')
+        # (A name is not echoed whole: it may be as long as the body.)
+        return [unknown[0][:64]], ('unknown field; the fields are %s'
+                                   % ', '.join(known) if known else
+                                   'unknown field')
     if kind == 'type':
         return [], 'must be %s, not %s' % (_kind(rule), _json_type(
             error.instance))
@@ -299,15 +300,19 @@ def waiting(prefix: str, body: dict, start: datetime.datetime,
 
 PERIODS = {'day': datetime.timedelta(days=1),
            'week': datetime.timedelta(weeks=1)}
+# Each occurrence is a lease of its own, whose reservations are planned
+# and get their private flavors at once: the reservations of a series
+# are bounded in all, so that one request writes a bounded amount.
 MAX_OCCURRENCES = 100
 
 
 def occurrences(prefix: str, body: dict, start: datetime.datetime,
                 end: datetime.datetime, now: datetime.datetime,
-                max_advance: int) -> list:
+                max_advance: int, reservations: int = 1) -> list:
     """[(start, end)] of each occurrence of a lease (`body` checked by its
-    schema): its own interval, or with ``recurrence`` the same interval
-    every day or week, `count` times or until a date.
+    schema) of `reservations` reservations: its own interval, or with
+    ``recurrence`` the same interval every day or week, `count` times or
+    until a date (at most `MAX_OCCURRENCES` reservations in all).
     """
     recurrence = body.get('recurrence')
     if recurrence is None:
@@ -334,11 +339,15 @@ def occurrences(prefix: str, body: dict, start: datetime.datetime,
             raise InvalidParam(last, 'is before the start (%s UTC)'
                                % start.replace(microsecond=0))
         count = (until - start) // period + 1
-        if count > MAX_OCCURRENCES:
-            raise InvalidParam(last, 'makes %d occurrences; at most %d'
-                               % (count, MAX_OCCURRENCES))
     else:
         last, count = field + '.count', recurrence['count']
+    per = max(1, reservations)
+    if count * per > MAX_OCCURRENCES:
+        raise InvalidParam(last, 'makes %d occurrences; at most %d%s'
+                           % (count, MAX_OCCURRENCES // per,
+                              ' of a lease of %d reservations (%d '
+                              'reservations in all)' % (per, MAX_OCCURRENCES)
+                              if per > 1 else ''))
     found = [(start + k * period, end + k * period) for k in range(count)]
     if max_advance and found[-1][0] > now + datetime.timedelta(
             seconds=max_advance):

@@ -267,8 +267,8 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
     wait = validation.waiting('', body, start, start_now, now, max_advance)
     if wait is not None:
         values.update(wait.columns(start_now))
-    return values, requests, validation.occurrences('', body, start, end, now,
-                                                    max_advance)
+    return values, requests, validation.occurrences(
+        '', body, start, end, now, max_advance, reservations=len(requests))
 
 
 def maintenance_alone(body: dict, requests: list) -> None:

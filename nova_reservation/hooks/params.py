@@ -113,13 +113,14 @@ def lease_request(hints: dict, now: datetime.datetime, max_duration: int,
                                'reserved=True')
     if raw is None:
         return None
-    if isinstance(raw, str):
-        if len(raw) > MAX_PARAMS_LENGTH:
-            raise InvalidParam('lease_params', 'is longer than %d '
-                               'characters' % MAX_PARAMS_LENGTH)
-        params = validation.load_json('lease_params', raw)
-    else:
-        params = raw
+    # Given as an object, it is held to the length of its text as well.
+    text = raw if isinstance(raw, str) else json.dumps(raw,
+                                                       ensure_ascii=False)
+    if len(text) > MAX_PARAMS_LENGTH:
+        raise InvalidParam('lease_params', 'is longer than %d characters'
+                           % MAX_PARAMS_LENGTH)
+    params = validation.load_json('lease_params', raw) \
+        if isinstance(raw, str) else raw
     if not isinstance(params, dict):
         raise InvalidParam('lease_params', 'must be a JSON object with '
                            'name, start and end')

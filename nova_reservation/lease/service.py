@@ -128,8 +128,17 @@ def create(ctx, draft: Draft) -> Made:
                    if draft.intervals else None)
     every = ([r for _, own, _ in occurrences for r in own] if occurrences
              else draft.requests)
-    made = nova_objects.made_for(ctx, every)
     writer = write.shared()
+    if occurrences and not draft.servers:
+        # A series that does not fit on the ledger as it is is refused
+        # before the private flavors of its every reservation are made
+        # (and deleted again); one that fits is planned again as written.
+        try:
+            writer.ledger.refresh()
+            writer.series_plans(occurrences)
+        except NoCapacity as e:
+            raise _refused(e)
+    made = nova_objects.made_for(ctx, every)
     waits = False
     trust_id = None
     try:

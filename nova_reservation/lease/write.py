@@ -75,27 +75,6 @@ class Writer(plan_mod.Planner):
         all or none: NoCapacity names the first that does not fit;
         db_quotas.QuotaExceeded if they take the project past `quota`.
         """
-        def plans():
-            # The nodes read once for the series (twice if some occurrences
-            # start too soon for the preemptible servers to leave).
-            found, pools = [], {}
-            for number, (lease, requests, _) in enumerate(occurrences, 1):
-                start, end = interval(lease)
-                soon = self.evictable(start) is None
-                if soon not in pools:
-                    pools[soon] = self.pools(start=start)
-                try:
-                    found.append(self.plan(requests, start, end,
-                                           pools=pools[soon]))
-                except NoCapacity as e:
-                    if len(occurrences) == 1:
-                        raise
-                    raise NoCapacity('occurrence %d (from %s UTC) does not '
-                                     'fit: %s' % (number, lease['start_at'],
-                                                  e), e.earliest,
-                                     occurrence=number) from e
-            return found
-
         def write(gen, found):
             rows = [(dict(lease, status=status.CREATING), [
                 (reservation_row(lease, req),
@@ -105,7 +84,7 @@ class Writer(plan_mod.Planner):
                                                            found)]
             db_quotas.guarded(self.ctx, quota, lambda: db_leases.create_many(
                 self.ctx, gen, rows))
-        found = self.written(plans, write)
+        found = self.written(lambda: self.series_plans(occurrences), write)
         ids = [lease['id'] for lease, _, _ in occurrences]
         self.settled(
             [(lease, requests, plan.placed) for (lease, requests, _), plan
@@ -117,6 +96,30 @@ class Writer(plan_mod.Planner):
                                      lease['status'],
                                      only_from=(status.CREATING,),
                                      keep_reason=True)
+
+    def series_plans(self, occurrences: list) -> list:
+        """The plan of each of the occurrences (as `create_series` takes
+        them) on the ledger as last read; NoCapacity names the first that
+        does not fit.
+        """
+        # The nodes read once for the series (twice if some occurrences
+        # start too soon for the preemptible servers to leave).
+        found, pools = [], {}
+        for number, (lease, requests, _) in enumerate(occurrences, 1):
+            start, end = interval(lease)
+            soon = self.evictable(start) is None
+            if soon not in pools:
+                pools[soon] = self.pools(start=start)
+            try:
+                found.append(self.plan(requests, start, end,
+                                       pools=pools[soon]))
+            except NoCapacity as e:
+                if len(occurrences) == 1:
+                    raise
+                raise NoCapacity('occurrence %d (from %s UTC) does not '
+                                 'fit: %s' % (number, lease['start_at'], e),
+                                 e.earliest, occurrence=number) from e
+        return found
 
     def written(self, plans: Callable, write: Callable):
         """What `plans()` found, once `write(generation, found)` wrote it,

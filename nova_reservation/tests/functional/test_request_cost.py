@@ -1,0 +1,165 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What a request costs nova-api, on real Nova: the worst input of every
+string field of every body of the lease API, of its queries and of a
+boot's lease hints, at the largest size the limits allow, and every list
+at its most, is answered within `worst_input.BUDGET` seconds of CPU;
+the refused ones with a 400 that names the field, writing nothing.
+
+The lease API and the hook run in this thread (Nova's harness serves its
+API in process): the thread's CPU time is what the request cost.
+"""
+
+import time
+
+import requests
+
+from devcloud import worst_input
+from nova_reservation.db import api as db_api
+from nova_reservation.db import leases as db_leases
+from nova_reservation.tests.functional import base
+
+STORE = db_api.Context()
+PUBLIC = '5e4c1a2b-0f43-4d5e-9a61-7b8c9d0e1f2a'
+
+
+def cpu(send) -> tuple:
+    """(answer, seconds of this thread's CPU) of `send()`."""
+    started = time.thread_time()
+    resp = send()
+    return resp, time.thread_time() - started
+
+
+class RequestCostTest(base.ReservationsTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.spent = []
+        self.addCleanup(lambda: print(
+            '%d requests, the costliest %.3f s of CPU'
+            % (len(self.spent), max(self.spent or [0]))))
+
+    def assertCheap(self, send, status, field=None):
+        """`send()` costs less than the budget and answers `status`, a
+        refusal naming `field`, writing no lease.
+        """
+        before = [x.id for x in db_leases.get_all(STORE)]
+        resp, spent = cpu(send)
+        self.spent.append(spent)
+        what = field or resp.request.path_url[:80]
+        self.assertLess(spent, worst_input.BUDGET, what)
+        self.assertEqual(status, resp.status_code, '%s: %s' % (
+            what, resp.text[:300]))
+        if status == 400:
+            found = worst_input.refusal(resp.text)
+            self.assertTrue(worst_input.names(found, field), '%s: %s' % (
+                field, found[:300]))
+            self.assertEqual(before, [x.id for x in db_leases.get_all(
+                STORE)])
+        return resp
+
+    def send(self, request: worst_input.Request):
+        if request.path == '/servers':
+            return self.api.api_request(
+                '/servers', method='POST', check_response_status=False,
+                body=request.data,
+                headers={'Content-Type': 'application/json'})
+        client = self.admin_rsv if request.sender == 'admin' else self.rsv
+        return requests.request(request.method, client.base + request.path,
+                                data=request.data or None,
+                                headers=dict(client.headers, **{
+                                    'Content-Type': 'application/json'}))
+
+    def cloud_of(self, host_id=None) -> worst_input.Cloud:
+        lease = self.rsv('POST', '/leases', dict(self.lease_body(), name='x'))
+        self.assertEqual(201, lease.status_code, lease.text)
+        lease = lease.json()['lease']
+        return worst_input.Cloud(
+            lease['id'], lease['reservations'][0]['id'], base.ONE_PER_NODE,
+            PUBLIC, '172.24.4.10', 'host1', host_id)
+
+    def lease_body(self, kind=None) -> dict:
+        return worst_input.Cloud(
+            '', '', base.ONE_PER_NODE, PUBLIC, '', 'host1', None).lease(
+                base.when(60)[:16], base.when(120)[:16], kind)
+
+    def test_every_field_of_every_body(self):
+        resp = self.admin_rsv('POST', '/os-hosts', {'name': 'host2'})
+        self.assertEqual(201, resp.status_code, resp.text)
+        cloud = self.cloud_of(str(resp.json()['host']['id']))
+        sent = set()
+        for request in worst_input.body_requests(
+                cloud, base.when(60)[:16], base.when(120)[:16]):
+            self.assertCheap(lambda: self.send(request), 400, request.field)
+            sent.add(request.path)
+        # Every operation that takes a body with a string in it.
+        self.assertEqual(len(cloud.bases()) + 1, len(sent))
+
+    def test_every_query(self):
+        for request in worst_input.query_requests(self.cloud_of()):
+            resp = self.assertCheap(lambda: self.send(request), 400,
+                                    request.field)
+            self.assertLessEqual(len(resp.request.path_url),
+                                 worst_input.URL_LIMIT)
+
+    def test_every_hint_of_a_boot(self):
+        server = self._build_server(
+            name='vm', image_uuid=base.IMAGE, flavor_id=base.ONE_PER_NODE,
+            networks='none')
+        for request in worst_input.hint_requests(server, base.when(60),
+                                                 base.when(120)):
+            self.assertLessEqual(len(request.data), worst_input.BODY_LIMIT)
+            self.assertCheap(lambda: self.send(request), 400, request.field)
+        self.assertEqual([], self.api.get_servers())
+
+    def reservation(self, kind: str, **fields) -> dict:
+        return dict(self.lease_body(kind)['reservations'][0], **fields)
+
+    def test_every_list_at_its_most(self):
+        projects = ['project-%03d' % i for i in range(100)]
+        self.cloud.keystone.projects.update(projects)
+        shared = self.reservation('flavor:instance', shared_with=projects)
+        # Ten reservations, each shared with a hundred projects: more than
+        # the cloud holds.
+        body = dict(self.lease_body(), reservations=[shared] * 10)
+        self.assertCheap(lambda: self.rsv('POST', '/leases', body), 409)
+        # As a series, every day a hundred times: refused before any
+        # work, by what it would write.
+        body['recurrence'] = {'every': 'day', 'count': 100}
+        self.assertCheap(lambda: self.rsv('POST', '/leases', body), 400,
+                         'recurrence.count')
+        # The longest series of one reservation that does not fit: refused
+        # on the ledger, before its hundred private flavors are made.
+        body = dict(self.lease_body(), recurrence={'every': 'day',
+                                                   'count': 100},
+                    reservations=[self.reservation('flavor:instance',
+                                                   amount=3)])
+        self.assertCheap(lambda: self.rsv('POST', '/leases', body), 409)
+        window = self.reservation('maintenance', hosts=[
+            'node-%03d' % i for i in range(100)])
+        self.assertCheap(lambda: self.admin_rsv('POST', '/leases', dict(
+            self.lease_body(), reservations=[window])), 400,
+            'reservations[0].hosts[0]')
+        addresses = self.reservation(
+            'virtual:floatingip', amount=100, required_floatingips=[
+                '172.24.4.%d' % i for i in range(100, 200)])
+        self.assertCheap(lambda: self.rsv('POST', '/leases', dict(
+            self.lease_body(), reservations=[addresses])), 400,
+            'reservations[0].required_floatingips[0]')
+        hosts = self.reservation('physical:host', hypervisor_properties=[
+            'and'] + [['>=', '$vcpus', str(i)] for i in range(63)])
+        self.assertCheap(lambda: self.rsv('POST', '/leases', dict(
+            self.lease_body(), reservations=[hosts] * 10)), 409)
+        capabilities = {'cap%02d' % i: 'x' * 255 for i in range(63)}
+        self.assertCheap(lambda: self.admin_rsv('POST', '/os-hosts', dict(
+            capabilities, name='host1')), 201)
