@@ -48,7 +48,8 @@ class Keystone(fixtures.Fixture):
     that tests add to), and ``[reservation]``'s credentials set to its
     service user; set up before the cloud (its cleanup resets the
     configuration).  ``failing``: every call is answered 503.  ``asked``:
-    the project ids it was asked for.
+    the project ids it was asked for; ``tokens``: how many tokens it
+    issued.
     """
 
     def __init__(self, projects: Iterable[str] = ()) -> None:
@@ -56,6 +57,7 @@ class Keystone(fixtures.Fixture):
         self.projects = set(projects) | {SERVICE_PROJECT}
         self.failing = False
         self.asked: list = []
+        self.tokens = 0
 
     def _version(self) -> dict:
         return {'id': 'v3.14', 'status': 'stable',
@@ -97,6 +99,7 @@ class Keystone(fixtures.Fixture):
             return _reply(start_response, '200 OK',
                           {'version': self._version()})
         if (method, path) == ('POST', '/v3/auth/tokens'):
+            self.tokens += 1
             return _reply(start_response, '201 Created', self._token(),
                           [('X-Subject-Token', TOKEN)])
         if environ.get('HTTP_X_AUTH_TOKEN') != TOKEN:

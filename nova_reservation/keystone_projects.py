@@ -59,9 +59,7 @@ def _caller(ctx) -> Optional[ks_adapter.Adapter]:
 def _service() -> Optional[ks_adapter.Adapter]:
     if CONF.reservation.auth_type in (None, 'none'):
         return None
-    return ks_adapter.Adapter(
-        trusts.session(), service_type='identity', interface='public',
-        min_version=(3, 0), max_version=(3, 'latest'))
+    return trusts.identity()
 
 
 def project(ctx, project_id: str) -> Optional[dict]:

@@ -27,6 +27,7 @@ from typing import Optional
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1 import loading as ks_loading
+from keystoneauth1 import session as ks_session
 from nova import utils as nova_utils
 from oslo_log import log as logging
 
@@ -37,6 +38,9 @@ CONF = conf.CONF
 
 _TRUSTEE: dict = {}
 _LOCK = threading.Lock()
+# The engine's own session, by the values of the options it was made of.
+_SERVICE_SESSION: dict = {}
+_SERVICE_LOCK = threading.Lock()
 
 
 class Unavailable(Exception):
@@ -76,6 +80,47 @@ def session(trust_id: Optional[str] = None):
         CONF, conf.GROUP, auth=auth(trust_id))
 
 
+def _credentials() -> tuple:
+    """The values of the ``[reservation]`` options that the engine's
+    session and its auth plugin are made of (the plugin's from
+    ``auth_section``'s group where one is named, as keystoneauth reads
+    them).
+    """
+    group = CONF[conf.GROUP].auth_section or conf.GROUP
+    auth_type = CONF[group].auth_type
+    values = [getattr(CONF[conf.GROUP], o.dest, None)
+              for o in ks_loading.get_session_conf_options()]
+    if auth_type:
+        # A plugin's options are registered as it is loaded: one not yet
+        # registered is not set either.
+        values += [getattr(CONF[group], o.dest, None) for o in
+                   ks_loading.get_auth_plugin_conf_options(auth_type)]
+    # Lists (TLS ciphers, say) as text, to be a key.
+    return (group, auth_type) + tuple(repr(v) for v in values)
+
+
+def service_session() -> ks_session.Session:
+    """The session of the engine's user, made once per process and again
+    when the ``[reservation]`` credentials change: its token is kept, and
+    a new one asked of Keystone when it expires, rather than one for each
+    call.  Only for the engine's own credentials, never a trust's.
+    """
+    key = _credentials()
+    with _SERVICE_LOCK:
+        made = _SERVICE_SESSION.get(key)
+        if made is None:
+            _SERVICE_SESSION.clear()
+            made = _SERVICE_SESSION[key] = session()
+        return made
+
+
+def identity() -> ks_adapter.Adapter:
+    """Keystone's v3 API with the engine's own credentials."""
+    return ks_adapter.Adapter(
+        service_session(), service_type='identity', interface='public',
+        min_version=(3, 0), max_version=(3, 'latest'))
+
+
 def trustee() -> Optional[str]:
     """The engine's user id (asked of Keystone once per process); None
     where its credentials name no user (an admin token, say).
@@ -83,7 +128,7 @@ def trustee() -> Optional[str]:
     with _LOCK:
         if not _TRUSTEE.get('id'):
             # None from a plugin that has no user (asked again next time).
-            _TRUSTEE['id'] = session().get_user_id()
+            _TRUSTEE['id'] = service_session().get_user_id()
         return _TRUSTEE['id']
 
 
@@ -122,12 +167,6 @@ def make(ctx) -> Optional[str]:
     return resp.json()['trust']['id']
 
 
-def _identity() -> ks_adapter.Adapter:
-    return ks_adapter.Adapter(
-        session(), service_type='identity', interface='public',
-        min_version=(3, 0), max_version=(3, 'latest'))
-
-
 def given() -> set:
     """The ids of the trusts to the engine's user; Unavailable."""
     try:
@@ -135,8 +174,8 @@ def given() -> set:
         if not engine:
             # Without it Keystone would list every trust.
             raise Unavailable('the engine\'s credentials name no user')
-        resp = _identity().get('/OS-TRUST/trusts', raise_exc=False,
-                               params={'trustee_user_id': engine})
+        resp = identity().get('/OS-TRUST/trusts', raise_exc=False,
+                              params={'trustee_user_id': engine})
     except ks_exceptions.ClientException as e:
         raise Unavailable('Keystone could not be reached: %s' % e)
     if resp.status_code != 200:
@@ -150,8 +189,8 @@ def delete(trust_id: Optional[str]) -> None:
     if not trust_id:
         return
     try:
-        resp = _identity().delete('/OS-TRUST/trusts/%s' % trust_id,
-                                  raise_exc=False)
+        resp = identity().delete('/OS-TRUST/trusts/%s' % trust_id,
+                                 raise_exc=False)
     except ks_exceptions.ClientException as e:
         raise Unavailable('Keystone could not be reached: %s' % e)
     if resp.status_code not in (204, 404):

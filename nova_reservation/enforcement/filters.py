@@ -15,7 +15,6 @@ each judges a lease's create, change and end, and refuses by raising
 `Refused` (the lease service's refusal, with the filter's name).
 """
 
-import threading
 from typing import Optional
 
 from oslo_log import log as logging
@@ -27,10 +26,6 @@ from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
-# The service user's session, made once per process: its token is kept
-# until it expires, not asked of Keystone for each lease.
-_SESSION: list = []
-_LOCK = threading.Lock()
 # The kinds of refusal (the lease API's error types).
 REFUSED = 'EnforcementRefused'
 UNAVAILABLE = 'EnforcementUnavailable'
@@ -111,10 +106,7 @@ class ExternalServiceFilter(BaseFilter):
         if CONF.reservation.auth_type in (None, 'none'):
             return None
         try:
-            with _LOCK:
-                if not _SESSION:
-                    _SESSION.append(trusts.session())
-            return _SESSION[0].get_token()
+            return trusts.service_session().get_token()
         except Exception as e:   # Keystone's failures are many
             raise external.Unanswered(
                 'no token of the service user could be had from Keystone '

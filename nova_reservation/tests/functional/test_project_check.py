@@ -100,6 +100,17 @@ class ProjectCheckTest(base.SharingTestCase):
         # Found once, kept: asked of Keystone once each.
         self.assertEqual([SHARED, THIRD], sorted(self.keystone.asked))
 
+    def test_one_token_of_the_service_user_for_many_projects(self):
+        # Each project is one GET with the same token, not a token (and a
+        # version discovery) for each.
+        projects = ['project-%02d' % i for i in range(30)]
+        self.keystone.projects.update(projects)
+        tokens = self.keystone.tokens
+        resp = self.create(projects)
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual(sorted(projects), sorted(self.keystone.asked))
+        self.assertLessEqual(self.keystone.tokens - tokens, 1)
+
     def test_a_change_checks_only_the_projects_it_adds(self):
         lease = self.shared_lease(amount=1, start=600)
         rid = lease['reservations'][0]['id']

@@ -249,7 +249,6 @@ class ExternalServiceTest(Configured):
 
     def test_service_users_token(self):
         # The [reservation] credentials' token where no static one is set.
-        self.addCleanup(filters._SESSION.clear)
         self.conf.config(group='reservation', auth_type='admin_token')
         ks_loading.load_auth_from_conf_options(enforcement.CONF,
                                                'reservation')

@@ -11,11 +11,13 @@
 #    under the License.
 
 """Which leases get a trust of their owner, and the volumes the engine
-makes through it: what Cinder is asked for, under which name.
+makes through it: what Cinder is asked for, under which name; the
+engine's own session, made once for its credentials.
 """
 
 import types
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import fixture as config_fixture
 import testtools
 
@@ -99,7 +101,7 @@ class UserlessEngineTest(testtools.TestCase):
         self.asked = []
         userless = types.SimpleNamespace(
             get_user_id=lambda: self.asked.append(1))
-        self.patch(trusts, 'session', lambda trust_id=None: userless)
+        self.patch(trusts, 'service_session', lambda: userless)
 
     def test_a_lease_gets_no_trust_rather_than_a_refusal(self):
         ctx = types.SimpleNamespace(user_id='u', project_id='p', roles=[])
@@ -113,3 +115,32 @@ class UserlessEngineTest(testtools.TestCase):
         trusts.trustee()
         trusts.trustee()
         self.assertEqual(2, len(self.asked))
+
+
+class ServiceSessionTest(testtools.TestCase):
+    """The engine's own session is made once for its credentials."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.conf = self.useFixture(config_fixture.Config(conf.CONF))
+        self.conf.register_opts(ks_loading.get_auth_plugin_conf_options(
+            'password'), group=conf.GROUP)
+        self.conf.config(group=conf.GROUP, auth_type='password',
+                         auth_url='http://keystone.example/v3',
+                         username='engine', password='one',
+                         user_domain_name='Default', project_name='service',
+                         project_domain_name='Default')
+
+    def test_kept_until_the_credentials_change(self):
+        first = trusts.service_session()
+        self.assertIs(first, trusts.service_session())
+        self.assertIsNot(first, trusts.session())
+        for option, value in (('password', 'two'), ('username', 'other'),
+                              ('project_name', 'other'), ('timeout', 5),
+                              ('auth_url', 'http://other.example/v3')):
+            before = trusts.service_session()
+            self.conf.config(group=conf.GROUP, **{option: value})
+            changed = trusts.service_session()
+            self.assertIsNot(before, changed, option)
+            self.assertIs(changed, trusts.service_session(), option)
+        self.assertEqual('http://other.example/v3', changed.auth.auth_url)
