@@ -49,7 +49,7 @@ class Keystone(fixtures.Fixture):
     service user; set up before the cloud (its cleanup resets the
     configuration).  ``failing``: every call is answered 503.  ``asked``:
     the project ids it was asked for; ``tokens``: how many tokens it
-    issued.
+    issued; ``listed``: how many times it listed its projects.
     """
 
     def __init__(self, projects: Iterable[str] = ()) -> None:
@@ -58,6 +58,7 @@ class Keystone(fixtures.Fixture):
         self.failing = False
         self.asked: list = []
         self.tokens = 0
+        self.listed = 0
 
     def _version(self) -> dict:
         return {'id': 'v3.14', 'status': 'stable',
@@ -86,6 +87,11 @@ class Keystone(fixtures.Fixture):
             'issued_at': now.isoformat(),
             'expires_at': (now + datetime.timedelta(hours=1)).isoformat()}}
 
+    @staticmethod
+    def _project(project_id: str) -> dict:
+        return {'id': project_id, 'name': project_id, 'enabled': True,
+                'domain_id': 'default', 'tags': []}
+
     def _app(self, environ, start_response) -> list:
         method, path = environ['REQUEST_METHOD'], environ['PATH_INFO']
         path = path.rstrip('/')
@@ -105,6 +111,10 @@ class Keystone(fixtures.Fixture):
         if environ.get('HTTP_X_AUTH_TOKEN') != TOKEN:
             return _reply(start_response, '401 Unauthorized', {
                 'error': {'code': 401, 'message': 'no valid token'}})
+        if (method, path) == ('GET', '/v3/projects'):
+            self.listed += 1
+            return _reply(start_response, '200 OK', {'projects': [
+                self._project(p) for p in sorted(self.projects)]})
         if method == 'GET' and path.startswith('/v3/projects/'):
             project_id = path[len('/v3/projects/'):]
             self.asked.append(project_id)
@@ -112,9 +122,8 @@ class Keystone(fixtures.Fixture):
                 return _reply(start_response, '404 Not Found', {
                     'error': {'code': 404, 'message': 'Could not find '
                               'project: %s.' % project_id}})
-            return _reply(start_response, '200 OK', {'project': {
-                'id': project_id, 'name': project_id, 'enabled': True,
-                'domain_id': 'default', 'tags': []}})
+            return _reply(start_response, '200 OK', {
+                'project': self._project(project_id)})
         if (method, path) == ('GET', '/v3/OS-TRUST/trusts'):
             return _reply(start_response, '200 OK', {'trusts': []})
         return _reply(start_response, '404 Not Found', {

@@ -37,6 +37,10 @@ LOG = logging.getLogger(__name__)
 CONF = conf.CONF
 # Seconds a project found in Keystone is taken as existing without asking.
 KNOWN_TTL = 60
+# A request that names more projects than this that are not known from
+# the last minute lists Keystone's projects once instead of asking for
+# each.
+LIST_FROM = 5
 
 _KNOWN: dict = {}
 _LOCK = threading.Lock()
@@ -102,17 +106,56 @@ def exists(ctx, project_id: str) -> bool:
     return project(ctx, project_id) is not None
 
 
+def _listed() -> tuple:
+    """(ids of the projects Keystone lists to the service credentials,
+    whether that is all of them); nothing where it lists none.
+    """
+    adapter = _service()
+    if adapter is None:
+        return set(), False
+    try:
+        resp = adapter.get('/projects', raise_exc=False)
+    except ks_exceptions.ClientException as e:
+        LOG.warning('Keystone did not list its projects: %s', e)
+        return set(), False
+    if resp.status_code != 200:
+        return set(), False
+    found = resp.json()
+    listed = {p['id'] for p in found.get('projects', ())}
+    until = time.monotonic() + KNOWN_TTL
+    with _LOCK:
+        _KNOWN.update(dict.fromkeys(listed, until))
+    # Keystone's list_limit may cut the list short.
+    return listed, not found.get('truncated', False)
+
+
+def _unknown_to_cache(project_ids: Iterable[str]) -> list:
+    now = time.monotonic()
+    with _LOCK:
+        return [p for p in dict.fromkeys(project_ids)
+                if _KNOWN.get(p, 0) <= now]
+
+
 def check(ctx, named: Iterable[tuple]) -> None:
     """Refuse the projects of `named`, (field, project id) pairs, that
     Keystone does not know: InvalidParam on the first one's field.
     Unavailable where Keystone can not be asked, unless ``[reservation]
     project_check_on_failure`` is ``accept``: then the rest are taken
     unchecked (logged).
+
+    More than `LIST_FROM` projects not known from the last minute are
+    looked for in one list of Keystone's projects, so that what a request
+    costs does not grow with the projects it names.
     """
     named = list(named)
+    listed, complete = set(), False
+    if len(_unknown_to_cache(p for _, p in named)) > LIST_FROM:
+        listed, complete = _listed()
     for i, (field, project_id) in enumerate(named):
         try:
-            if not exists(ctx, project_id):
+            if project_id in listed:
+                continue
+            if complete or not exists(ctx, project_id):
                 raise validation.InvalidParam(
                     field, 'project %s is not known to Keystone'
                     % project_id)

@@ -129,13 +129,14 @@ def create(ctx, draft: Draft) -> Made:
     every = ([r for _, own, _ in occurrences for r in own] if occurrences
              else draft.requests)
     writer = write.shared()
-    if occurrences and not draft.servers:
-        # A series that does not fit on the ledger as it is is refused
-        # before the private flavors of its every reservation are made
-        # (and deleted again); one that fits is planned again as written.
+    if _flavors_first(draft, values):
+        # A lease that does not fit on the ledger as it is is refused
+        # before the private flavors of its reservations are made (and
+        # deleted again); one that fits is planned again as it is written.
         try:
             writer.ledger.refresh()
-            writer.series_plans(occurrences)
+            writer.series_plans(occurrences or [(values, draft.requests,
+                                                 ())])
         except NoCapacity as e:
             raise _refused(e)
     made = nova_objects.made_for(ctx, every)
@@ -176,6 +177,17 @@ def create(ctx, draft: Draft) -> Made:
         approval.requested(lease_id)
     return Made(lease_id, waits, False, [r.id for r in draft.requests],
                 awaiting)
+
+
+def _flavors_first(draft: Draft, values: dict) -> bool:
+    """Whether the lease of `draft` is planned on the ledger before its
+    private flavors are made: one that is refused when it does not fit
+    (not a boot's, a waiting one or a maintenance window) and makes any.
+    """
+    kinds = {r.resource_type for r in draft.requests}
+    return (not draft.servers and values.get('if_busy') != 'wait' and
+            resource_types.MAINTENANCE not in kinds and
+            bool(kinds & set(resource_types.WITH_FLAVOR)))
 
 
 def _trust(ctx) -> Optional[str]:

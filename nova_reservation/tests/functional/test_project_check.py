@@ -100,16 +100,34 @@ class ProjectCheckTest(base.SharingTestCase):
         # Found once, kept: asked of Keystone once each.
         self.assertEqual([SHARED, THIRD], sorted(self.keystone.asked))
 
-    def test_one_token_of_the_service_user_for_many_projects(self):
+    def test_one_token_of_the_service_user_for_a_few_projects(self):
         # Each project is one GET with the same token, not a token (and a
         # version discovery) for each.
-        projects = ['project-%02d' % i for i in range(30)]
+        projects = ['project-%02d' % i for i in range(5)]
         self.keystone.projects.update(projects)
         tokens = self.keystone.tokens
         resp = self.create(projects)
         self.assertEqual(201, resp.status_code, resp.text)
         self.assertEqual(sorted(projects), sorted(self.keystone.asked))
         self.assertLessEqual(self.keystone.tokens - tokens, 1)
+        self.assertEqual(0, self.keystone.listed)
+
+    def test_many_projects_are_one_list(self):
+        # What a request costs does not grow with the projects it names.
+        projects = ['project-%02d' % i for i in range(30)]
+        self.keystone.projects.update(projects)
+        resp = self.create(projects)
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual((1, []), (self.keystone.listed, self.keystone.asked))
+        # Known from the list: not asked for again.
+        resp = self.create(projects[:10])
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual((1, []), (self.keystone.listed, self.keystone.asked))
+        # One Keystone does not list is refused, naming it.
+        resp = self.create(projects[10:20] + ['gone-project'])
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertIn('shared_with[10]: project gone-project is not known',
+                      resp.text)
 
     def test_a_change_checks_only_the_projects_it_adds(self):
         lease = self.shared_lease(amount=1, start=600)

@@ -17,11 +17,15 @@ at its most, is answered within `worst_input.BUDGET` seconds of CPU;
 the refused ones with a 400 that names the field, writing nothing.
 
 The lease API and the hook run in this thread (Nova's harness serves its
-API in process): the thread's CPU time is what the request cost.
+API in process), and so do Placement and the stand-in of Keystone, which
+are services of their own in a cloud: the thread's CPU time less theirs is
+what the request cost nova-api.
 """
 
 import time
 
+import fixtures
+from placement import requestlog
 import requests
 
 from devcloud import worst_input
@@ -33,28 +37,46 @@ STORE = db_api.Context()
 PUBLIC = '5e4c1a2b-0f43-4d5e-9a61-7b8c9d0e1f2a'
 
 
-def cpu(send) -> tuple:
-    """(answer, seconds of this thread's CPU) of `send()`."""
-    started = time.thread_time()
-    resp = send()
-    return resp, time.thread_time() - started
-
-
 class RequestCostTest(base.ReservationsTestCase):
 
     def setUp(self) -> None:
         super().setUp()
         self.spent = []
+        # Seconds of this thread's CPU spent in the other services.
+        self.elsewhere = 0.0
+        self.useFixture(fixtures.MonkeyPatch(
+            'placement.requestlog.RequestLog._log_app',
+            self.timed(requestlog.RequestLog._log_app)))
+        self.cloud.keystone._app = self.timed(self.cloud.keystone._app)
         self.addCleanup(lambda: print(
             '%d requests, the costliest %.3f s of CPU'
             % (len(self.spent), max(self.spent or [0]))))
+
+    def timed(self, app):
+        """`app`, a WSGI application of another service, counting the CPU
+        it takes in `elsewhere`.
+        """
+        def call(*args):
+            started = time.thread_time()
+            try:
+                return list(app(*args))
+            finally:
+                self.elsewhere += time.thread_time() - started
+        return call
+
+    def cpu(self, send) -> tuple:
+        """(answer, seconds of nova-api's CPU) of `send()`."""
+        started, elsewhere = time.thread_time(), self.elsewhere
+        resp = send()
+        return resp, (time.thread_time() - started -
+                      (self.elsewhere - elsewhere))
 
     def assertCheap(self, send, status, field=None):
         """`send()` costs less than the budget and answers `status`, a
         refusal naming `field`, writing no lease.
         """
         before = [x.id for x in db_leases.get_all(STORE)]
-        resp, spent = cpu(send)
+        resp, spent = self.cpu(send)
         self.spent.append(spent)
         what = field or resp.request.path_url[:80]
         self.assertLess(spent, worst_input.BUDGET, what)
@@ -126,6 +148,9 @@ class RequestCostTest(base.ReservationsTestCase):
         return dict(self.lease_body(kind)['reservations'][0], **fields)
 
     def test_every_list_at_its_most(self):
+        # What nova-api does once (its first read of every node, its
+        # schemas made ready) is not what a request costs.
+        self.cloud_of()
         projects = ['project-%03d' % i for i in range(100)]
         self.cloud.keystone.projects.update(projects)
         shared = self.reservation('flavor:instance', shared_with=projects)
@@ -150,6 +175,10 @@ class RequestCostTest(base.ReservationsTestCase):
         self.assertCheap(lambda: self.admin_rsv('POST', '/leases', dict(
             self.lease_body(), reservations=[window])), 400,
             'reservations[0].hosts[0]')
+        resp = self.admin_rsv('POST', '/floatingips', {
+            'floating_network_id': PUBLIC,
+            'floating_ip_address': '172.24.4.240'})
+        self.assertEqual(201, resp.status_code, resp.text)
         addresses = self.reservation(
             'virtual:floatingip', amount=100, required_floatingips=[
                 '172.24.4.%d' % i for i in range(100, 200)])

@@ -44,13 +44,19 @@ class Identity:
         self.asked.append(project_id)
         if self.failure is not None:
             raise self.failure
+        if path == '/projects':
+            listing = self.answers.get('', 200)
+            return types.SimpleNamespace(status_code=listing, json=lambda: {
+                'projects': [{'id': p} for p, status in self.answers.items()
+                             if status == 200 and p],
+                'truncated': self.answers.get('truncated', 0) == 200})
         status = self.answers.get(project_id, 404)
         return types.SimpleNamespace(
             status_code=status,
             json=lambda: {'project': {'id': project_id, 'tags': ['t']}})
 
 
-class CheckTest(testtools.TestCase):
+class KeystoneTestCase(testtools.TestCase):
 
     def setUp(self) -> None:
         super().setUp()
@@ -71,6 +77,9 @@ class CheckTest(testtools.TestCase):
     def check(self, *projects: str) -> None:
         keystone_projects.check(self.ctx, [
             ('shared_with[%d]' % i, p) for i, p in enumerate(projects)])
+
+
+class CheckTest(KeystoneTestCase):
 
     def test_the_callers_token_tells_and_what_exists_is_kept(self):
         caller, service = Identity({P1: 200}), Identity({})
@@ -141,3 +150,54 @@ class CheckTest(testtools.TestCase):
         self.assertEqual({'id': P1, 'tags': ['t']},
                          keystone_projects.project(self.ctx, P1))
         self.assertIsNone(keystone_projects.project(self.ctx, P2))
+
+
+class ListTest(KeystoneTestCase):
+    """More projects than LIST_FROM that are not known from the last
+    minute: one list of Keystone's projects.
+    """
+
+    MANY = ['p%02d' % i for i in range(keystone_projects.LIST_FROM + 1)]
+
+    def test_many_projects_are_one_list(self):
+        service = Identity(dict.fromkeys(self.MANY, 200))
+        self.keystone(service=service)
+        self.check(*self.MANY)
+        self.assertEqual(['projects'], service.asked)
+        # Known from the list: not asked for again.
+        self.check(*self.MANY)
+        self.assertEqual(['projects'], service.asked)
+
+    def test_one_not_listed_is_refused(self):
+        service = Identity(dict.fromkeys(self.MANY[1:], 200))
+        self.keystone(service=service)
+        e = self.assertRaises(validation.InvalidParam, self.check,
+                              *self.MANY)
+        self.assertEqual('shared_with[0]: project p00 is not known to '
+                         'Keystone', str(e))
+        self.assertEqual(['projects'], service.asked)
+
+    def test_a_list_cut_short_asks_for_the_rest(self):
+        answers = dict.fromkeys(self.MANY[1:], 200)
+        answers['truncated'] = 200
+        service = Identity(answers)
+        self.keystone(service=service)
+        e = self.assertRaises(validation.InvalidParam, self.check,
+                              *self.MANY)
+        self.assertIn('p00 is not known', str(e))
+        self.assertEqual(['projects', 'p00'], service.asked)
+
+    def test_a_list_not_allowed_asks_for_each(self):
+        answers = dict.fromkeys(self.MANY, 200)
+        answers[''] = 403
+        service = Identity(answers)
+        self.keystone(service=service)
+        self.check(*self.MANY)
+        self.assertEqual(['projects'] + self.MANY, service.asked)
+
+    def test_a_few_are_asked_for_each(self):
+        few = self.MANY[:keystone_projects.LIST_FROM]
+        service = Identity(dict.fromkeys(few, 200))
+        self.keystone(service=service)
+        self.check(*few)
+        self.assertEqual(few, service.asked)
