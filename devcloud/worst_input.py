@@ -209,6 +209,7 @@ class Request(NamedTuple):
     data: bytes
     sender: str
     field: str
+    status: int = 400
 
 
 class Cloud(NamedTuple):
@@ -368,6 +369,42 @@ def hint_requests(server: dict, start: str, end: str) -> Iterator[Request]:
                  'preemptible', 'on_preempt'):
         yield Request('POST', '/servers', largest(
             boot({}), ('os:scheduler_hints', hint), {}), 'member', hint)
+
+
+def list_requests(cloud: Cloud, start: str, end: str) -> Iterator[Request]:
+    """Every list of a lease's body at its most, each in a request that
+    is refused (a 400 naming the list's first item, or a 409): the
+    costliest work a body may ask for.
+    """
+    kinds = cloud.reservations()
+
+    def lease(status, field, *reservations, sender='member', **extra):
+        body = dict(cloud.lease(start, end), reservations=list(
+            reservations), **extra)
+        return Request('POST', '/leases', json.dumps(body).encode(), sender,
+                       field, status)
+    # Ten reservations, each shared with a hundred projects Keystone does
+    # not know.
+    shared = dict(kinds['flavor:instance'], shared_with=[
+        'no-such-project-%03d' % i for i in range(100)])
+    yield lease(400, 'reservations[0].shared_with[0]', *[shared] * 10)
+    # A series of them, a hundred times: refused by what it would write.
+    yield lease(400, 'recurrence.count', *[shared] * 10,
+                recurrence={'every': 'day', 'count': 100})
+    # The longest series of the most slots there are: refused on the
+    # ledger.
+    yield lease(409, None, dict(kinds['flavor:instance'], amount=1000),
+                recurrence={'every': 'day', 'count': 100})
+    yield lease(400, 'reservations[0].hosts[0]', dict(
+        kinds['maintenance'], hosts=['no-such-node-%03d' % i
+                                     for i in range(100)]), sender='admin')
+    yield lease(400, 'reservations[0]', dict(
+        kinds['virtual:floatingip'], amount=100, required_floatingips=[
+            '192.0.2.%d' % i for i in range(100)]))
+    # Ten host reservations of the most hosts, each with 64 requirements.
+    yield lease(409, None, *[dict(
+        kinds['physical:host'], max=1000, hypervisor_properties=[
+            'and'] + [['>=', '$vcpus', str(i)] for i in range(63)])] * 10)
 
 
 def refusal(text: str) -> str:

@@ -49,9 +49,14 @@ def of_ref(ctx, flavor_ref) -> Optional["objects.Flavor"]:
 
 def need_finder(ctx) -> Callable:
     """flavor id -> what a server of that flavor takes, or None (no such
-    flavor for this context).
+    flavor for this context); each flavor read once (a request may name
+    one in each of its reservations).
     """
+    found: dict = {}
+
     def need(flavor_id: str) -> Optional[capacity.Resources]:
-        flavor = find(ctx, flavor_id)
-        return flavor and capacity.need_of_flavor(flavor)
+        if flavor_id not in found:
+            flavor = find(ctx, flavor_id)
+            found[flavor_id] = flavor and capacity.need_of_flavor(flavor)
+        return found[flavor_id]
     return need

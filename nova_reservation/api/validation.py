@@ -255,6 +255,11 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
                                      'end_date', body['end_date'], now,
                                      max_duration, max_advance)
     validation.check(schemas.CREATE, body, whole='lease')
+    # The occurrences first: a series too long is refused before its
+    # reservations are read.
+    intervals = validation.occurrences(
+        '', body, start, end, now, max_advance,
+        reservations=len(body.get('reservations', [])))
     requests = [reservation(i, r, flavor_need, registered, owner)
                 for i, r in enumerate(body.get('reservations', []))]
     maintenance_alone(body, requests)
@@ -267,8 +272,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
     wait = validation.waiting('', body, start, start_now, now, max_advance)
     if wait is not None:
         values.update(wait.columns(start_now))
-    return values, requests, validation.occurrences(
-        '', body, start, end, now, max_advance, reservations=len(requests))
+    return values, requests, intervals
 
 
 def maintenance_alone(body: dict, requests: list) -> None:
