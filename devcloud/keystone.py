@@ -147,5 +147,5 @@ class Keystone(fixtures.Fixture):
                        user_domain_name='Default', project_name='service',
                        project_domain_name='Default')
         # Projects found in another cloud's Keystone are not this one's.
-        keystone_projects._KNOWN.clear()
-        self.addCleanup(keystone_projects._KNOWN.clear)
+        keystone_projects.forget()
+        self.addCleanup(keystone_projects.forget)

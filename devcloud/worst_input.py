@@ -405,6 +405,15 @@ def list_requests(cloud: Cloud, start: str, end: str) -> Iterator[Request]:
     yield lease(409, None, *[dict(
         kinds['physical:host'], max=1000, hypervisor_properties=[
             'and'] + [['>=', '$vcpus', str(i)] for i in range(63)])] * 10)
+    # Lists of the most items, each as deep and large as the body lets it
+    # be: items that are compared with each other, requirements read
+    # again for each plan.
+    deep = [[[]] * 250 + [i] for i in range(100)]
+    yield lease(400, 'reservations[0].shared_with', dict(
+        kinds['flavor:instance'], shared_with=deep))
+    yield lease(400, 'reservations[0].hypervisor_properties', dict(
+        kinds['physical:host'], hypervisor_properties=['and'] + [
+            ['and'] + [['>=', '$vcpus', str(i)]] * 60 for i in range(63)]))
 
 
 def refusal(text: str) -> str:

@@ -38,12 +38,22 @@ CONF = conf.CONF
 # Seconds a project found in Keystone is taken as existing without asking.
 KNOWN_TTL = 60
 # A request that names more projects than this that are not known from
-# the last minute lists Keystone's projects once instead of asking for
-# each.
+# the last minute has them found in a list of Keystone's projects (kept
+# LIST_TTL seconds) instead of asking for each; of those not in that list
+# (made since, or not there), at most this many are asked for.
 LIST_FROM = 5
+LIST_TTL = 10
 
 _KNOWN: dict = {}
+_LISTING: dict = {}
 _LOCK = threading.Lock()
+
+
+def forget() -> None:
+    """Forget what Keystone told (for another Keystone: tests)."""
+    with _LOCK:
+        _KNOWN.clear()
+        _LISTING.clear()
 
 
 class Unavailable(Exception):
@@ -84,9 +94,14 @@ def project(ctx, project_id: str) -> Optional[dict]:
             reasons.append('%s: %s' % (credentials, e))
             continue
         if resp.status_code == 200:
+            found = resp.json().get('project') or {}
+            if found.get('id') != project_id:
+                # Not that project: "..", say, is Keystone's root once the
+                # path is normalised.
+                return None
             with _LOCK:
                 _KNOWN[project_id] = time.monotonic() + KNOWN_TTL
-            return resp.json().get('project') or {}
+            return found
         if resp.status_code == 404:
             return None
         reasons.append('%s: Keystone answered %d' % (credentials,
@@ -106,10 +121,15 @@ def exists(ctx, project_id: str) -> bool:
     return project(ctx, project_id) is not None
 
 
-def _listed() -> tuple:
+def _listed(again: bool = False) -> tuple:
     """(ids of the projects Keystone lists to the service credentials,
-    whether that is all of them); nothing where it lists none.
+    whether that is all of them), as listed in the last `LIST_TTL`
+    seconds (`again`: now); nothing where it lists none.
     """
+    with _LOCK:
+        kept = _LISTING.get('projects')
+    if not again and kept is not None and kept[0] > time.monotonic():
+        return kept[1], kept[2]
     adapter = _service()
     if adapter is None:
         return set(), False
@@ -122,11 +142,13 @@ def _listed() -> tuple:
         return set(), False
     found = resp.json()
     listed = {p['id'] for p in found.get('projects', ())}
-    until = time.monotonic() + KNOWN_TTL
-    with _LOCK:
-        _KNOWN.update(dict.fromkeys(listed, until))
     # Keystone's list_limit may cut the list short.
-    return listed, not found.get('truncated', False)
+    complete = not found.get('truncated', False)
+    now = time.monotonic()
+    with _LOCK:
+        _KNOWN.update(dict.fromkeys(listed, now + KNOWN_TTL))
+        _LISTING['projects'] = (now + LIST_TTL, listed, complete)
+    return listed, complete
 
 
 def _unknown_to_cache(project_ids: Iterable[str]) -> list:
@@ -144,18 +166,28 @@ def check(ctx, named: Iterable[tuple]) -> None:
     unchecked (logged).
 
     More than `LIST_FROM` projects not known from the last minute are
-    looked for in one list of Keystone's projects, so that what a request
-    costs does not grow with the projects it names.
+    looked for in a list of Keystone's projects, and at most `LIST_FROM`
+    of those not in a whole list are asked for, so that a request costs
+    at most a list and a few look-ups, whatever it names.
     """
     named = list(named)
-    listed, complete = set(), False
+    listed, complete, again = set(), False, True
     if len(_unknown_to_cache(p for _, p in named)) > LIST_FROM:
         listed, complete = _listed()
+    unlisted = 0
     for i, (field, project_id) in enumerate(named):
         try:
-            if project_id in listed:
+            if complete and project_id in listed or \
+                    not _unknown_to_cache([project_id]):
                 continue
-            if complete or not exists(ctx, project_id):
+            unlisted += complete
+            if unlisted > LIST_FROM and again:
+                # More projects made since the list was kept than a few:
+                # listed again, once.
+                (listed, complete), again, unlisted = _listed(True), False, 0
+                if project_id in listed:
+                    continue
+            if unlisted > LIST_FROM or not exists(ctx, project_id):
                 raise validation.InvalidParam(
                     field, 'project %s is not known to Keystone'
                     % project_id)

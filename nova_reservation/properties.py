@@ -81,12 +81,12 @@ def _build(req: Any) -> Callable[[dict], bool]:
         return lambda props: combine(p(props) for p in parts)
     if head not in OPERATORS or len(req) != 3:
         raise InvalidRequirements('%s is not [op, "$key", value] with op '
-                                  'one of %s' % (json.dumps(req),
+                                  'one of %s' % (json.dumps(req)[:200],
                                                  ' '.join(OPERATORS)))
     key = req[1]
     if not isinstance(key, str) or not key.startswith('$') or len(key) < 2:
         raise InvalidRequirements('%s: the key must be a string starting '
-                                  'with $' % json.dumps(req))
+                                  'with $' % json.dumps(req)[:200])
     name, wanted = key[1:], req[2]
     return lambda props: name in props and _compare(head, props[name],
                                                     wanted)

@@ -92,12 +92,11 @@ def check_tree(field: str, value: Any) -> None:
 
 # ------------------------------------------------------------ schemas
 
-_VALIDATORS = {}
+_VALIDATORS, _PATTERNS = {}, {}
 _DRAFT = jsonschema.Draft202012Validator
-# jsonschema applies every keyword of a schema, even after its size limit
-# failed: a keyword that walks a value is applied only to a value within
-# the size its schema allows, so that what a request costs is bounded by
-# the schema, not by the body (that size's own error is still reported).
+# jsonschema applies every keyword, even after a size limit failed: one
+# that walks a value is applied only within the size its schema allows, so
+# that a request's cost is bounded by the schema, not by the body.
 _SIZE_FIRST = {
     'maxLength': ('pattern',),
     'maxItems': ('items', 'prefixItems', 'contains', 'uniqueItems'),
@@ -108,34 +107,35 @@ _SIZE_FIRST = {
 
 def _within_size(keyword: str, size: str, apply):
     def within(validator, value, instance, schema):
-        if size in schema and isinstance(instance, (str, list, dict)) and \
-                len(instance) > schema[size]:
-            return ()
-        return apply(validator, value, instance, schema)
-    within.__name__ = keyword
+        if size not in schema or not isinstance(instance, (
+                str, list, dict)) or len(instance) <= schema[size]:
+            yield from apply(validator, value, instance, schema) or ()
     return within
 
 
-_PATTERNS: dict = {}
-
-
 def _pattern(validator, pattern: str, instance, schema):
-    """JSON Schema's pattern (ECMA 262): a final ``$`` ends the string,
-    where Python's also matches before a last newline.
-    """
-    if not validator.is_type(instance, 'string'):
-        return
-    compiled = _PATTERNS.get(pattern)
-    if compiled is None:
-        compiled = _PATTERNS[pattern] = re.compile(
-            pattern[:-1] + r'\Z' if pattern.endswith('$') and
-            not pattern.endswith('\\$') else pattern)
-    if not compiled.search(instance):
-        yield jsonschema_exceptions.ValidationError(
-            '%r does not match %r' % (instance[:64], pattern))
+    # As JSON Schema's (ECMA 262), a final $ ends the string; Python's
+    # also matches before a last newline.
+    if pattern not in _PATTERNS:
+        _PATTERNS[pattern] = re.compile(pattern[:-1] + r'\Z' if (
+            pattern.endswith('$') and not pattern.endswith('\\$'))
+            else pattern)
+    if validator.is_type(instance, 'string') and \
+            not _PATTERNS[pattern].search(instance):
+        yield jsonschema_exceptions.ValidationError('does not match')
 
 
-_KEYWORDS = dict(_DRAFT.VALIDATORS, pattern=_pattern)
+def _unique_items(validator, unique, instance, schema):
+    # Only of strings and numbers: jsonschema compares other items pair by
+    # pair, deeply (and their own schema refuses them).
+    if isinstance(instance, list) and all(
+            isinstance(v, (str, int, float)) for v in instance):
+        yield from _DRAFT.VALIDATORS['uniqueItems'](
+            validator, unique, instance, schema)
+
+
+_KEYWORDS = dict(_DRAFT.VALIDATORS, pattern=_pattern,
+                 uniqueItems=_unique_items)
 Validator = jsonschema.validators.extend(_DRAFT, {
     keyword: _within_size(keyword, size, _KEYWORDS[keyword])
     for size, keywords in _SIZE_FIRST.items() for keyword in keywords})

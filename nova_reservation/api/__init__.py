@@ -142,7 +142,7 @@ class ReservationAPI:
         if allowed:
             return _not_allowed(req.method, path, allowed)
         return wsgi.Fault(404, 'NotFound', 'no resource at %s'
-                          % path).response()
+                          % path[:200]).response()
 
 
 def _not_allowed(method: str, path: str, allowed: list) -> webob.Response:

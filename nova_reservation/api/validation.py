@@ -29,6 +29,7 @@ from nova_reservation.lease import request as plan_request
 from nova_reservation import properties
 from nova_reservation import resource_types
 from nova_reservation.schemas import availability as search_schemas
+from nova_reservation.schemas import common as schema_common
 from nova_reservation.schemas import leases as schemas
 from nova_reservation.schemas import ledger as ledger_schemas
 from nova_reservation import shares
@@ -36,6 +37,7 @@ from nova_reservation import validation
 
 Invalid = validation.InvalidParam
 MAX_AMOUNT = 1000
+MAX_REQUIREMENTS_LENGTH = schema_common.REQUIREMENTS['maxLength']
 
 
 # The range of each size of a virtual:instance slot.
@@ -73,6 +75,11 @@ def parse_requirements(field: str, value) -> str:
         return ''
     if not isinstance(value, str):
         value = json.dumps(value)
+    # Given as a list, held to the length of its text as well: it is kept
+    # as text and read again for each plan.
+    if len(value) > MAX_REQUIREMENTS_LENGTH:
+        raise Invalid(field, 'is longer than %d characters as JSON text'
+                      % MAX_REQUIREMENTS_LENGTH)
     try:
         properties.parse(value)
     except properties.InvalidRequirements as e:

@@ -54,7 +54,8 @@ def _host(host_id: str):
     host = (db_hosts.get(db_api.Context(), int(host_id))
             if HOST_ID.match(host_id) else None)
     if host is None:
-        raise wsgi.Fault(404, 'NotFound', 'host %s not found' % host_id)
+        raise wsgi.Fault(404, 'NotFound', 'host %s not found'
+                         % host_id[:64])
     return host
 
 

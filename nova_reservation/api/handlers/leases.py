@@ -52,7 +52,8 @@ def lease_of(ctx, lease_id: str, rule: str):
     lease = (db_leases.get(db_api.Context(), lease_id)
              if uuidutils.is_uuid_like(lease_id) else None)
     if lease is None or lease.status == status.DELETED:
-        raise wsgi.Fault(404, 'NotFound', 'lease %s not found' % lease_id)
+        raise wsgi.Fault(404, 'NotFound', 'lease %s not found'
+                         % lease_id[:64])
     if policies.authorize(ctx, rule, {'project_id': lease.project_id}):
         return lease
     if _shared_with_caller(ctx, lease.id):

@@ -134,11 +134,12 @@ def show_ledger(ctx, req):
         for b in db_bindings.of_servers(db_api.Context(), {
             s.instance_uuid for _, _, slots in shown for s in slots
             if s.instance_uuid}) if b.project_id}
-    reasons = {s.reservation_id: db_leases.reservation(
-        db_api.Context(), s.reservation_id).reason
-        for _, _, slots in shown for s in slots
-        if getattr(reservations.get(s.reservation_id), 'resource_type',
-                   None) == resource_types.MAINTENANCE}
+    # Each window's reservation read once, however many nodes it holds.
+    reasons = {rid: db_leases.reservation(db_api.Context(), rid).reason
+               for rid in {s.reservation_id for _, _, slots in shown
+                           for s in slots}
+               if getattr(reservations.get(rid), 'resource_type',
+                          None) == resource_types.MAINTENANCE}
     nodes = []
     for host, reservable, slots in shown:
         allocations = []

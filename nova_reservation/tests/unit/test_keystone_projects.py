@@ -44,6 +44,10 @@ class Identity:
         self.asked.append(project_id)
         if self.failure is not None:
             raise self.failure
+        if project_id in ('.', '..'):
+            # The path normalised: Keystone's own root, or its list.
+            return types.SimpleNamespace(status_code=200, json=lambda: {
+                'version': {'id': 'v3.14'}})
         if path == '/projects':
             listing = self.answers.get('', 200)
             return types.SimpleNamespace(status_code=listing, json=lambda: {
@@ -61,8 +65,8 @@ class KeystoneTestCase(testtools.TestCase):
     def setUp(self) -> None:
         super().setUp()
         self.conf = self.useFixture(config_fixture.Config(conf.CONF))
-        keystone_projects._KNOWN.clear()
-        self.addCleanup(keystone_projects._KNOWN.clear)
+        keystone_projects.forget()
+        self.addCleanup(keystone_projects.forget)
         self.ctx = types.SimpleNamespace(auth_token='a-token')
 
     def keystone(self, caller=None, service=None) -> None:
@@ -98,7 +102,7 @@ class CheckTest(KeystoneTestCase):
 
     def test_the_service_credentials_where_the_token_may_not_see_it(self):
         for answer in (403, 401, ks_exceptions.EndpointNotFound()):
-            keystone_projects._KNOWN.clear()
+            keystone_projects.forget()
             caller = (Identity({}, answer) if isinstance(answer, Exception)
                       else Identity({P1: answer, P2: answer}))
             service = Identity({P1: 200})
@@ -175,7 +179,8 @@ class ListTest(KeystoneTestCase):
                               *self.MANY)
         self.assertEqual('shared_with[0]: project p00 is not known to '
                          'Keystone', str(e))
-        self.assertEqual(['projects'], service.asked)
+        # (Asked for too: it may be made since the list.)
+        self.assertEqual(['projects', 'p00'], service.asked)
 
     def test_a_list_cut_short_asks_for_the_rest(self):
         answers = dict.fromkeys(self.MANY[1:], 200)
@@ -201,3 +206,52 @@ class ListTest(KeystoneTestCase):
         self.keystone(service=service)
         self.check(*few)
         self.assertEqual(few, service.asked)
+
+    def test_a_list_is_kept_a_moment(self):
+        service = Identity(dict.fromkeys(self.MANY, 200))
+        self.keystone(service=service)
+        made_up = ['no-%02d' % i for i in range(len(self.MANY))]
+        for _ in range(3):
+            self.assertRaises(validation.InvalidParam, self.check, *made_up)
+        # One list, and one look-up of the first that is not in it, each
+        # time: what a request costs does not grow with what it names.
+        self.assertEqual(['projects', 'no-00', 'no-00', 'no-00'],
+                         service.asked)
+
+    def test_more_made_since_the_list_list_again(self):
+        service = Identity(dict.fromkeys(self.MANY, 200))
+        self.keystone(service=service)
+        self.check(*self.MANY)
+        # Made since the list was kept: a few asked for, then the list
+        # made again, once.
+        late = ['late-%02d' % i
+                for i in range(keystone_projects.LIST_FROM + 2)]
+        service.answers.update(dict.fromkeys(late, 200))
+        self.check(*late)
+        self.assertEqual(['projects'] + late[:keystone_projects.LIST_FROM]
+                         + ['projects'], service.asked)
+        # Made up, after a few made since: refused at its own look-up,
+        # not listed a third time.
+        later = ['later-%02d' % i
+                 for i in range(keystone_projects.LIST_FROM + 1)]
+        service.answers.update(dict.fromkeys(later, 200))
+        del service.asked[:]
+        e = self.assertRaises(validation.InvalidParam, self.check,
+                              *(later + ['made-up'] * 2))
+        self.assertIn('project made-up is not known', str(e))
+        self.assertEqual(later[:keystone_projects.LIST_FROM] + [
+            'projects', 'made-up'], service.asked)
+
+
+class DotsTest(KeystoneTestCase):
+
+    def test_dots_are_no_project(self):
+        # Keystone's root answers 200 for /projects/.. once the path is
+        # normalised: that is no project.
+        for project_id in ('..', '.'):
+            service = Identity({})
+            self.keystone(service=service)
+            e = self.assertRaises(validation.InvalidParam, self.check,
+                                  project_id)
+            self.assertIn('project %s is not known' % project_id, str(e))
+            self.assertFalse(keystone_projects.exists(None, project_id))
