@@ -79,16 +79,31 @@ def _busy(server) -> bool:
             server.get('OS-EXT-STS:task_state') is not None)
 
 
+def _owners(lease, binding) -> bool:
+    """Whether the server of `binding` is of the lease's own project.
+
+    A reason becomes the lease's, which its owner sees: a server of a
+    project the reservation is shared with is not named to it (nor its
+    fault), as Nova shows no other project's servers.
+    """
+    return (binding.project_id or lease.project_id) == lease.project_id
+
+
+def _named(lease, binding, server) -> str:
+    return ('server %s' % server['id'] if _owners(lease, binding) else
+            'a server of project %s' % binding.project_id)
+
+
+def _fault(server) -> str:
+    return (server.get('fault') or {}).get('message', 'no reason given')
+
+
 def _failed(server, lease, binding) -> ActionFailed:
-    if (binding.project_id or lease.project_id) != lease.project_id:
-        # The reason becomes the lease's, which its owner sees: a server
-        # of a project the reservation is shared with is not named to it,
-        # as Nova shows no other project's servers.
-        return ActionFailed('a server of project %s in lease %s is in '
-                            'ERROR' % (binding.project_id, lease.name))
-    reason = (server.get('fault') or {}).get('message', 'no reason given')
+    if not _owners(lease, binding):
+        return ActionFailed('%s in lease %s is in ERROR' % (
+            _named(lease, binding, server), lease.name))
     return ActionFailed('server %s of lease %s is in ERROR: %s'
-                        % (server['id'], lease.name, reason))
+                        % (server['id'], lease.name, _fault(server)))
 
 
 def _hold_slot(nova, lease, binding, server, writes) -> None:
@@ -98,8 +113,8 @@ def _hold_slot(nova, lease, binding, server, writes) -> None:
     slot = db_ledger.slot_for(STORE, binding.reservation_id, server['id'],
                               node)
     if slot is None:
-        raise ActionFailed('lease %s has no free slot left for server %s'
-                           % (lease.name, server['id']))
+        raise ActionFailed('lease %s has no free slot left for %s'
+                           % (lease.name, _named(lease, binding, server)))
     slot_host = None
     if slot.host is None and not (host and slot.node == node):
         # A slot no sibling landed on: the start needs its node's host.
@@ -255,11 +270,12 @@ def start(nova, details, now, writes) -> str:
                 # Asked before, and Nova is done: it could not.
                 writes.add(db_bindings.set_binding, binding.instance_uuid,
                            state=status.RESERVED)
-                raise ActionFailed('server %s could not start on %s: %s' % (
-                    server['id'], slot.host if slot else 'its node',
-                    (server.get('fault') or {}).get('message',
-                                                    'no reason given')))
-            if lease.trust_id and not _owners_volumes(lease, server):
+                # (Not where: nodes are named to admins only.)
+                raise ActionFailed('%s could not start%s' % (
+                    _named(lease, binding, server), ': ' + _fault(server)
+                    if _owners(lease, binding) else ''))
+            if lease.trust_id and not _owners_volumes(lease, binding,
+                                                      server):
                 return True   # Cinder makes them
             args = {'host': slot.host} if slot and slot.host else None
             writes.add(db_bindings.set_binding, binding.instance_uuid,
@@ -274,15 +290,16 @@ def start(nova, details, now, writes) -> str:
     return status.ACTIVE
 
 
-def _owners_volumes(lease, server) -> bool:
+def _owners_volumes(lease, binding, server) -> bool:
     """The volumes the server boots with, made as the lease's owner
     (`volumes`): True once made.
     """
     try:
         return volumes.prepare(lease.trust_id, server['id'])
     except volumes.Failed as e:
-        raise ActionFailed('server %s of lease %s: %s'
-                           % (server['id'], lease.name, e))
+        raise ActionFailed('%s of lease %s: %s' % (
+            _named(lease, binding, server), lease.name,
+            e if _owners(lease, binding) else 'its volumes failed'))
 
 
 def _forget_trust(lease) -> None:

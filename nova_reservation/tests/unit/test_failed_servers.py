@@ -15,6 +15,7 @@ a server of a project the reservation is shared with is not named."""
 
 import types
 import unittest
+from unittest import mock
 
 from nova_reservation.engine import actions
 
@@ -37,3 +38,16 @@ class FailedServerTest(unittest.TestCase):
         self.assertEqual('a server of project shared in lease l1 is in '
                          'ERROR', reason)
         self.assertNotIn('server-1', reason)
+
+    def test_no_slot_left_names_only_the_owner_s_server(self):
+        store = types.SimpleNamespace(
+            slot_for=lambda *args: None)
+        for project, named in (('owner', 'server server-1'),
+                               ('shared', 'a server of project shared')):
+            binding = types.SimpleNamespace(project_id=project,
+                                            reservation_id='r1')
+            with mock.patch.object(actions, 'db_ledger', store), \
+                    self.assertRaises(actions.ActionFailed) as refused:
+                actions._hold_slot(None, LEASE, binding, SERVER, None)
+            self.assertEqual('lease l1 has no free slot left for %s'
+                             % named, str(refused.exception))
