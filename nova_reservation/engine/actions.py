@@ -36,6 +36,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation import enforcement
 from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
+from nova_reservation.engine import reasons
 from nova_reservation.engine import volumes
 from nova_reservation import floatingips
 from nova_reservation import marks
@@ -79,33 +80,6 @@ def _busy(server) -> bool:
             server.get('OS-EXT-STS:task_state') is not None)
 
 
-def _owners(lease, binding) -> bool:
-    """Whether the server of `binding` is of the lease's own project.
-
-    A reason becomes the lease's, which its owner sees: a server of a
-    project the reservation is shared with is not named to it (nor its
-    fault), as Nova shows no other project's servers.
-    """
-    return (binding.project_id or lease.project_id) == lease.project_id
-
-
-def _named(lease, binding, server) -> str:
-    return ('server %s' % server['id'] if _owners(lease, binding) else
-            'a server of project %s' % binding.project_id)
-
-
-def _fault(server) -> str:
-    return (server.get('fault') or {}).get('message', 'no reason given')
-
-
-def _failed(server, lease, binding) -> ActionFailed:
-    if not _owners(lease, binding):
-        return ActionFailed('%s in lease %s is in ERROR' % (
-            _named(lease, binding, server), lease.name))
-    return ActionFailed('server %s of lease %s is in ERROR: %s'
-                        % (server['id'], lease.name, _fault(server)))
-
-
 def _hold_slot(nova, lease, binding, server, writes) -> None:
     """Tie the server to a slot of its reservation (race-safe)."""
     node = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
@@ -113,8 +87,8 @@ def _hold_slot(nova, lease, binding, server, writes) -> None:
     slot = db_ledger.slot_for(STORE, binding.reservation_id, server['id'],
                               node)
     if slot is None:
-        raise ActionFailed('lease %s has no free slot left for %s'
-                           % (lease.name, _named(lease, binding, server)))
+        raise ActionFailed('lease %s has no free slot left for %s' % (
+            lease.name, reasons.named(lease, binding, server)))
     slot_host = None
     if slot.host is None and not (host and slot.node == node):
         # A slot no sibling landed on: the start needs its node's host.
@@ -141,7 +115,7 @@ def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
             continue
         state = _state(server)
         if state == 'error' and error_fails:
-            raise _failed(server, lease, binding)
+            raise ActionFailed(reasons.failed(lease, binding, server))
         if (_busy(server) and state != 'error') or step(binding, server,
                                                         state):
             waiting = True
@@ -270,10 +244,9 @@ def start(nova, details, now, writes) -> str:
                 # Asked before, and Nova is done: it could not.
                 writes.add(db_bindings.set_binding, binding.instance_uuid,
                            state=status.RESERVED)
-                # (Not where: nodes are named to admins only.)
                 raise ActionFailed('%s could not start%s' % (
-                    _named(lease, binding, server), ': ' + _fault(server)
-                    if _owners(lease, binding) else ''))
+                    reasons.named(lease, binding, server),
+                    reasons.fault(lease, binding, server)))
             if lease.trust_id and not _owners_volumes(lease, binding,
                                                       server):
                 return True   # Cinder makes them
@@ -298,8 +271,8 @@ def _owners_volumes(lease, binding, server) -> bool:
         return volumes.prepare(lease.trust_id, server['id'])
     except volumes.Failed as e:
         raise ActionFailed('%s of lease %s: %s' % (
-            _named(lease, binding, server), lease.name,
-            e if _owners(lease, binding) else 'its volumes failed'))
+            reasons.named(lease, binding, server), lease.name,
+            e if reasons.owners(lease, binding) else 'its volumes failed'))
 
 
 def _forget_trust(lease) -> None:
@@ -435,11 +408,11 @@ def bind(nova, details, now, writes) -> None:
 
     def step(binding, server, state):
         if state == 'error':
-            reason = _failed(server, lease, binding)
+            reason = reasons.failed(lease, binding, server)
             LOG.warning('Lease %s: %s (server %s); its slot is free again',
                         lease.id, reason, binding.instance_uuid)
             writes.add(db_bindings.server_failed, binding.instance_uuid,
-                       lease.id, str(reason))
+                       lease.id, reason)
             return False
         if binding.state == status.BOOTING:
             if binding.reservation_id in whole_hosts:

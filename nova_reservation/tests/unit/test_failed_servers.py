@@ -18,6 +18,7 @@ import unittest
 from unittest import mock
 
 from nova_reservation.engine import actions
+from nova_reservation.engine import reasons
 
 LEASE = types.SimpleNamespace(project_id='owner', name='l1')
 SERVER = {'id': 'server-1', 'fault': {'message': 'No valid host was found'}}
@@ -30,11 +31,11 @@ class FailedServerTest(unittest.TestCase):
             binding = types.SimpleNamespace(project_id=project)
             self.assertEqual(
                 'server server-1 of lease l1 is in ERROR: No valid host was '
-                'found', str(actions._failed(SERVER, LEASE, binding)))
+                'found', reasons.failed(LEASE, binding, SERVER))
 
     def test_another_project_s_server_is_not_named(self):
-        reason = str(actions._failed(SERVER, LEASE, types.SimpleNamespace(
-            project_id='shared')))
+        reason = reasons.failed(LEASE, types.SimpleNamespace(
+            project_id='shared'), SERVER)
         self.assertEqual('a server of project shared in lease l1 is in '
                          'ERROR', reason)
         self.assertNotIn('server-1', reason)
