@@ -420,6 +420,22 @@ def list_requests(cloud: Cloud, start: str, end: str) -> Iterator[Request]:
             ['and'] + [['>=', '$vcpus', str(i)]] * 60 for i in range(63)]))
 
 
+def path_requests(cloud: Cloud) -> Iterator[Request]:
+    """Every operation with a parameter in its path, the parameter as
+    long as a request line takes: each answered 4xx (`status` 0).
+    """
+    for (method, route), (_, schema, _) in sorted(
+            openapi.OPERATIONS.items()):
+        if '{' not in route:
+            continue
+        # A run the parameter's pattern takes, then a NUL (%00).
+        value = 'a' * (URL_LIMIT - len(route) - 64) + '%00'
+        path = re.sub(r'\{[a-z_]+\}', value, route)[len('/v1'):]
+        sender = 'member' if method == 'GET' else 'admin'
+        yield Request(method, path, b'{}' if schema else b'', sender, None,
+                      0)
+
+
 def refusal(text: str) -> str:
     """A refusal's message, of the lease API or of Nova."""
     body = json.loads(text)

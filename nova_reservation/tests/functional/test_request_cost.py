@@ -85,6 +85,9 @@ class RequestCostTest(base.ReservationsTestCase):
         self.spent.append(spent)
         what = field or resp.request.path_url[:80]
         self.assertLess(spent, worst_input.BUDGET, what)
+        if status == 0:   # any refusal of the client's request
+            self.assertEqual(4, resp.status_code // 100, resp.text[:300])
+            status = resp.status_code
         self.assertEqual(status, resp.status_code, '%s: %s' % (
             what, resp.text[:300]))
         if status >= 400:
@@ -139,6 +142,14 @@ class RequestCostTest(base.ReservationsTestCase):
                                     request.field)
             self.assertLessEqual(len(resp.request.path_url),
                                  worst_input.URL_LIMIT)
+
+    def test_every_path_parameter_and_the_version(self):
+        for request in worst_input.path_requests(self.cloud_of()):
+            self.assertCheap(lambda: self.send(request), 0)
+        headers = dict(self.rsv.headers, **{
+            'OpenStack-API-Version': 'reservation 1.' + '0' * 8000 + 'x'})
+        self.assertCheap(lambda: requests.get(
+            self.rsv.base + '/leases', headers=headers), 0)
 
     def test_every_hint_of_a_boot(self):
         server = self._build_server(
