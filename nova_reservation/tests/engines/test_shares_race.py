@@ -17,6 +17,7 @@ splits of one reservation at once.
 
 import datetime
 import threading
+import time
 import uuid
 
 import testtools
@@ -77,6 +78,11 @@ class ShareRaceTest(testtools.TestCase):
         worker = threading.Thread(target=claims)
         worker.start()
         go.wait()
+        # Taken back while claims are being made: after the first (on a
+        # busy machine the thread may not have claimed any yet).
+        deadline = time.monotonic() + 10
+        while not claimed and not ended and time.monotonic() < deadline:
+            time.sleep(0.001)
         lease = db_leases.get(STORE, self.lease['id'])
         db_leases.change(STORE, None, lease.id, lease.version, {},
                          {self.req.id: ({'shared_with': None}, [])}, {})
