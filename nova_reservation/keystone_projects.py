@@ -71,9 +71,7 @@ def _caller(ctx) -> Optional[ks_adapter.Adapter]:
 
 
 def _service() -> Optional[ks_adapter.Adapter]:
-    if CONF.reservation.auth_type in (None, 'none'):
-        return None
-    return trusts.identity()
+    return trusts.identity() if trusts.has_credentials() else None
 
 
 def project(ctx, project_id: str) -> Optional[dict]:
@@ -110,15 +108,19 @@ def project(ctx, project_id: str) -> Optional[dict]:
                       '[reservation] no Keystone credentials')
 
 
-def exists(ctx, project_id: str) -> bool:
-    """Whether Keystone knows project `project_id` (`project`); one found
-    in the last `KNOWN_TTL` seconds is not asked for again.  Unavailable.
+def _known(project_id: str) -> bool:
+    """Whether Keystone showed project `project_id`, or listed it, in
+    the last `KNOWN_TTL` seconds.
     """
     with _LOCK:
-        until = _KNOWN.get(project_id)
-    if until is not None and until > time.monotonic():
-        return True
-    return project(ctx, project_id) is not None
+        return _KNOWN.get(project_id, 0) > time.monotonic()
+
+
+def exists(ctx, project_id: str) -> bool:
+    """Whether Keystone knows project `project_id` (`project`); one
+    `_known` is not asked for again.  Unavailable.
+    """
+    return _known(project_id) or project(ctx, project_id) is not None
 
 
 def _listed(again: bool = False) -> tuple:
@@ -151,13 +153,6 @@ def _listed(again: bool = False) -> tuple:
     return listed, complete
 
 
-def _unknown_to_cache(project_ids: Iterable[str]) -> list:
-    now = time.monotonic()
-    with _LOCK:
-        return [p for p in dict.fromkeys(project_ids)
-                if _KNOWN.get(p, 0) <= now]
-
-
 def check(ctx, named: Iterable[tuple]) -> None:
     """Refuse the projects of `named`, (field, project id) pairs, that
     Keystone does not know: InvalidParam on the first one's field.
@@ -171,21 +166,21 @@ def check(ctx, named: Iterable[tuple]) -> None:
     at most a list and a few look-ups, whatever it names.
     """
     named = list(named)
-    listed, complete, again = set(), False, True
-    if len(_unknown_to_cache(p for _, p in named)) > LIST_FROM:
-        listed, complete = _listed()
+    complete, again = False, True
+    if len({p for _, p in named if not _known(p)}) > LIST_FROM:
+        # (What a list holds is known from then on.)
+        complete = _listed()[1]
     unlisted = 0
     for i, (field, project_id) in enumerate(named):
         try:
-            if complete and project_id in listed or \
-                    not _unknown_to_cache([project_id]):
+            if _known(project_id):
                 continue
             unlisted += complete
             if unlisted > LIST_FROM and again:
                 # More projects made since the list was kept than a few:
                 # listed again, once.
-                (listed, complete), again, unlisted = _listed(True), False, 0
-                if project_id in listed:
+                complete, again, unlisted = _listed(True)[1], False, 0
+                if _known(project_id):
                     continue
             if unlisted > LIST_FROM or not exists(ctx, project_id):
                 raise validation.InvalidParam(

@@ -47,12 +47,23 @@ class Unavailable(Exception):
     """Keystone could not make the trust."""
 
 
+def _auth_group() -> str:
+    """The group of the engine's auth plugin options: ``auth_section``'s
+    where one is named, as keystoneauth reads them.
+    """
+    return CONF[conf.GROUP].auth_section or conf.GROUP
+
+
+def has_credentials() -> bool:
+    """Whether ``[reservation]`` gives the engine Keystone credentials."""
+    return CONF[_auth_group()].auth_type not in (None, 'none')
+
+
 def enabled() -> bool:
     """Whether leases get trusts: they are on, and the engine has Keystone
     credentials.
     """
-    return bool(CONF.reservation.owner_trusts and
-                CONF.reservation.auth_type not in (None, 'none'))
+    return bool(CONF.reservation.owner_trusts) and has_credentials()
 
 
 def wanted(ctx) -> bool:
@@ -86,7 +97,7 @@ def _credentials() -> tuple:
     ``auth_section``'s group where one is named, as keystoneauth reads
     them).
     """
-    group = CONF[conf.GROUP].auth_section or conf.GROUP
+    group = _auth_group()
     auth_type = CONF[group].auth_type
     values = [getattr(CONF[conf.GROUP], o.dest, None)
               for o in ks_loading.get_session_conf_options()]

@@ -141,7 +141,8 @@ Validator = jsonschema.validators.extend(_DRAFT, {
     for size, keywords in _SIZE_FIRST.items() for keyword in keywords})
 
 
-def _validator(schema: dict) -> jsonschema.protocols.Validator:
+def validator(schema: dict) -> jsonschema.protocols.Validator:
+    """The validator of `schema` (checked once, kept per schema)."""
     key = id(schema)
     if key not in _VALIDATORS:
         Validator.check_schema(schema)
@@ -222,7 +223,7 @@ def check(schema: dict, value: Any, field: str = '',
     """
     check_tree(field or whole, value)
     error = jsonschema_exceptions.best_match(
-        _validator(schema).iter_errors(value))
+        validator(schema).iter_errors(value))
     if error is None:
         return value
     if 'propertyNames' in error.absolute_schema_path:

@@ -103,7 +103,7 @@ class ExternalServiceFilter(BaseFilter):
         """The static token, else one of the service user, else none."""
         if CONF.enforcement.external_service_token:
             return CONF.enforcement.external_service_token
-        if CONF.reservation.auth_type in (None, 'none'):
+        if not trusts.has_credentials():
             return None
         try:
             return trusts.service_session().get_token()

@@ -62,13 +62,6 @@ METADATA_CHANGES = {('POST', False): ('create', server_metadata.create),
                     ('DELETE', True): ('delete', None)}
 
 
-def _nova_schema(schema: dict):
-    """A validator of one of Nova's schemas that walks no value beyond
-    the size the schema allows (`validation.Validator`).
-    """
-    return validation.Validator(schema)
-
-
 def _nova_errors(field: str):
     """A change of an unbuilt server (`Servers._metadata`,
     `_tags`) answers Nova's errors as Nova's API does, with `field` named.
@@ -180,7 +173,7 @@ class Servers:
                 return fault(404, 'metadata: key %s not found' % key[:255])
         else:
             body = validation.load_json('body', req.body or b'{}')
-            _nova_schema(schema).validate(body)
+            validation.validator(schema).validate(body)
             if key is not None and list(body['meta']) != [key]:
                 return fault(400, 'meta: its key must be %s' % key[:255])
             if rule == 'update_all':
@@ -211,7 +204,7 @@ class Servers:
                 target={'project_id': mapping.project_id})
         with nova_context.target_cell(ctx, mapping.cell_mapping) as cctxt:
             if rule == 'update':
-                _nova_schema(parameter_types.tag).validate(tag)
+                validation.validator(parameter_types.tag).validate(tag)
                 tags = objects.TagList.get_by_resource_id(cctxt, uuid)
                 if tag in {t.tag for t in tags}:
                     return webob.Response(status=204)
@@ -222,7 +215,7 @@ class Servers:
                 return webob.Response(status=201)
             if rule == 'update_all':
                 body = validation.load_json('body', req.body or b'{}')
-                _nova_schema(server_tags.update_all).validate(body)
+                validation.validator(server_tags.update_all).validate(body)
                 tags = objects.TagList.create(cctxt, uuid, body['tags'])
                 return json_response(200, {'tags': [t.tag for t in tags]})
             if rule == 'delete':
