@@ -51,31 +51,36 @@ from devcloud.localcloud import galera
 from nova_reservation import deploy
 
 HOST = '127.0.0.1'
-PORTS = dict(keystone=15000, nova=18774, placement=18778, image=19292,
-             network=19696, volume=18776, dashboard=18080)
+# Clouds side by side on one machine: LOCALCLOUD_INSTANCE=N (0 by default)
+# gives cloud N ports 100 x N higher, databases and vhosts named with _N,
+# and the directory .localcloud-N (LOCALCLOUD_DIR overrides it).  One of
+# them at a time may run the Galera cluster (its ports are fixed).
+INSTANCE = int(os.environ.get('LOCALCLOUD_INSTANCE') or 0)
+_SHIFT = 100 * INSTANCE
+_SUFFIX = '_%d' % INSTANCE if INSTANCE else ''
+PORTS = {name: port + _SHIFT for name, port in dict(
+    keystone=15000, nova=18774, placement=18778, image=19292,
+    network=19696, volume=18776, dashboard=18080).items()}
 # With `up --controllers 2`: each controller's nova-api, behind HAProxy on
 # PORTS['nova'] (their names: nova-api, nova-api2).
-CONTROLLER_PORTS = {1: 18784, 2: 18785}
+CONTROLLER_PORTS = {1: 18784 + _SHIFT, 2: 18785 + _SHIFT}
 # Where the usage enforcement service is looked for: nothing listens there
 # but the stand-in of the test that checks enforcement, and a service that
 # is not there lets leases through (`ENFORCEMENT`).
-ENFORCEMENT_PORT = 18799
+ENFORCEMENT_PORT = 18799 + _SHIFT
 ENFORCEMENT = dict(
     enabled_filters='ExternalServiceFilter',
     external_service_base_endpoint='http://%s:%d/v1/' % (HOST,
                                                          ENFORCEMENT_PORT),
     external_service_on_failure='accept', external_service_timeout='5')
 DB_USER = DB_PASSWORD = 'nrsv_localcloud'
-DATABASES = dict(keystone='nrsv_lc_keystone', glance='nrsv_lc_glance',
-                 nova_api='nrsv_lc_nova_api', nova='nrsv_lc_nova',
-                 nova_cell0='nrsv_lc_nova_cell0',
-                 nova_cell2='nrsv_lc_nova_cell2',
-                 placement='nrsv_lc_placement', neutron='nrsv_lc_neutron',
-                 cinder='nrsv_lc_cinder')
-VHOST = 'nrsv_localcloud'
+DATABASES = {name: 'nrsv_lc_' + name + _SUFFIX for name in (
+    'keystone', 'glance', 'nova_api', 'nova', 'nova_cell0', 'nova_cell2',
+    'placement', 'neutron', 'cinder')}
+VHOST = 'nrsv_localcloud' + _SUFFIX
 # cell2 (``up --cells 2``): its own database (above) and message queue, its
 # own conductor and every second compute.
-CELL2_VHOST = 'nrsv_localcloud_cell2'
+CELL2_VHOST = 'nrsv_localcloud_cell2' + _SUFFIX
 REGION = 'RegionOne'
 # name: (project, roles); every password is "<name>-secret".
 USERS = {
@@ -182,7 +187,8 @@ class LocalCloud:
 
     def __init__(self, base: Optional[str] = None) -> None:
         self.base = os.path.abspath(base or os.environ.get(
-            'LOCALCLOUD_DIR') or '.localcloud')
+            'LOCALCLOUD_DIR') or '.localcloud' + (
+                '-%d' % INSTANCE if INSTANCE else ''))
         self.etc = os.path.join(self.base, 'etc')
         self.data = os.path.join(self.base, 'data')
         self.logs = os.path.join(self.base, 'log')

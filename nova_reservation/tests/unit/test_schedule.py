@@ -1,0 +1,67 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The split of the integration suite over the local clouds."""
+
+import testtools
+
+from devcloud import schedule
+
+P = 'nova_reservation.tests.integration.'
+
+
+class SplitTest(testtools.TestCase):
+
+    def test_longest_first_to_the_least_loaded_cloud(self):
+        durations = {P + 'a.T.test_a': 300, P + 'b.T.test_b': 200,
+                     P + 'c.T.test_c': 150, P + 'd.T.test_d': 100}
+        lists = schedule.split(sorted(durations), durations, 2)
+        self.assertEqual([[P + 'a.T.test_a', P + 'd.T.test_d'],
+                          [P + 'b.T.test_b', P + 'c.T.test_c']], lists)
+
+    def test_a_gabbi_file_stays_together_in_its_order(self):
+        gabbi = [P + 'test_blazar_api.leases_post_x.test_request',
+                 P + 'test_blazar_api.leases_get_x.test_request',
+                 P + 'test_blazar_api.hosts_post_y.test_request']
+        other = [P + 'test_a.T.test_one', P + 'test_b.T.test_two']
+        durations = dict.fromkeys(gabbi, 1.0)
+        durations.update(dict.fromkeys(other, 10.0))
+        lists = schedule.split(gabbi + other, durations, 3)
+        [with_gabbi] = [x for x in lists if gabbi[0] in x]
+        self.assertEqual(gabbi, with_gabbi)
+
+    def test_work_before_the_tests_and_pinned_tests(self):
+        durations = {P + 'a.T.test_a': 100, P + 'b.T.test_b': 100,
+                     P + 'c.T.test_c': 100}
+        lists = schedule.split(sorted(durations), durations, 2,
+                               before={0: 1000}, first=[P + 'c.'])
+        # Cloud 0 has its own work: only the test pinned to it.
+        self.assertEqual([[P + 'c.T.test_c'],
+                          [P + 'a.T.test_a', P + 'b.T.test_b']], lists)
+
+    def test_an_unknown_test_counts_as_a_long_one(self):
+        durations = {P + 'a.T.test_a': 1.0, P + 'b.T.test_b': 1.0}
+        tests = sorted(durations) + [P + 'new.T.test_new']
+        lists = schedule.split(tests, durations, 2)
+        self.assertEqual([[P + 'new.T.test_new'],
+                          [P + 'a.T.test_a', P + 'b.T.test_b']], lists)
+
+    def test_durations_recorded_from_a_run(self):
+        text = schedule.record([
+            dict(test='t.b', status='success',
+                 start_time='2026-12-05 02:00:00+00:00',
+                 stop_time='2026-12-05 02:01:30.5+00:00'),
+            dict(test='t.a', status='fail',
+                 start_time='2026-12-05 02:00:00+00:00',
+                 stop_time='2026-12-05 02:00:01+00:00')])
+        self.assertEqual({'t.b': 90.5},
+                         schedule.read_durations(text.splitlines()))
