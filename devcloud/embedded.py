@@ -32,13 +32,11 @@ import collections
 import copy
 import os
 import sys
-import uuid
 from typing import Iterable, Optional
 
 import fixtures
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
-from neutronclient.common import exceptions as neutron_client_exc
 from nova.api.openstack import wsgi_app
 from nova.compute import api as compute_api
 from nova.compute import rpcapi as compute_rpcapi
@@ -57,16 +55,13 @@ from nova.tests.functional import fixtures as func_fixtures
 from oslo_concurrency import lockutils
 from oslo_config import fixture as config_fixture
 from oslo_utils.fixture import uuidsentinel as uuids
-from oslo_utils import timeutils
 import requests
-import sqlalchemy
-from sqlalchemy import util as sa_util
 
 from devcloud import keystone
+from devcloud import messaging
+from devcloud import neutron
+from devcloud import reuse
 from nova_reservation import compat
-from nova_reservation.db import api as db_api
-from nova_reservation.db import migration
-from nova_reservation.db import models
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
@@ -79,72 +74,8 @@ IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 # the 512 MB Nova keeps for the host).
 ONE_PER_NODE = '3'
 MICROVERSION = '2.91'   # unshelve onto a given host, as the engine does
-
-
-class StatementCache:
-    """What a process that builds cloud after cloud would otherwise do
-    again for each: SQLAlchemy's compiling of the same statements (each
-    cloud's databases are new engines, and an engine's cache of compiled
-    statements is its own), and the migrations of the lease tables (the
-    schema they made, replayed, as Nova's harness replays its own).
-    """
-
-    def __init__(self) -> None:
-        self.dialect = None
-        self.compiled = sa_util.LRUCache(5000)
-        # (name, CREATE statement) of each lease table and index, and
-        # (name, rows) of each table, as the migrations left them.
-        self.tables: Optional[list] = None
-        self.rows: list = []
-
-    def create_engine(self, url, *args, **kwargs) -> sqlalchemy.Engine:
-        """``sqlalchemy.create_engine``, with every SQLite engine on one
-        dialect and one cache of compiled statements (the cache's keys
-        hold the dialect).
-        """
-        engine = self.real_create_engine(url, *args, **kwargs)
-        if engine.dialect.name == 'sqlite':
-            # The first is initialized on the connection oslo.db tests
-            # each new engine with, before any other is made.
-            self.dialect = self.dialect or engine.dialect
-            engine.dialect = self.dialect
-            engine._compiled_cache = self.compiled
-        return engine
-
-    real_create_engine = staticmethod(sqlalchemy.create_engine)
-
-    def make_tables(self) -> None:
-        """The lease tables in Nova's API database (SQLite in the
-        harness): migrated the first time, the same schema replayed after.
-        """
-        with db_api.get_engine().begin() as connection:
-            if self.tables is None:
-                migration.db_sync(connection.engine)
-                self.tables = list(connection.exec_driver_sql(
-                    "SELECT name, sql FROM sqlite_master WHERE name LIKE "
-                    "'rsv_%' AND sql IS NOT NULL ORDER BY type DESC, rowid"))
-                # With the rows the migrations wrote (the version, the
-                # ledger's first state).
-                self.rows = [(name, connection.exec_driver_sql(
-                    'SELECT * FROM %s' % name).fetchall())
-                    for name, sql in self.tables
-                    if sql.startswith('CREATE TABLE')]
-                return
-            for name, sql in self.tables:
-                connection.exec_driver_sql(sql)
-            for name, rows in self.rows:
-                if rows:
-                    connection.exec_driver_sql(
-                        'INSERT INTO %s VALUES (%s)' % (
-                            name, ', '.join('?' * len(rows[0]))),
-                        [tuple(r) for r in rows])
-            # A new store: the ledger's copies (the scheduler's) read it
-            # all again, as they do a store the migrations just made.
-            connection.execute(models.LedgerState.__table__.update().values(
-                epoch=str(uuid.uuid4())))
-
-
-STATEMENTS = StatementCache()
+# The cloud's Neutron stand-in, whose network the tests name.
+NeutronFixture = neutron.NeutronFixture
 
 
 def _all_types(service_types) -> dict:
@@ -209,7 +140,8 @@ class NovaHarness(fixtures.Fixture):
         files = self.useFixture(fixtures.TempDir()).path
         for path, value in compat.harness_patches(self.name, files).items():
             self.stub_out(path, value)
-        self.stub_out('sqlalchemy.create_engine', STATEMENTS.create_engine)
+        self.stub_out('sqlalchemy.create_engine',
+                      reuse.STATEMENTS.create_engine)
         # Each SDK client of each service looks up every service type's
         # aliases, and each lookup deep-copies the whole catalogue of
         # service types: fresh lists, without the copying machinery.
@@ -230,6 +162,11 @@ class NovaHarness(fixtures.Fixture):
                          group='oslo_messaging_notifications')
         for fixture in compat.rpc_fixtures():
             self.useFixture(fixture)
+        self.useFixture(messaging.Wakeups())
+        # nova-api's application and the policy enforcer: made once per
+        # process (`reuse`).
+        self.stub_out('nova.api.wsgi.Loader.load_app', reuse.load_app)
+        self.stub_out('nova.policy.init', reuse.policy_init)
         objects_base.NovaObject.indirection_api = None
         registry = objects_base.NovaObjectRegistry._registry
         self.addCleanup(setattr, registry, '_obj_classes',
@@ -332,116 +269,6 @@ class NovaHarness(fixtures.Fixture):
         return svc.service
 
 
-class NeutronFixture(nova_fixtures.NeutronFixture):
-    """Nova's stand-in for Neutron, which also takes what Neutron takes: a
-    port that has no host told that it has none (a reserved server's port
-    is made before it has a host); and an external network, ``public``,
-    whose floating IPs are kept as Neutron keeps them (addresses of its
-    subnet, each once).  ``down = True`` makes every floating IP call and
-    network look-up fail as an unreachable Neutron does.
-    """
-    public_network = {
-        'id': '5e4c1a2b-0f43-4d5e-9a61-7b8c9d0e1f2a', 'name': 'public',
-        'description': '', 'status': 'ACTIVE', 'admin_state_up': True,
-        'tenant_id': 'admin-project', 'project_id': 'admin-project',
-        'shared': False, 'router:external': True, 'mtu': 1500,
-        'subnets': ['6f5d2b3c-1a54-4e6f-8b72-8c9d0e1f2a3b']}
-    public_subnet = {
-        'id': '6f5d2b3c-1a54-4e6f-8b72-8c9d0e1f2a3b', 'name': 'public',
-        'network_id': public_network['id'], 'ip_version': 4,
-        'cidr': '172.24.4.0/24', 'gateway_ip': '172.24.4.1',
-        'allocation_pools': [{'start': '172.24.4.10',
-                              'end': '172.24.4.99'}],
-        'tenant_id': 'admin-project', 'project_id': 'admin-project'}
-
-    def __init__(self, test) -> None:
-        super().__init__(test)
-        self._networks[self.public_network['id']] = self.public_network
-        self._subnets[self.public_subnet['id']] = self.public_subnet
-        self._floatingips: dict = {}
-        self.down = False
-
-    def _reachable(self) -> None:
-        if self.down:
-            raise neutron_client_exc.ConnectionFailed(
-                reason='the network service is down')
-
-    def _get_client(self, context, admin=False):
-        if self.down:
-            return _Unreachable()
-        return super()._get_client(context, admin)
-
-    def show_network(self, network_id, **_params):
-        self._reachable()
-        return super().show_network(network_id, **_params)
-
-    def list_floatingips(self, retrieve_all=True, **_params):
-        self._reachable()
-        return {'floatingips': self._list_resource(
-            self._floatingips, retrieve_all, **_params)}
-
-    def create_floatingip(self, body=None):
-        self._reachable()
-        fip = dict(body['floatingip'])
-        address = fip.get('floating_ip_address')
-        if any(f['floating_ip_address'] == address
-               for f in self._floatingips.values()):
-            raise neutron_client_exc.Conflict(
-                message='IP address %s already allocated' % address)
-        fip.update(id=str(uuid.uuid4()), port_id=None, fixed_ip_address=None,
-                   status='DOWN', tags=[],
-                   tenant_id=fip.get('project_id'))
-        fip.setdefault('description', '')
-        self._floatingips[fip['id']] = fip
-        return {'floatingip': copy.deepcopy(fip)}
-
-    def update_floatingip(self, floatingip_id, body=None):
-        self._reachable()
-        if floatingip_id not in self._floatingips:
-            raise neutron_client_exc.NotFound()
-        self._floatingips[floatingip_id].update(body['floatingip'])
-        return {'floatingip': copy.deepcopy(
-            self._floatingips[floatingip_id])}
-
-    def delete_floatingip(self, floatingip_id):
-        self._reachable()
-        if self._floatingips.pop(floatingip_id, None) is None:
-            raise neutron_client_exc.NotFound()
-
-    def replace_tag(self, resource_type, resource_id, body):
-        self._reachable()
-        if resource_type != 'floatingips' or \
-                resource_id not in self._floatingips:
-            raise neutron_client_exc.NotFound()
-        self._floatingips[resource_id]['tags'] = list(body['tags'])
-        return body
-
-    def create_port(self, body=None):
-        made = super().create_port(body)
-        # As Neutron stamps it (to the second).
-        self._ports[made['port']['id']]['created_at'] = made['port'][
-            'created_at'] = timeutils.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')
-        return made
-
-    def update_port(self, port_id, body=None):
-        port = (body or {}).get('port', {})
-        if ('binding:host_id' in port and port['binding:host_id'] is None
-                and self._get_active_binding(port_id)[0] is None):
-            body = dict(body, port={k: v for k, v in port.items()
-                                    if k != 'binding:host_id'})
-        return super().update_port(port_id, body)
-
-
-class _Unreachable:
-    """A client of a Neutron that does not answer."""
-
-    def __getattr__(self, name):
-        def call(*args, **kwargs):
-            raise neutron_client_exc.ConnectionFailed(
-                reason='the network service is down')
-        return call
-
-
 class LeaseAPI:
     """Requests to /reservation/v1 with the harness's stand-in for Keystone
     (the headers Nova's own test clients send).
@@ -518,7 +345,7 @@ class EmbeddedCloud(fixtures.Fixture):
             ['ComputeFilter', 'ComputeCapabilitiesFilter',
              'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
              'ServerGroupAffinityFilter']), group='filter_scheduler')
-        STATEMENTS.make_tables()
+        reuse.STATEMENTS.make_tables()
 
         if self.cast_as_call:
             self.useFixture(nova_fixtures.CastAsCallFixture(self.harness))

@@ -34,6 +34,7 @@ from oslotest import mock_fixture
 
 from devcloud import embedded
 from devcloud import invariants
+from devcloud import waits
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
@@ -71,7 +72,7 @@ class FakeClock:
         return self.now
 
 
-class ReservationTestCase(oslotest_base.BaseTestCase,
+class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
                           integrated_helpers.PlacementInstanceHelperMixin):
     NODES = ('host1', 'host2')
     # {node: cell} of nodes not in cell1.
@@ -97,6 +98,7 @@ class ReservationTestCase(oslotest_base.BaseTestCase,
         self.useFixture(nova_fixtures.SysFsPoisonFixture())
         self.useFixture(nova_fixtures.ImportModulePoisonFixture(
             {'guestfs', 'libvirt'}))
+        self.sleeps = self.useFixture(waits.ShorterSleeps())
 
         self.cloud = self.useFixture(embedded.EmbeddedCloud(
             self.id(), self.NODES, cast_as_call=self.CAST_AS_CALL,
