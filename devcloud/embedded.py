@@ -66,6 +66,9 @@ from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation.filters import reservation_filter
+from nova_reservation import ledger as ledger_mod
+from nova_reservation import passes as passes_mod
+from nova_reservation import placement
 
 CONF = nova.conf.CONF
 # The image that Nova's harness serves (its Glance stand-in).
@@ -320,10 +323,19 @@ class EmbeddedCloud(fixtures.Fixture):
             [nova_fixtures.PROJECT_ID]))
         self.harness = self.useFixture(NovaHarness(
             self.name, sorted(set(self.cells.values()))))
-        # The scheduler's copy of the ledger is the process's: its thread
-        # stops with the cloud, before the next cloud's databases are set.
-        self.addCleanup(reservation_filter.LEDGER.close)
-        self.addCleanup(reservation_filter.USAGE.close)
+        # The scheduler's copies (of the ledger, of Placement's usage) are
+        # the process's: each cloud has its own, as a new scheduler process
+        # has, lest a view of the cloud before, read less than
+        # `ledger_max_age` ago, serve this one.  Their threads stop with
+        # the cloud, before the next cloud's databases are set.
+        usage = placement.Usage(report.report_client_singleton)
+        copies = {'LEDGER': ledger_mod.Ledger(), 'USAGE': usage,
+                  'PASSES': passes_mod.Passes(usage)}
+        for name, made in copies.items():
+            self.harness.stub_out(reservation_filter.__name__ + '.' + name,
+                                  made)
+        self.addCleanup(copies['LEDGER'].close)
+        self.addCleanup(usage.close)
         self.flags(compute_driver='fake.MediumFakeDriver')
         self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
                    disk_allocation_ratio=1.0)
