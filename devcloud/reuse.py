@@ -33,6 +33,7 @@ import collections
 import contextlib
 import copy
 import gc
+import os
 import threading
 import types
 from typing import Callable, Optional
@@ -301,7 +302,8 @@ class Policies:
         if (nova.policy._ENFORCER is None and not args and
                 set(kwargs) <= {'suppress_deprecation_warnings'}):
             found = [enforcer for asked, read, enforcer in self._made
-                     if asked == kwargs and _unchanged(read)]
+                     if asked == kwargs and _unchanged(read) and
+                     _files_unchanged(enforcer)]
             if found:
                 nova.policy._ENFORCER = _copy(found[0])
             else:
@@ -320,7 +322,25 @@ def _copy(enforcer):
     for name, value in vars(enforcer).items():
         if isinstance(value, CONTAINERS):
             setattr(made, name, copy.copy(value))
+    # The file cache's entries too: a copy that reads its file again must
+    # not change what the others remember of it.
+    made._file_cache = {path: dict(entry)
+                        for path, entry in enforcer._file_cache.items()}
     return made
+
+
+def _files_unchanged(enforcer) -> bool:
+    """Whether the policy files `enforcer` read are there as it read
+    them: a new enforcer would read them again (and skip a file that is
+    gone, where a copy that knows its path would fail to read it).
+    """
+    for path, entry in enforcer._file_cache.items():
+        try:
+            if os.path.getmtime(path) != entry.get('mtime'):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 # Nova's, before any cloud replaces them.

@@ -67,27 +67,29 @@ def load_json(field: str, text) -> Any:
 def check_tree(field: str, value: Any) -> None:
     """Depth, strings and numbers that every stored value must satisfy.
 
-    Iterative, so that no input can exhaust the stack.
+    Iterative (no input can exhaust the stack), a level at a time.
     """
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+    level, depth = [value], 1
+    while level:
         if depth > MAX_DEPTH:
             raise InvalidParam(field, 'is nested more than %d levels deep'
                                % MAX_DEPTH)
-        if isinstance(item, dict):
-            stack.extend((k, depth + 1) for k in item)
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        elif isinstance(item, str):
-            try:
-                item.encode('utf-8')
-            except UnicodeEncodeError:
-                raise InvalidParam(field, 'holds a string that is not '
-                                   'valid Unicode (a lone surrogate)')
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise InvalidParam(field, 'holds a number JSON does not allow')
+        below: list = []
+        for item in level:
+            if isinstance(item, list):
+                below += item
+            elif isinstance(item, dict):
+                below += item
+                below += item.values()
+            elif isinstance(item, str):
+                try:
+                    item.encode('utf-8')
+                except UnicodeEncodeError:
+                    raise InvalidParam(field, 'holds a string that is not '
+                                       'valid Unicode (a lone surrogate)')
+            elif isinstance(item, float) and not math.isfinite(item):
+                raise InvalidParam(field, 'holds a number JSON does not allow')
+        level, depth = below, depth + 1
 
 
 # ------------------------------------------------------------ schemas
