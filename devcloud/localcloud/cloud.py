@@ -26,6 +26,7 @@ that the devstack plugin runs too.
 """
 
 import contextlib
+import fcntl
 import functools
 import grp
 import hashlib
@@ -39,6 +40,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Optional
@@ -1221,6 +1223,14 @@ def _group_alive(pid: int) -> bool:
 
 
 def _apt_install(package: str) -> None:
+    """Debian's `package`, one install at a time on the machine: the
+    clouds side by side and their tests may ask at once, and apt-get fails
+    at once on another's lock.
+    """
     env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-    _run('apt-get', 'update', '-qq', env=env)
-    _run('apt-get', 'install', '-y', '-qq', package, env=env)
+    wait = ('-o', 'DPkg::Lock::Timeout=600')
+    with open(os.path.join(tempfile.gettempdir(),
+                           'nova-reservation-apt.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _run('apt-get', *wait, 'update', '-qq', env=env)
+        _run('apt-get', *wait, 'install', '-y', '-qq', package, env=env)

@@ -110,7 +110,10 @@ class OneNodeTest(BootsInFlightTest):
         self.assertIn('No valid host', server['fault']['message'])
 
     def test_a_boot_never_claimed_counts_until_it_would_have(self):
-        self.flags(boot_settle_timeout=1, group='reservation')
+        # Long enough that the boot is filtered while the other is still
+        # in flight, on a loaded machine too (the API, the conductor and
+        # the scheduler took over two seconds there).
+        self.flags(boot_settle_timeout=4, group='reservation')
         self.let_through(3328)
         server = self._wait_for_state_change(self.boot('b1'), 'ACTIVE')
         self.assertEqual('host1',
