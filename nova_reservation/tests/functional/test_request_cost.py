@@ -28,6 +28,7 @@ import time
 import fixtures
 from placement import requestlog
 import requests
+from sqlalchemy import pool
 
 from devcloud import worst_input
 from nova_reservation.db import api as db_api
@@ -49,19 +50,27 @@ class RequestCostTest(base.ReservationsTestCase):
             'placement.requestlog.RequestLog._log_app',
             self.timed(requestlog.RequestLog._log_app)))
         self.cloud.keystone._app = self.timed(self.cloud.keystone._app)
+        # Under native threads Nova's harness keeps its databases in SQLite
+        # files with no pool of connections: each transaction opens and
+        # closes one (a few milliseconds each), which a deployment's pool
+        # does not; that is the harness's cost, not the request's.
+        for name in ('_create_connection', '_do_return_conn'):
+            self.useFixture(fixtures.MonkeyPatch(
+                'sqlalchemy.pool.NullPool.' + name,
+                self.timed(getattr(pool.NullPool, name), wsgi=False)))
         self.addCleanup(lambda: print(
             '%d requests, the costliest %.3f s of CPU (%s)'
             % (len(self.spent), max(self.spent or [0]), ' '.join(
                 '%.3f' % s for s in self.spent[:20]))))
 
-    def timed(self, app):
-        """`app`, a WSGI application of another service, counting the CPU
-        it takes in `elsewhere`.
+    def timed(self, app, wsgi=True):
+        """`app`, a WSGI application of another service (or a function),
+        counting the CPU it takes in `elsewhere`.
         """
         def call(*args):
             started = time.thread_time()
             try:
-                return list(app(*args))
+                return list(app(*args)) if wsgi else app(*args)
             finally:
                 self.elsewhere += time.thread_time() - started
         return call
@@ -73,15 +82,19 @@ class RequestCostTest(base.ReservationsTestCase):
         return resp, (time.thread_time() - started -
                       (self.elsewhere - elsewhere))
 
-    def assertCheap(self, send, status, field=None):
+    def assertCheap(self, send, status, field=None, undo=None):
         """`send()` costs less than the budget and answers `status`, a
-        refusal naming `field`, writing no lease.
+        refusal naming `field`, writing no lease.  `undo(answer)` takes
+        back what an accepted request made, so that it can be sent again.
         """
         before = [x.id for x in db_leases.get_all(STORE)]
         for _ in range(worst_input.TRIES):
             resp, spent = self.cpu(send)
-            if spent < worst_input.BUDGET or resp.status_code < 400:
+            if spent < worst_input.BUDGET or (
+                    resp.status_code < 400 and undo is None):
                 break
+            if resp.status_code < 400:
+                undo(resp)
         self.spent.append(spent)
         what = field or resp.request.path_url[:80]
         self.assertLess(spent, worst_input.BUDGET, what)
@@ -171,7 +184,9 @@ class RequestCostTest(base.ReservationsTestCase):
         self.admin_rsv('DELETE', '/os-hosts/%s' % made.json()['host']['id'])
         capabilities = {'cap%02d' % i: 'x' * 255 for i in range(63)}
         self.assertCheap(lambda: self.admin_rsv('POST', '/os-hosts', dict(
-            capabilities, name='host2')), 201)
+            capabilities, name='host2')), 201, undo=lambda made: (
+                self.admin_rsv('DELETE', '/os-hosts/%s' % made.json()[
+                    'host']['id'])))
         cloud = self.cloud_of()
         for request in worst_input.list_requests(
                 cloud, base.when(60)[:16], base.when(120)[:16]):
