@@ -24,6 +24,7 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import models
 from nova_reservation.db import notices as db_notices
 from nova_reservation.engine import service
 from nova_reservation import ledger
@@ -230,9 +231,16 @@ class RealClockTest(base.ReservationTestCase):
         self.assertIn('shelved_offloaded', states)
         active_at = next(t for s, t in seen if s == 'active' and t > start)
         deleted_at = seen[-1][1]
-        # On time: the engine wakes for the event, not on a coarse poll.
-        self.assertLess(abs((active_at - start).total_seconds()), 3)
-        self.assertLess(abs((deleted_at - end).total_seconds()), 3)
+        # On time: the engine wakes for each event, not on a coarse poll;
+        # Nova then takes what its services take (more on a loaded
+        # machine: an unshelve there once took over three seconds).
+        with db_api.reading(STORE) as session:
+            started = {e.event_type: (e.started_at - e.due_at).total_seconds()
+                       for e in session.query(models.Event)}
+        self.assertLess(max(abs(started['start']), abs(started['end'])), 1.5,
+                        started)
+        self.assertLess(abs((active_at - start).total_seconds()), 10)
+        self.assertLess(abs((deleted_at - end).total_seconds()), 10)
         # The engine records the end right after Nova took the delete.
         for _ in range(50):
             if db_leases.get_all(STORE)[0].status == 'TERMINATED':
