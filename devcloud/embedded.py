@@ -61,6 +61,7 @@ from devcloud import keystone
 from devcloud import messaging
 from devcloud import neutron
 from devcloud import reuse
+from devcloud import thread_pools
 from nova_reservation import compat
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
@@ -135,9 +136,7 @@ class NovaHarness(fixtures.Fixture):
         # In the order of nova.test.TestCase.setUp; what only checks tests
         # (poisoned functions, warnings as errors, captured logs) is left
         # to the tests.
-        # Idle worker threads go at once (speeds up native threads mode).
-        self.useFixture(fixtures.MonkeyPatch(
-            'futurist._thread.ThreadWorker.MAX_IDLE_FOR', 0.01))
+        self.useFixture(thread_pools.QuickStop())
         for fixture in compat.test_case_id_fixtures(self.name):
             self.useFixture(fixture)
         files = self.useFixture(fixtures.TempDir()).path

@@ -10,18 +10,26 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""What the functional harness builds once per process: Nova's policy
-enforcer, reused only where a new one would read the same rules.
+"""What the functional harness builds once per process (Nova's policy
+enforcer, reused only where a new one would read the same rules), and what
+keeps native threads cheap in it: a pool of connections to each database
+file, and thread pools whose idle workers do not poll.
 """
 
 import json
 import os
+import threading
+import time
 
 import fixtures
+import futurist
+from futurist import _thread as futurist_thread
 import nova.policy
 from nova import test
+import sqlalchemy
 
 from devcloud import reuse
+from devcloud import thread_pools
 
 RULE = 'os_compute_api:os-migrate-server:migrate_live'
 
@@ -79,3 +87,94 @@ class PolicyReuseTest(test.NoDBTestCase):
         made = self.policies._made[0][2]
         self.assertEqual('!', str(made.rules[RULE]))
         self.assertEqual(first, made._file_cache[path]['mtime'])
+
+
+class FilePoolTest(test.NoDBTestCase):
+    """oslo.db gives a database file no pool (a connection for each
+    transaction); the harness gives it one.
+    """
+
+    def engine(self, url: str, poolclass) -> sqlalchemy.Engine:
+        engine = reuse.STATEMENTS.create_engine(url, poolclass=poolclass)
+        self.addCleanup(engine.dispose)
+        return engine
+
+    def test_a_file_keeps_its_connections(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'nova.sqlite')
+        engine = self.engine('sqlite:///' + path, sqlalchemy.pool.NullPool)
+        self.assertIsInstance(engine.pool, sqlalchemy.pool.QueuePool)
+        with engine.connect() as connection:
+            first = connection.connection.dbapi_connection
+            connection.exec_driver_sql('CREATE TABLE t (x INTEGER)')
+            connection.commit()
+        with engine.connect() as connection:
+            self.assertIs(first, connection.connection.dbapi_connection)
+        # A pooled connection serves the next thread that asks (each
+        # service of the cloud runs in threads of its own).
+        seen = []
+
+        def write():
+            with engine.begin() as connection:
+                connection.exec_driver_sql('INSERT INTO t VALUES (1)')
+                seen.append(connection.connection.dbapi_connection)
+        thread = threading.Thread(target=write)
+        thread.start()
+        thread.join()
+        self.assertEqual([first], seen)
+        with engine.connect() as connection:
+            self.assertEqual(1, connection.exec_driver_sql(
+                'SELECT count(*) FROM t').scalar())
+
+    def test_memory_keeps_its_static_pool(self):
+        engine = self.engine('sqlite://', sqlalchemy.pool.StaticPool)
+        self.assertIsInstance(engine.pool, sqlalchemy.pool.StaticPool)
+
+
+class QuickStopTest(test.NoDBTestCase):
+    """Idle workers of a native thread pool wait a second between looks
+    (Nova's test case makes it 0.01 s), and a pool that stops wakes them.
+    """
+
+    WORKERS = 4
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(thread_pools.QuickStop())
+        self.executor = futurist.ThreadPoolExecutor(self.WORKERS)
+        self.addCleanup(self.executor.shutdown)
+
+    def test_idle_workers_do_not_poll(self):
+        looks = []
+        real = futurist_thread.ThreadWorker._is_dying
+
+        def counted(worker):
+            looks.append(worker)
+            return real(worker)
+        self.useFixture(fixtures.MonkeyPatch(
+            'futurist._thread.ThreadWorker._is_dying', counted))
+        for future in [self.executor.submit(time.sleep, 0.01)
+                       for _ in range(self.WORKERS)]:
+            future.result()
+        before = len(looks)
+        time.sleep(0.5)
+        # At most a look after its last work and one when its second ends;
+        # at 0.01 s it is some fifty each.
+        self.assertLessEqual(len(looks) - before, 2 * self.WORKERS)
+
+    def test_a_stopping_pool_runs_what_is_queued_and_wakes_its_workers(self):
+        done = []
+        gate = threading.Event()
+        self.executor.submit(gate.wait)
+        for n in range(8):
+            self.executor.submit(done.append, n)
+        workers = list(self.executor._workers)
+        gate.set()
+        started = time.monotonic()
+        self.executor.shutdown(wait=True)
+        self.assertEqual(list(range(8)), sorted(done))
+        self.assertEqual([], [w for w in workers if w.is_alive()])
+        # Woken, not waited for: each would take its second.
+        self.assertLess(time.monotonic() - started, thread_pools.IDLE / 2)
+        # A pool stopped twice stops once.
+        self.executor.shutdown(wait=True)
