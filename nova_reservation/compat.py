@@ -235,8 +235,21 @@ def _cell_schema_learnt_apart():
         if not learnt:
             engine = databases._ctxt_mgrs[connection].writer.get_engine()
             engine.dispose()
-            _empty_database(engine.url.database)
+            _drop_tables(engine)
     return cache_schema_apart
+
+
+def _drop_tables(engine) -> None:
+    """Drop every table of a SQLite database, through its engine: other
+    connections to its file may be open (a pool keeps them).
+    """
+    with engine.connect() as connection:
+        tables = [name for (name,) in connection.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+            "name NOT LIKE 'sqlite_%'")]
+        for name in tables:
+            connection.exec_driver_sql('DROP TABLE "%s"' % name)
+        connection.commit()
 
 
 def _one_writer_per_database():

@@ -36,8 +36,7 @@ class CinderDownTest(base.CloudTestCase):
         volume = self.openstack('alice', 'volume', 'create', '--size', '1',
                                 '--image', 'cirros',
                                 'alice-volume-' + self.suffix)
-        self.addCleanup(self.run_cli, 'alice', 'openstack', 'volume',
-                        'delete', volume['id'], check=False)
+        self.addCleanup(self.delete, 'volumev3', '/volumes/' + volume['id'])
         self.wait_for('alice\'s volume available', lambda: self.volume(
             volume['id'])['status'] == 'available')
         self.stop_cinder_api()

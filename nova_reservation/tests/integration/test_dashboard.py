@@ -196,8 +196,8 @@ class DashboardTest(browser.DashboardTestCase):
         address = '172.24.4.231'
         made = self.openstack('admin', 'reservation', 'floatingip', 'create',
                               network, address)
-        self.addCleanup(self.run_cli, 'admin', 'openstack', 'reservation',
-                        'floatingip', 'delete', made['id'], check=False)
+        self.addCleanup(self.delete, 'reservation',
+                        '/floatingips/' + made['id'])
         name = 'dashboard-fip-' + self.suffix
         # The address named: other tests register addresses too.
         lease = self.lease('alice', name, 'resource_type=virtual:floatingip,'

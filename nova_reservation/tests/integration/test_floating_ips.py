@@ -31,8 +31,8 @@ class FloatingIPTest(base.BlazarCLI):
     def register(self, network: str, address: str) -> dict:
         made = self.openstack('admin', 'reservation', 'floatingip', 'create',
                               network, address)
-        self.addCleanup(self.run_cli, 'admin', 'openstack', 'reservation',
-                        'floatingip', 'delete', made['id'], check=False)
+        self.addCleanup(self.delete, 'reservation',
+                        '/floatingips/' + made['id'])
         return made
 
     def neutron_fips(self, user: str) -> dict:
@@ -93,8 +93,7 @@ class FloatingIPTest(base.BlazarCLI):
         port = self.openstack('alice', 'port', 'create', '--network',
                               self.network('alice'),
                               'fip-port-' + self.suffix)
-        self.addCleanup(self.run_cli, 'alice', 'openstack', 'port',
-                        'delete', port['id'], check=False)
+        self.addCleanup(self.delete, 'network', '/v2.0/ports/' + port['id'])
         fip = mine[ADDRESSES[0]]
         self.run_cli('alice', 'openstack', 'floating', 'ip', 'set', '--port',
                      port['id'], fip['ID'])

@@ -133,13 +133,13 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
         # (b) a port of alice's, and (d) a bootable volume of hers.
         own_port = self.openstack('alice', 'port', 'create', '--network',
                                   net, 'own-' + self.suffix)
-        self.addCleanup(self.run_cli, 'alice', 'openstack', 'port', 'delete',
-                        own_port['id'], check=False)
+        self.addCleanup(self.delete, 'network',
+                        '/v2.0/ports/' + own_port['id'])
         own_volume = self.openstack('alice', 'volume', 'create', '--size',
                                     '1', '--image', 'cirros',
                                     'own-' + self.suffix)
-        self.addCleanup(self.run_cli, 'alice', 'openstack', 'volume',
-                        'delete', own_volume['id'], check=False)
+        self.addCleanup(self.delete, 'volumev3',
+                        '/volumes/' + own_volume['id'])
         self.wait_for('volume %s available' % own_volume['id'],
                       lambda: self.volume(own_volume['id'])['status'] ==
                       'available', timeout=60, interval=1)
@@ -386,8 +386,8 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
                       if i['Name'] == 'snapshot-%s-snapshot-%s' % (
                           self.suffix, self.suffix)]
             self.assertEqual(1, len(images), images)
-            self.addCleanup(self.run_cli, 'admin', 'openstack', 'image',
-                            'delete', images[0]['ID'], check=False)
+            self.addCleanup(self.delete, 'image',
+                            '/v2/images/' + images[0]['ID'])
             shown = self.openstack('admin', 'image', 'show', images[0]['ID'])
             self.assertEqual(alpha, shown['owner'], shown)
             snapshots = [x for x in self.admin.get(

@@ -42,12 +42,10 @@ class RefusedResourcesTest(base.CloudTestCase):
         on = 'source=volume,dest=volume,bootindex=0,id='
         port = self.openstack('bob', 'port', 'create', '--network',
                               self.network('bob'), 'bob-port-' + self.suffix)
-        self.addCleanup(self.run_cli, 'bob', 'openstack', 'port', 'delete',
-                        port['id'], check=False)
+        self.addCleanup(self.delete, 'network', '/v2.0/ports/' + port['id'])
         volume = self.openstack('bob', 'volume', 'create', '--size', '1',
                                 'bob-volume-' + self.suffix)
-        self.addCleanup(self.run_cli, 'bob', 'openstack', 'volume',
-                        'delete', volume['id'], check=False)
+        self.addCleanup(self.delete, 'volumev3', '/volumes/' + volume['id'])
         self.wait_for('bob\'s volume available', lambda: self.volume(
             volume['id'])['status'] == 'available')
         ports = self.alices_ports()
