@@ -180,7 +180,6 @@ class CloudTestCase(testtools.TestCase):
                                 OS_PROJECT_NAME=project)
         # A network of its own, as the cloud's projects have.
         api = cloud.url('network') + '/v2.0'
-        admin = CLOUD.session('admin')
         net = admin.post(api + '/networks', json={'network': dict(
             name=project + '-net', project_id=made['id'])}).json()['network']
         self.addCleanup(self.delete_network, net['id'])
@@ -192,10 +191,8 @@ class CloudTestCase(testtools.TestCase):
         """Delete a network once the servers' ports on it are gone (a
         server's deletion ends after its CLI's answer).
         """
-        admin = CLOUD.session('admin')
-        url = '%s/v2.0/networks/%s' % (cloud.url('network'), network_id)
-        self.wait_for('network %s deleted' % network_id, lambda: admin.delete(
-            url, raise_exc=False).status_code in (204, 404),
+        self.wait_for('network %s deleted' % network_id, lambda: self.delete(
+            'network', '/v2.0/networks/' + network_id) in (204, 404),
             timeout=timeout, interval=2)
 
     def network(self, user: str) -> str:
