@@ -360,6 +360,8 @@ class EmbeddedCloud(fixtures.Fixture):
 
         if self.cast_as_call:
             self.useFixture(nova_fixtures.CastAsCallFixture(self.harness))
+        self.harness.stub_out('placement.util.jsonschema',
+                              reuse.PLACEMENT_SCHEMAS)
         self.placement = self.useFixture(
             func_fixtures.PlacementFixture()).api
         self.neutron = self.useFixture(

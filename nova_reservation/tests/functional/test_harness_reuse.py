@@ -11,9 +11,10 @@
 #    under the License.
 
 """What the functional harness builds once per process (Nova's policy
-enforcer, reused only where a new one would read the same rules), and what
-keeps native threads cheap in it: a pool of connections to each database
-file, and thread pools whose idle workers do not poll.
+enforcer, reused only where a new one would read the same rules; the check
+of Placement's request schemas), and what keeps native threads cheap in
+it: a pool of connections to each database file, and thread pools whose
+idle workers do not poll.
 """
 
 import json
@@ -21,15 +22,20 @@ import os
 import threading
 import time
 
+from unittest import mock
+
 import fixtures
 import futurist
 from futurist import _thread as futurist_thread
+import jsonschema
 import nova.policy
 from nova import test
+from placement import util as placement_util
 import sqlalchemy
 
 from devcloud import reuse
 from devcloud import thread_pools
+from nova_reservation.tests.functional import base
 
 RULE = 'os_compute_api:os-migrate-server:migrate_live'
 
@@ -129,6 +135,66 @@ class FilePoolTest(test.NoDBTestCase):
     def test_memory_keeps_its_static_pool(self):
         engine = self.engine('sqlite://', sqlalchemy.pool.StaticPool)
         self.assertIsInstance(engine.pool, sqlalchemy.pool.StaticPool)
+
+
+class PlacementSchemasTest(test.NoDBTestCase):
+    """Placement validates each request with ``jsonschema.validate``; in
+    the harness each of its schemas is checked once, and every request is
+    validated as before.
+    """
+
+    SCHEMA = {'type': 'object', 'properties': {'name': {
+        'type': 'string', 'maxLength': 5}}, 'required': ['name']}
+
+    def setUp(self):
+        super().setUp()
+        self.schemas = reuse.PlacementSchemas()
+        self.checks = self.useFixture(fixtures.MockPatchObject(
+            jsonschema.Draft202012Validator, 'check_schema',
+            wraps=jsonschema.Draft202012Validator.check_schema)).mock
+
+    def test_a_schema_is_checked_once_every_request_validated(self):
+        self.schemas.validate({'name': 'a'}, self.SCHEMA)
+        self.schemas.validate({'name': 'b'}, self.SCHEMA)
+        self.assertEqual(1, self.checks.call_count)
+        for bad in ({}, {'name': 'longer'}, {'name': 1}, []):
+            self.assertRaises(jsonschema.ValidationError,
+                              self.schemas.validate, bad, self.SCHEMA)
+        # What Placement asks of the module besides `validate`.
+        self.assertIs(jsonschema.FormatChecker, self.schemas.FormatChecker)
+        self.assertIs(jsonschema.ValidationError,
+                      self.schemas.ValidationError)
+
+    def test_a_bad_schema_is_refused_each_time(self):
+        bad = {'type': 'object', 'maxLength': 'five'}
+        for _ in range(2):
+            self.assertRaises(jsonschema.SchemaError, self.schemas.validate,
+                              {}, bad)
+        self.assertEqual(2, self.checks.call_count)
+
+
+class CloudPlacementSchemasTest(base.ReservationTestCase):
+    """A cloud's Placement validates with the harness's schemas."""
+
+    NODES = ('host1',)
+
+    def test_checked_once_bad_bodies_refused(self):
+        self.assertIs(reuse.PLACEMENT_SCHEMAS, placement_util.jsonschema)
+        validator = jsonschema.validators.validator_for({})
+        with mock.patch.object(validator, 'check_schema',
+                               wraps=validator.check_schema) as check:
+            for name in ('rp-1', 'rp-2'):
+                resp = self.placement.post('/resource_providers',
+                                           {'name': name}, version='1.20')
+                self.assertEqual(200, resp.status, resp.body)
+            resp = self.placement.post('/resource_providers',
+                                       {'name': 'rp-3', 'bogus': 1},
+                                       version='1.20')
+            self.assertEqual(400, resp.status, resp.body)
+            self.assertIn('JSON does not validate', str(resp.body))
+        # That body's schema was checked by an earlier cloud of this
+        # process, or once here.
+        self.assertLessEqual(check.call_count, 1)
 
 
 class QuickStopTest(test.NoDBTestCase):
