@@ -26,7 +26,6 @@ that the devstack plugin runs too.
 """
 
 import contextlib
-import fcntl
 import functools
 import grp
 import hashlib
@@ -40,7 +39,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import Optional
@@ -49,6 +47,7 @@ from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
+from devcloud.localcloud import debian
 from devcloud.localcloud import galera
 from nova_reservation import deploy
 
@@ -307,7 +306,7 @@ class LocalCloud:
         """Reuse the MariaDB that runs; install and start one otherwise."""
         if not _port_open(3306):
             if not os.path.exists('/usr/sbin/mariadbd'):
-                _apt_install('mariadb-server')
+                debian.install('mariadb-server')
             # Where Debian's MariaDB keeps its socket (made by its init
             # script, which does not run in a container).
             os.makedirs('/run/mysqld', exist_ok=True)
@@ -380,7 +379,7 @@ class LocalCloud:
         """
         if not _port_open(5672):
             if not shutil.which('rabbitmq-server'):
-                _apt_install('rabbitmq-server')
+                debian.install('rabbitmq-server')
             _run('rabbitmq-server', '-detached')
             _wait('RabbitMQ', lambda: _port_open(5672), timeout=180)
         _wait('RabbitMQ', lambda: subprocess.run(
@@ -1220,17 +1219,3 @@ def _group_alive(pid: int) -> bool:
         return True
     except ProcessLookupError:
         return False
-
-
-def _apt_install(package: str) -> None:
-    """Debian's `package`, one install at a time on the machine: the
-    clouds side by side and their tests may ask at once, and apt-get fails
-    at once on another's lock.
-    """
-    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-    wait = ('-o', 'DPkg::Lock::Timeout=600')
-    with open(os.path.join(tempfile.gettempdir(),
-                           'nova-reservation-apt.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        _run('apt-get', *wait, 'update', '-qq', env=env)
-        _run('apt-get', *wait, 'install', '-y', '-qq', package, env=env)

@@ -28,6 +28,8 @@ import subprocess
 import time
 from typing import Callable, Optional
 
+from devcloud.localcloud import debian
+
 import pymysql
 
 HOST = '127.0.0.1'
@@ -342,6 +344,4 @@ def _ensure_installed() -> None:
         ('rsync', shutil.which('rsync')),
         ('haproxy', shutil.which('haproxy'))) if not present]
     if missing:
-        env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-        subprocess.run(['apt-get', 'install', '-y', '-qq'] + missing,
-                       check=True, env=env, stdout=subprocess.DEVNULL)
+        debian.install(*missing)

@@ -28,6 +28,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from devcloud.localcloud import cloud
+from devcloud.localcloud import debian
 from nova_reservation.tests.integration import base
 
 CHROMIUM = '/usr/bin/chromium'
@@ -51,8 +52,7 @@ def _ensure_chromium() -> None:
     download by Selenium).
     """
     if not os.path.exists(CHROMEDRIVER):
-        for package in ('chromium', 'chromium-driver'):
-            cloud._apt_install(package)
+        debian.install('chromium', 'chromium-driver')
 
 
 class DashboardTestCase(base.BlazarCLI):
