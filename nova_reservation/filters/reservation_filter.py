@@ -237,7 +237,8 @@ class ReservationFilter(filters.BaseHostFilter):
         """The hosts where a preemptible boot takes only what the ledger
         promised to leases that start later than `preempt_margin` from
         now: never what a running lease, an ordinary server or another
-        preemptible server uses.
+        preemptible server uses.  A node with no promise before the
+        margin is left to Placement, as for an ordinary boot.
         """
         need = _need(spec_obj)
         now = self.clock()
@@ -251,8 +252,11 @@ class ReservationFilter(filters.BaseHostFilter):
             timeline = view.timelines.get(host_state.nodename)
             promised = (timeline.peak(now, until) if timeline
                         else capacity.ZERO)
-            if fits_besides_lease_servers(host_state, promised, need,
-                                          view.bound):
+            # Nothing promised before the margin: what fits is Placement's
+            # to say, which gave the candidates (Nova's host state may
+            # still count a server it placed there and never built).
+            if not any(promised) or fits_besides_lease_servers(
+                    host_state, promised, need, view.bound):
                 passed.append(host_state)
             else:
                 LOG.debug('ReservationFilter: %s has no room for a '

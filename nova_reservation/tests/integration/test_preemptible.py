@@ -74,6 +74,7 @@ class PreemptibleCLITest(base.BlazarCLI):
                           'WHERE r.lease_id = %s AND s.deleted = 0',
                           lease['id'])[0]['node']
         # Every node, the promised one too, takes a preemptible server.
+        self.wait_for_empty_nodes()
         spots = self.boot('bob', 'spot-' + self.suffix, 'm1.large',
                           'preemptible=true', count=3)
         on = {self.settled(s)['OS-EXT-SRV-ATTR:hypervisor_hostname']: s

@@ -135,6 +135,27 @@ class RoomTest(testtools.TestCase):
         state = host_state(vcpus_used=8)
         self.assertTrue(self.passes(view(), state))
 
+    def test_a_node_without_promises_takes_a_preemptible_server(self):
+        # Nova's host state still counts a server it placed on the node
+        # and that was never built (the node's record then never changes
+        # again): Placement, which gave the node as a candidate, says
+        # what fits.
+        state = host_state()
+        state.consume_from_request(spec(vcpus=8, memory_mb=16384,
+                                        root_gb=100))
+        state.update(compute=compute_node(), aggregates=[], inst_dict={})
+        self.assertEqual(8, state.vcpus_used)
+        preemptible = spec()
+        preemptible.scheduler_hints = {'preemptible': ['true']}
+        self.assertEqual([state], self.filter._preemptible(
+            view(), preemptible, [state]))
+        # A lease that starts within the margin still keeps it off.
+        soon = ledger_mod.View(timelines={'n1': timeline_mod.Timeline([
+            capacity.Slot(1, 'r1', 'n1', NOW + 30, NOW + HOUR,
+                          capacity.Resources(1, 1024, 10))])})
+        self.assertEqual([], self.filter._preemptible(
+            soon, preemptible, [state]))
+
     @settings(max_examples=200, deadline=None)
     @given(st.tuples(st.integers(0, 16), st.integers(0, 32768),
                      st.integers(0, 200)),
