@@ -289,20 +289,20 @@ class CloudTestCase(testtools.TestCase):
         seen: list = []
 
         def empty() -> bool:
-            # The nodes' usage left the API at 2.88.
+            # The nodes' counts left the API at 2.88.
             resp = self.admin_session().get(
                 cloud.url('nova') + '/os-hypervisors/detail',
                 raise_exc=False, connect_retries=2,
                 headers={'OpenStack-API-Version': 'compute 2.87'})
             self.assertEqual(200, resp.status_code, resp.text)
-            seen[:] = [(h['hypervisor_hostname'], h['running_vms'],
-                        h['vcpus_used']) for h in resp.json()['hypervisors']]
-            return all(vms == 0 and vcpus == 0 for _, vms, vcpus in seen)
+            seen[:] = [(h['hypervisor_hostname'], h['running_vms'])
+                       for h in resp.json()['hypervisors']]
+            return all(vms == 0 for _, vms in seen)
         try:
             self.wait_for('every node empty', empty, timeout=timeout,
                           interval=2)
         except self.failureException:
-            self.fail('nodes still in use (node, servers, vCPUs): %s' % seen)
+            self.fail('nodes still in use (node, servers): %s' % seen)
 
     def wait_for_lease(self, what: str, lease_id: str,
                        ready: Callable[[Optional[dict]], bool],
