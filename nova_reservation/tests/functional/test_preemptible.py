@@ -231,26 +231,6 @@ class PromisedCapacityTest(PreemptibleTestCase):
                                                              end=60))
         self.assertEqual(409, resp.status_code, resp.text)
 
-    def test_nodes_a_failed_multi_create_counted_take_the_next_boots(self):
-        # Three servers for two nodes: Nova's scheduler counts the first
-        # two on its host states, then gives back their claims.  Nothing
-        # is built, so no node's record changes and the host states keep
-        # those servers: the nodes are free all the same.
-        body = self.boot_body(count=3)
-        body['os:scheduler_hints'] = {'preemptible': 'true'}
-        resp = self.post(body)
-        self.assertEqual(202, resp.status, resp.content)
-        failed = [s['id'] for s in self.admin_api.get_servers(search_opts={
-            'all_tenants': 1})]
-        self.assertEqual(3, len(failed))
-        for uuid in failed:
-            self._wait_for_state_change(self.server(uuid), 'ERROR')
-            self.admin_api.delete_server(uuid)
-            self.wait_gone(uuid)
-        spots = [self.boot_preemptible(name='spot%d' % i) for i in (1, 2)]
-        self.assertEqual({'host1', 'host2'},
-                         {self.node_of(u) for u in spots})
-
 
 class EvictionTest(PreemptibleTestCase):
 

@@ -281,29 +281,6 @@ class CloudTestCase(testtools.TestCase):
                 'server')), timeout=timeout, interval=interval)
         return self.server(server_id, user)
 
-    def wait_for_empty_nodes(self, timeout: float = 120) -> None:
-        """Wait until no compute node holds a server, as Nova's scheduler
-        sees them (each node's record): for a test that fills every node,
-        after an earlier test whose servers may still be leaving.
-        """
-        seen: list = []
-
-        def empty() -> bool:
-            # The nodes' counts left the API at 2.88.
-            resp = self.admin_session().get(
-                cloud.url('nova') + '/os-hypervisors/detail',
-                raise_exc=False, connect_retries=2,
-                headers={'OpenStack-API-Version': 'compute 2.87'})
-            self.assertEqual(200, resp.status_code, resp.text)
-            seen[:] = [(h['hypervisor_hostname'], h['running_vms'])
-                       for h in resp.json()['hypervisors']]
-            return all(vms == 0 for _, vms in seen)
-        try:
-            self.wait_for('every node empty', empty, timeout=timeout,
-                          interval=2)
-        except self.failureException:
-            self.fail('nodes still in use (node, servers): %s' % seen)
-
     def wait_for_lease(self, what: str, lease_id: str,
                        ready: Callable[[Optional[dict]], bool],
                        timeout: float = 180, interval: float = 3.0) -> None:
