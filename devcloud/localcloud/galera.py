@@ -28,9 +28,9 @@ import subprocess
 import time
 from typing import Callable, Optional
 
-from devcloud.localcloud import debian
-
 import pymysql
+
+from devcloud.localcloud import debian
 
 HOST = '127.0.0.1'
 NODES = 3
