@@ -33,11 +33,11 @@ from oslo_utils import uuidutils
 
 from benchmarks import data
 from benchmarks import store
+from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.lease import request as lease_request
 from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import placement
 from nova_reservation import resource_types
 
 CONF = nova_conf.CONF
@@ -78,7 +78,7 @@ class PlacementAnswers:
         host = self.providers[uuid]
         return _Answer({'inventories': {
             rc: dict(total=total, reserved=0, allocation_ratio=1.0)
-            for rc, total in zip(placement.RESOURCE_CLASSES,
+            for rc, total in zip(capacity.RESOURCE_CLASSES,
                                  host.capacity)}}, url)
 
 

@@ -20,7 +20,8 @@ when on nodes and their timelines.
 import dataclasses
 import heapq
 import math
-from typing import Callable, Iterable, NamedTuple, Optional, Sequence
+from typing import Callable, Iterable, Mapping, NamedTuple, Optional
+from typing import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:   # the timeline module imports this one
@@ -31,6 +32,8 @@ FOREVER = float(2 ** 40)
 # The ledger's resolution (its times are to the microsecond): a start
 # just after another.
 INSTANT = 1e-6
+# The Placement resource classes a slot holds, in the order of `Resources`.
+RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
 class Resources(NamedTuple):
@@ -363,11 +366,30 @@ def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
     return found
 
 
-def need_of_flavor(flavor, volume_backed: bool = False) -> Resources:
-    """What a server of `flavor` takes, as Placement counts it: a server
-    whose root disk is a volume takes none of the node's disk for it.
+def counted(asked: Mapping[str, float]) -> Resources:
+    """What a server takes of the classes the ledger counts, from what it
+    asks Placement for ({resource class: amount}).
     """
-    swap_gb = math.ceil((flavor.swap or 0) / 1024)
-    root_gb = 0 if volume_backed else flavor.root_gb
-    return Resources(flavor.vcpus, flavor.memory_mb,
-                     root_gb + flavor.ephemeral_gb + swap_gb)
+    return Resources(*(asked.get(rc, 0) for rc in RESOURCE_CLASSES))
+
+
+def need_of(asked: Mapping[str, float],
+            conditions: Sequence[str] = ()) -> Resources:
+    """What a server takes, or `Uncounted` naming what a slot of the ledger
+    cannot hold: a resource class it does not count, or `conditions` the
+    ledger does not check when it places a slot (traits, devices).
+    """
+    beyond = ['%s:%g' % (rc, n) for rc, n in sorted(asked.items())
+              if rc not in RESOURCE_CLASSES and n]
+    beyond.extend(conditions)
+    if beyond:
+        raise Uncounted('asks for %s, which a lease cannot hold (a slot '
+                        'holds %s)' % (', '.join(beyond),
+                                       ', '.join(RESOURCE_CLASSES)))
+    return counted(asked)
+
+
+class Uncounted(ValueError):
+    """A server asks for what a lease's slot cannot hold (the message
+    follows the thing asked for, a flavor: "flavor 7 asks for ...").
+    """

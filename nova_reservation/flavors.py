@@ -13,10 +13,12 @@
 """Nova's flavors, as the hook and the lease API look them up."""
 
 from typing import Callable, Optional
+from urllib import parse
 
 from nova.api.openstack import common as nova_common
 from nova import exception as nova_exception
 from nova import objects
+from nova.scheduler import utils as scheduler_utils
 
 from nova_reservation import capacity
 from nova_reservation import compat
@@ -47,16 +49,91 @@ def of_ref(ctx, flavor_ref) -> Optional["objects.Flavor"]:
     return None if flavor_id is None else find(ctx, flavor_id)
 
 
+# Flavor extra specs that ask for devices outside of Placement's query
+# (the PCI filter's, Cyborg's), by what a refusal calls them.
+DEVICE_SPECS = {'pci_passthrough:alias': 'PCI devices',
+                'accel:device_profile': 'Cyborg device profile'}
+
+
+def asked(resource_request) -> tuple:
+    """What a server asks Placement for, as Nova's scheduler sends it
+    (``GET /allocation_candidates``): ({resource class: amount} over every
+    request group, [the query's conditions on providers]).
+    """
+    amounts: dict = {}
+    conditions = []
+    for key, value in parse.parse_qsl(resource_request.to_querystring()):
+        if key.startswith('resources'):
+            for item in value.split(','):
+                rc, amount = item.split(':')
+                amounts[rc] = amounts.get(rc, 0) + int(amount)
+        elif key.startswith(('required', 'root_required')):
+            conditions.extend(('no trait ' + t[1:]) if t.startswith('!')
+                              else ('trait ' + t) for t in value.split(','))
+        elif key not in ('limit', 'group_policy'):
+            # member_of, in_tree, same_subtree: which providers.
+            conditions.append('%s=%s' % (key, value))
+    return amounts, conditions
+
+
+def resource_request(flavor, volume_backed: bool = False):
+    """Nova's `ResourceRequest` for a server of `flavor` (no image)."""
+    return scheduler_utils.ResourceRequest.from_request_spec(
+        objects.RequestSpec(
+            flavor=flavor, is_bfv=volume_backed,
+            image=objects.ImageMeta(properties=objects.ImageMetaProps()),
+            requested_resources=[],
+            request_level_params=objects.RequestLevelParams()))
+
+
+def asked_of(flavor, volume_backed: bool = False) -> tuple:
+    """`asked` of a server of `flavor`, its devices asked outside of
+    Placement among the conditions (a server whose root disk is a volume
+    takes none of the node's disk); `capacity.Uncounted` if Nova refuses
+    the flavor without an image.
+    """
+    try:
+        amounts, conditions = asked(resource_request(flavor,
+                                                     volume_backed))
+    except (nova_exception.NovaException, ValueError) as e:
+        raise capacity.Uncounted('is refused by Nova: %s' % e)
+    specs = flavor.extra_specs or {}
+    conditions.extend('%s %s' % (name, specs[key])
+                      for key, name in sorted(DEVICE_SPECS.items())
+                      if key in specs)
+    return amounts, conditions
+
+
+def need(flavor, volume_backed: bool = False) -> capacity.Resources:
+    """What a server of `flavor` takes, as Nova asks Placement for it, or
+    `capacity.Uncounted` naming what a lease's slot cannot hold.
+    """
+    return capacity.need_of(*asked_of(flavor, volume_backed))
+
+
+def need_of_request(spec_obj) -> capacity.Resources:
+    """What the server of a scheduler's request takes of the classes the
+    ledger counts.
+    """
+    return capacity.counted(asked(
+        scheduler_utils.ResourceRequest.from_request_spec(spec_obj))[0])
+
+
 def need_finder(ctx) -> Callable:
     """flavor id -> what a server of that flavor takes, or None (no such
-    flavor for this context); each flavor read once (a request may name
-    one in each of its reservations).
+    flavor for this context), or `capacity.Uncounted`; each flavor read
+    once (a request may name one in each of its reservations).
     """
     found: dict = {}
 
-    def need(flavor_id: str) -> Optional[capacity.Resources]:
+    def need_of_id(flavor_id: str) -> Optional[capacity.Resources]:
         if flavor_id not in found:
             flavor = find(ctx, flavor_id)
-            found[flavor_id] = flavor and capacity.need_of_flavor(flavor)
+            try:
+                found[flavor_id] = flavor and need(flavor)
+            except capacity.Uncounted as e:
+                found[flavor_id] = e
+        if isinstance(found[flavor_id], capacity.Uncounted):
+            raise found[flavor_id]
         return found[flavor_id]
-    return need
+    return need_of_id

@@ -21,7 +21,6 @@ from nova_reservation import refresher
 PLACEMENT_VERSION = '1.14'
 # Provider summaries of every resource class, not only those asked for.
 SUMMARIES_VERSION = '1.27'
-RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
 class Unavailable(Exception):
@@ -44,6 +43,11 @@ def _limit(inventory: dict) -> float:
     """What may be allocated: (total - reserved) x allocation_ratio."""
     return ((inventory['total'] - inventory.get('reserved', 0)) *
             inventory.get('allocation_ratio', 1.0))
+
+
+def _capacity(inventories: dict) -> capacity.Resources:
+    return capacity.counted({rc: _limit(inventory)
+                             for rc, inventory in inventories.items()})
 
 
 class _Provider(NamedTuple):
@@ -134,9 +138,7 @@ class HostView:
         if known is not None and known.generation == rp['generation']:
             return known
         inventories, consumers = self._read(client, rp['uuid'])
-        total = capacity.Resources(*(
-            _limit(inventories[rc]) if rc in inventories else 0
-            for rc in RESOURCE_CLASSES))
+        total = _capacity(inventories)
         used = _sum(_use(c) for c in consumers.values())
         return _Provider(rp['generation'], rp['name'], 'VCPU' in inventories,
                          consumers, total, used,
@@ -209,10 +211,9 @@ class Usage:
             resources = summary['resources']
             if 'VCPU' not in resources:
                 continue
-            used[uuid] = tuple(capacity.Resources(*(
-                resources[rc][field] if rc in resources else 0
-                for rc in RESOURCE_CLASSES)) for field in ('capacity',
-                                                           'used'))
+            used[uuid] = tuple(capacity.counted({
+                rc: amounts[field] for rc, amounts in resources.items()})
+                for field in ('capacity', 'used'))
         self.snapshot = (began, used)
 
     def node(self, uuid: str) -> tuple:
@@ -223,10 +224,7 @@ class Usage:
             version=PLACEMENT_VERSION))['inventories']
         usages = _json(client.get('/resource_providers/%s/usages' % uuid,
                                   version=PLACEMENT_VERSION))['usages']
-        return tuple(capacity.Resources(*(
-            of(rc) if rc in inventories else 0 for rc in RESOURCE_CLASSES))
-            for of in (lambda rc: _limit(inventories[rc]),
-                       lambda rc: usages.get(rc, 0)))
+        return _capacity(inventories), capacity.counted(usages)
 
     def claims(self, consumer: str) -> set:
         """The providers on which `consumer` holds an allocation now."""
@@ -247,8 +245,7 @@ class Usage:
 
 
 def _use(consumer: dict) -> capacity.Resources:
-    return capacity.Resources(*(consumer['resources'].get(rc, 0)
-                                for rc in RESOURCE_CLASSES))
+    return capacity.counted(consumer['resources'])
 
 
 def _sum(items: Iterable[capacity.Resources]) -> capacity.Resources:

@@ -215,7 +215,11 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
     affinity = parse_affinity(prefix + 'affinity', value.get('affinity'))
     if kind == resource_types.FLAVOR:
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
-        need = flavor_need(flavor_id)
+        try:
+            need = flavor_need(flavor_id)
+        except capacity.Uncounted as e:
+            raise Invalid(prefix + 'flavor_id', 'flavor %s %s'
+                          % (flavor_id, e))
         if need is None:
             raise Invalid(prefix + 'flavor_id', 'flavor %s not found'
                           % flavor_id)

@@ -21,6 +21,7 @@ from oslo_log import log as logging
 
 from nova_reservation import capacity
 from nova_reservation import conf
+from nova_reservation import flavors
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import passes as passes_mod
@@ -141,7 +142,7 @@ class ReservationFilter(filters.BaseHostFilter):
         capacity less its usage and the ledger's peak) is kept from one
         request to the next while neither changes.
         """
-        need = need_v, need_m, need_d = _need(spec_obj)
+        need = need_v, need_m, need_d = flavors.need_of_request(spec_obj)
         peaks = view.peaks_after(self.clock())
         table, rooms = self._rooms
         if table is not peaks:
@@ -240,7 +241,7 @@ class ReservationFilter(filters.BaseHostFilter):
         preemptible server uses.  A node with no promise before the
         margin is left to Placement, as for an ordinary boot.
         """
-        need = _need(spec_obj)
+        need = flavors.need_of_request(spec_obj)
         now = self.clock()
         until = now + CONF.reservation.preempt_margin * 60
         freepool = CONF.reservation.freepool_name
@@ -407,11 +408,3 @@ def lease_usage(host_state, bound: dict) -> tuple:
                 for k, amount in enumerate(bound[uuid]):
                     total[k] += amount
     return tuple(total)
-
-
-def _need(spec_obj) -> capacity.Resources:
-    """What the request's server takes, as Placement counts it (no root
-    disk for a server booted from a volume).
-    """
-    return capacity.need_of_flavor(spec_obj.flavor, bool(
-        spec_obj.obj_attr_is_set('is_bfv') and spec_obj.is_bfv))

@@ -353,7 +353,7 @@ class Boots(into.IntoReservations):
         applies the filter's rule for an ordinary boot to it instead.
         """
         host, node = forced
-        need = params.need(server, found)
+        need = params.counted_need(server, found)
         nodes = {node} if node else set()
         if host and not node:
             try:

@@ -208,7 +208,11 @@ class IntoReservations:
         # those, and a match must never make a boot that would run fail.
         if found is None or hints or server.get('availability_zone'):
             return None
-        need = params.need(server, found)
+        try:
+            need = params.need(server, found)
+        except params.InvalidParam:
+            # It asks for what no slot holds: none matches it.
+            return None
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
         fitting = {res.id: (res, lease) for res, lease in

@@ -249,11 +249,29 @@ def flavor(flavor_ref, found):
 
 
 def need(server: dict, found) -> capacity.Resources:
-    """What a server of the boot takes, as Placement counts it (`found`:
-    its flavor, as `flavor` takes it).
+    """What a server of the boot takes, as Nova asks Placement for it
+    (`found`: its flavor, as `flavor` takes it), or InvalidParam naming
+    flavorRef and what a lease's slot cannot hold.
     """
-    return capacity.need_of_flavor(flavor(server.get('flavorRef'), found),
-                                   volume_backed(server))
+    return _of_flavor(server, found, flavors.need)
+
+
+def counted_need(server: dict, found) -> capacity.Resources:
+    """What a server of the boot takes of the classes the ledger counts
+    (an ordinary boot may ask for more), or InvalidParam naming flavorRef
+    if Nova refuses its flavor without an image.
+    """
+    return _of_flavor(server, found, lambda chosen, volume: capacity.counted(
+        flavors.asked_of(chosen, volume)[0]))
+
+
+def _of_flavor(server: dict, found, of) -> capacity.Resources:
+    chosen = flavor(server.get('flavorRef'), found)
+    try:
+        return of(chosen, volume_backed(server))
+    except capacity.Uncounted as e:
+        raise InvalidParam('flavorRef', 'flavor %s %s'
+                           % (chosen.flavorid, e))
 
 
 def volume_backed(server: dict) -> bool:

@@ -30,6 +30,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import flavors
 from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import policies
@@ -109,11 +110,13 @@ def show_ledger(ctx, req):
     except validation.Invalid as e:
         raise wsgi.invalid(e)
     # (Nova adds the project's private flavors, such as a lease's own.)
-    flavors = sorted((f for f in objects.FlavorList.get_all(
+    public = sorted((f for f in objects.FlavorList.get_all(
         ctx, inactive=False, filters={'is_public': True}) if f.is_public),
         key=lambda f: (f.vcpus, f.memory_mb, f.root_gb, f.flavorid))
+    needs = _needs(public)
     found = lease_write.shared().calendar(after, before, {
-        f.flavorid: capacity.need_of_flavor(f) for f in flavors})
+        f.flavorid: needs[f.flavorid] for f in public
+        if f.flavorid in needs})
     reservations = found['reservations']
 
     def visible(slot):
@@ -191,8 +194,21 @@ def show_ledger(ctx, req):
     return wsgi.json_response(200, {'ledger': {
         'after': views.date(after), 'before': views.date(before),
         'nodes': nodes, 'floatingips': addresses,
-        'free': [dict(_amounts(capacity.need_of_flavor(f)),
+        'free': [dict(_amounts(needs[f.flavorid]),
                       flavor_id=f.flavorid, flavor_name=f.name,
                       steps=[{'start': _date(t), 'count': n}
                              for t, n in found['free'][f.flavorid]])
-                 for f in flavors]}})
+                 for f in public if f.flavorid in needs]}})
+
+
+def _needs(public: list) -> dict:
+    """{flavor id: what a server of it takes} of the flavors whose servers
+    a lease can hold (a GPU flavor's free count would promise GPUs).
+    """
+    found = {}
+    for f in public:
+        try:
+            found[f.flavorid] = flavors.need(f)
+        except capacity.Uncounted:
+            pass
+    return found

@@ -60,10 +60,11 @@ def host_state(**node) -> host_manager.HostState:
     return state
 
 
-def spec(vcpus=1, memory_mb=1024, root_gb=10) -> objects.RequestSpec:
+def spec(vcpus=1, memory_mb=1024, root_gb=10,
+         **extra_specs) -> objects.RequestSpec:
     flavor = objects.Flavor(id=1, flavorid='1', name='f', vcpus=vcpus,
                             memory_mb=memory_mb, root_gb=root_gb,
-                            ephemeral_gb=0, swap=0, extra_specs={})
+                            ephemeral_gb=0, swap=0, extra_specs=extra_specs)
     return objects.RequestSpec(
         project_id='p', user_id='u', flavor=flavor, num_instances=1,
         scheduler_hints={}, instance_group=None, numa_topology=None,
@@ -130,6 +131,20 @@ class RoomTest(testtools.TestCase):
         self.assertTrue(self.passes(ledger, state))
         state.vcpus_total = 7
         self.assertFalse(self.passes(ledger, state))
+
+    def test_a_server_takes_what_nova_asks_placement_for(self):
+        # 7 of the node's 8 vCPUs are promised: a flavor of 4 vCPUs whose
+        # extra specs ask Placement for one fits, and a GPU, which the
+        # ledger does not promise, keeps no boot off.
+        ledger = view((7, 1024, 10))
+        state = host_state()
+        self.assertFalse(self.passes(ledger, state, spec(vcpus=4)))
+        self.assertTrue(self.passes(ledger, state, spec(
+            vcpus=4, **{'resources:VCPU': '1'})))
+        self.assertTrue(self.passes(ledger, state, spec(
+            **{'resources:CUSTOM_GPU_A100': '1'})))
+        self.assertFalse(self.passes(ledger, state, spec(
+            vcpus=1, **{'resources:VCPU': '2'})))
 
     def test_a_node_without_promises_always_passes(self):
         state = host_state(vcpus_used=8)

@@ -10,9 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The Nova internals that reserved servers (``hooks.reserved``) rely on,
-pinned: each test fails when a Nova upgrade changes one, before a cloud
-finds out.  The user guide lists them (doc/source/user/reserved.rst).
+"""The Nova internals that reserved servers (``hooks.reserved``) and the
+reading of a flavor (``flavors``) rely on, pinned: each test fails when a
+Nova upgrade changes one, before a cloud finds out.  The user guide lists
+them (doc/source/user/reserved.rst).
 """
 
 import inspect
@@ -28,8 +29,11 @@ from nova.network import neutron
 from nova import objects
 from nova.policies import server_metadata as metadata_policies
 from nova.policies import server_tags as tag_policies
+from nova.scheduler import utils as scheduler_utils
 from nova.virt import block_device as virt_block_device
 import testtools
+
+from nova_reservation import flavors
 
 
 objects.register_all()
@@ -124,3 +128,25 @@ class NovaInternalsTest(testtools.TestCase):
         for schema in (server_metadata.create, server_metadata.update,
                        server_metadata.update_all, server_tags.update_all):
             self.assertEqual('object', schema['type'])
+
+    def test_what_the_scheduler_asks_placement_for(self):
+        # flavors.asked reads the query Nova sends to
+        # GET /allocation_candidates, made from a RequestSpec of the
+        # flavor alone.
+        self.assertEqual(['request_spec', 'enable_pinning_translate'],
+                         _params(scheduler_utils.ResourceRequest.
+                                 from_request_spec))
+        flavor = objects.Flavor(
+            vcpus=1, memory_mb=512, root_gb=1, ephemeral_gb=0, swap=0,
+            flavorid='f', name='f', extra_specs={
+                'trait:CUSTOM_X': 'required', 'trait:CUSTOM_Y': 'forbidden',
+                'resources1:VGPU': '1', 'group_policy': 'isolate',
+                'pci_passthrough:alias': 'a100:1'})
+        request = flavors.resource_request(flavor)
+        # A PCI alias is not in it unless [filter_scheduler]
+        # pci_in_placement is on: flavors names it apart.
+        self.assertEqual(
+            'group_policy=isolate&limit=1000&'
+            'required=CUSTOM_X%2C%21CUSTOM_Y&'
+            'resources=DISK_GB%3A1%2CMEMORY_MB%3A512%2CVCPU%3A1&'
+            'resources1=VGPU%3A1', request.to_querystring())

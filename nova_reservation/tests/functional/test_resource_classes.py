@@ -1,0 +1,171 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What a server of a flavor takes is what Nova asks Placement for: a
+lease's slot holds VCPU, MEMORY_MB and DISK_GB, so a flavor that asks for
+more (GPUs, vGPUs, dedicated CPUs, a trait, PCI devices) is refused by
+name on every road into the ledger, never accepted and broken at its
+start, while an override of a standard class counts as Nova asks it.
+"""
+
+import urllib.parse
+
+from nova_reservation.db import ledger as db_ledger
+from nova_reservation.tests.functional import base
+
+STORE = base.STORE
+# {flavor id: (its extra specs, what a refusal names)}.
+BEYOND = {
+    'g1.a100': ({'resources:CUSTOM_GPU_A100': '1'}, 'CUSTOM_GPU_A100:1'),
+    'g1.vgpu': ({'resources:VGPU': '1'}, 'VGPU:1'),
+    'c1.dedicated': ({'hw:cpu_policy': 'dedicated'}, 'PCPU:1'),
+    'trait': ({'trait:CUSTOM_FAST_NIC': 'required'},
+              'trait CUSTOM_FAST_NIC'),
+    'no-trait': ({'trait:HW_CPU_X86_AVX512F': 'forbidden'},
+                 'no trait HW_CPU_X86_AVX512F'),
+    'pci': ({'pci_passthrough:alias': 'a100:2'}, 'PCI devices a100:2'),
+    'isolated': ({'resources1:VGPU': '1', 'resources2:VGPU': '1',
+                  'group_policy': 'isolate'}, 'VGPU:2'),
+}
+# 100 vCPUs as a flavor (a node has 64 at Nova's ratio of 4), one as
+# Placement is asked: `resources:VCPU` overrides the flavor's vcpus.
+OVERRIDE = 'override'
+
+
+class ResourceClassTest(base.BootTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        for flavor_id, (specs, _) in BEYOND.items():
+            self._flavor(flavor_id, 1, 512, specs)
+        self._flavor(OVERRIDE, 100, 4096, {'resources:VCPU': '1'})
+
+    def _flavor(self, flavor_id: str, vcpus: int, ram: int,
+                specs: dict) -> None:
+        self.admin_api.post_flavor({'flavor': {
+            'name': flavor_id, 'id': flavor_id, 'vcpus': vcpus, 'ram': ram,
+            'disk': 1}})
+        self.admin_api.post_extra_spec(flavor_id, {'extra_specs': specs})
+
+    def _refusal(self, flavor_id: str) -> str:
+        return ('flavor %s asks for %s, which a lease cannot hold (a slot '
+                'holds VCPU, MEMORY_MB, DISK_GB)'
+                % (flavor_id, BEYOND[flavor_id][1]))
+
+    def assert_nothing_written(self) -> None:
+        self.assertEqual([], self.leases())
+        self.assertEqual([], self.api.get_servers())
+
+    def test_a_lease_of_a_flavor_asking_more_is_refused_by_name(self):
+        for flavor_id in BEYOND:
+            resp = self.rsv('POST', '/leases', {
+                'name': 'l', 'start_date': base.soon(3600),
+                'end_date': base.soon(7200), 'reservations': [{
+                    'resource_type': 'flavor:instance',
+                    'flavor_id': flavor_id, 'amount': 1,
+                    'affinity': 'None'}]})
+            self.assertEqual(400, resp.status_code, resp.text)
+            self.assertEqual('reservations[0].flavor_id: '
+                             + self._refusal(flavor_id),
+                             resp.json()['error_message'])
+        self.assert_nothing_written()
+
+    def test_a_boot_lease_of_a_flavor_asking_more_is_refused_by_name(self):
+        for flavor_id in BEYOND:
+            resp = self.boot(base.params(base.when(60), base.when(120)),
+                             flavor=flavor_id)
+            self.assertEqual(400, resp.status, resp.content)
+            self.assertEqual('flavorRef: ' + self._refusal(flavor_id),
+                             resp.body['badRequest']['message'])
+        self.assert_nothing_written()
+
+    def test_a_boot_into_a_slot_asking_more_is_refused(self):
+        rid = self.running_lease(1)
+        resp = self.boot_into(rid, flavor='g1.a100')
+        self.assertEqual(400, resp.status, resp.content)
+        self.assertEqual('flavorRef: ' + self._refusal('g1.a100'),
+                         resp.body['badRequest']['message'])
+        self.assertEqual({}, self.bound(rid))
+        self.assertEqual([], self.api.get_servers())
+
+    def test_the_availability_search_refuses_it_by_name(self):
+        resp = self.rsv('GET', '/availability?' + urllib.parse.urlencode(
+            dict(flavor_id='g1.vgpu', amount=1, duration='1h')))
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertIn('flavor_id: ' + self._refusal('g1.vgpu'),
+                      resp.json()['error_message'])
+
+    def test_the_calendar_counts_no_free_gpu(self):
+        resp = self.rsv('GET', '/ledger')
+        self.assertEqual(200, resp.status_code, resp.text)
+        free = {f['flavor_id']: f for f in resp.json()['ledger']['free']}
+        self.assertIn(base.ONE_PER_NODE, free)
+        self.assertEqual(set(), set(BEYOND) & set(free))
+        # The override's server takes one vCPU and 4 GB: one a node.
+        self.assertEqual(1, free[OVERRIDE]['vcpus'])
+        self.assertEqual(2, free[OVERRIDE]['steps'][0]['count'])
+
+    def test_an_override_counts_as_nova_asks(self):
+        # A flavor of 100 vCPUs never fits a node of 64; Placement is
+        # asked for one, and a node holds a slot of it.
+        lease = self.lease({'resource_type': 'flavor:instance',
+                            'flavor_id': OVERRIDE, 'amount': 2,
+                            'affinity': 'None'}, start=1.0)
+        self.assertEqual(1, lease['reservations'][0]['vcpus'])
+        slots = db_ledger.slots(STORE, lease['reservations'][0]['id'])
+        self.assertEqual(['host1', 'host2'], sorted(s.node for s in slots))
+        self.assertEqual({(1, 4096, 1)},
+                         {(s.vcpus, s.memory_mb, s.disk_gb) for s in slots})
+        self.wait_for_start(lease)
+        uuid = self.boot_into(lease['reservations'][0]['id'],
+                              flavor=OVERRIDE).body['server']['id']
+        self.assertIn(self.node_of(uuid), ('host1', 'host2'))
+
+
+class OrdinaryBootTest(base.SharingTestCase):
+    """An ordinary boot of a GPU flavor is Nova's to place: the ledger
+    counts what it takes of the classes a slot holds, and refuses nothing
+    for its GPU.
+    """
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.admin_api.post_flavor({'flavor': {
+            'name': 'g1.a100', 'id': 'g1.a100', 'vcpus': 1, 'ram': 512,
+            'disk': 1}})
+        self.admin_api.post_extra_spec('g1.a100', {'extra_specs': {
+            'resources:CUSTOM_GPU_A100': '1'}})
+
+    def test_an_ordinary_gpu_boot_is_no_match_of_an_open_slot(self):
+        # The slot holds no GPU: the boot stays an ordinary one, left to
+        # Nova (whose nodes here have no GPU either).
+        lease, rid = self.running_shared(amount=1, shared_with=(),
+                                         matching='open')
+        resp = self.boot(None, flavor='g1.a100', name='gpu')
+        self.assertEqual(202, resp.status, resp.content)
+        self.assertNotIn('reservation', resp.body['server'])
+        self._wait_for_state_change(resp.body['server'], 'ERROR')
+        self.run_engine()
+        self.assertEqual({}, self.bound(rid))
+
+    def test_a_gpu_boot_forced_to_a_host_is_judged_by_its_cpu(self):
+        # A forced host skips the scheduler's filters; the hook applies
+        # the filter's rule to what the boot takes of the slot's classes:
+        # beside a running lease's m1.medium, 512 MB fit.
+        self.running_shared(amount=3, shared_with=())
+        server = self._build_server(name='forced', image_uuid=base.IMAGE,
+                                    flavor_id='g1.a100', networks='none')
+        server['availability_zone'] = 'nova:host1'
+        resp = self.admin_api.api_post('/servers', {'server': server},
+                                       check_response_status=False)
+        self.assertEqual(202, resp.status, resp.content)
+        self._wait_for_state_change(resp.body['server'], 'ERROR')

@@ -1,0 +1,140 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""What a server of a flavor takes, as Nova's own `ResourceRequest` asks
+Placement for it, and what a lease's slot cannot hold.
+"""
+
+from nova import objects
+import testtools
+
+from nova_reservation import capacity
+from nova_reservation import flavors
+
+objects.register_all()
+
+REFUSAL = ('asks for %s, which a lease cannot hold (a slot holds VCPU, '
+           'MEMORY_MB, DISK_GB)')
+
+
+def flavor(vcpus=2, memory_mb=2048, root_gb=20, ephemeral_gb=0, swap=0,
+           **extra_specs) -> objects.Flavor:
+    return objects.Flavor(id=1, flavorid='f1', name='f1', vcpus=vcpus,
+                          memory_mb=memory_mb, root_gb=root_gb,
+                          ephemeral_gb=ephemeral_gb, swap=swap,
+                          extra_specs=extra_specs)
+
+
+class NeedTest(testtools.TestCase):
+
+    def assert_refused(self, named: str, **extra_specs) -> None:
+        e = self.assertRaises(capacity.Uncounted, flavors.need,
+                              flavor(**extra_specs))
+        self.assertEqual(REFUSAL % named, str(e))
+
+    def test_the_standard_classes_of_a_flavor(self):
+        self.assertEqual((2, 2048, 20), flavors.need(flavor()))
+        # Swap in whole GB, rounded up; ephemeral disk with the root.
+        self.assertEqual((2, 2048, 26), flavors.need(flavor(
+            ephemeral_gb=5, swap=513)))
+        # From a volume: none of the node's disk for the root.
+        self.assertEqual((2, 2048, 5), flavors.need(
+            flavor(ephemeral_gb=5), volume_backed=True))
+        self.assertEqual((2, 2048, 0), flavors.need(
+            flavor(), volume_backed=True))
+
+    def test_extra_specs_override_the_flavor_s_numbers(self):
+        self.assertEqual((0, 2048, 20), flavors.need(flavor(**{
+            'resources:VCPU': '0'})))
+        self.assertEqual((2, 1024, 0), flavors.need(flavor(**{
+            'resources:MEMORY_MB': '1024', 'resources:DISK_GB': '0'})))
+        # A numbered group's standard classes are the node's too.
+        self.assertEqual((3, 2048, 20), flavors.need(flavor(**{
+            'resources1:VCPU': '3'})))
+        # Keys Placement is not asked about change nothing.
+        self.assertEqual((2, 2048, 20), flavors.need(flavor(**{
+            'hw:cpu_policy': 'shared', 'quota:cpu_shares': '2048',
+            'group_policy': 'none'})))
+
+    def test_what_a_slot_cannot_hold_is_named(self):
+        self.assert_refused('CUSTOM_GPU_A100:1', **{
+            'resources:CUSTOM_GPU_A100': '1'})
+        self.assert_refused('VGPU:2', **{
+            'resources1:VGPU': '1', 'resources2:VGPU': '1',
+            'group_policy': 'isolate'})
+        # Dedicated CPUs are PCPU in Placement, not VCPU.
+        self.assert_refused('PCPU:2', **{'hw:cpu_policy': 'dedicated'})
+        self.assert_refused('PCPU:2, no trait HW_CPU_HYPERTHREADING', **{
+            'hw:cpu_policy': 'dedicated', 'hw:cpu_thread_policy': 'isolate'})
+        self.assert_refused('trait CUSTOM_GOLD', **{
+            'trait:CUSTOM_GOLD': 'required'})
+        self.assert_refused('no trait CUSTOM_SLOW', **{
+            'trait1:CUSTOM_SLOW': 'forbidden', 'resources1:VCPU': '1'})
+        self.assert_refused('CUSTOM_BAREMETAL_GOLD:1', **{
+            'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0',
+            'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
+        # Devices that Nova asks for outside of Placement.
+        self.assert_refused('PCI devices a100:2', **{
+            'pci_passthrough:alias': 'a100:2'})
+        self.assert_refused('Cyborg device profile fpga', **{
+            'accel:device_profile': 'fpga'})
+
+    def test_a_flavor_nova_refuses_without_an_image(self):
+        # Memory encryption needs an image with UEFI firmware: no slot
+        # can be planned for it.
+        e = self.assertRaises(capacity.Uncounted, flavors.need, flavor(**{
+            'hw:mem_encryption': 'true'}))
+        self.assertTrue(str(e).startswith('is refused by Nova: '), e)
+        self.assertIn('hw_firmware_type', str(e))
+
+    def test_a_finder_reads_each_flavor_once(self):
+        read = []
+
+        def find(ctx, flavor_id):
+            read.append(flavor_id)
+            return {'plain': flavor(),
+                    'gpu': flavor(**{'resources:VGPU': '1'})}.get(flavor_id)
+        self.patch(flavors, 'find', find)
+        need = flavors.need_finder(None)
+        for _ in range(2):
+            self.assertEqual((2, 2048, 20), need('plain'))
+            self.assertIsNone(need('gone'))
+            e = self.assertRaises(capacity.Uncounted, need, 'gpu')
+            self.assertEqual(REFUSAL % 'VGPU:1', str(e))
+        self.assertEqual(['plain', 'gone', 'gpu'], read)
+
+    def test_a_scheduler_request_counts_the_standard_classes(self):
+        # What a GPU boot takes of the node beside its GPU, and a port's
+        # bandwidth from the network's providers is not the node's.
+        port = objects.RequestGroup(
+            requester_id='port-1', resources={
+                'NET_BW_EGR_KILOBIT_PER_SEC': 1000})
+        spec_obj = objects.RequestSpec(
+            flavor=flavor(**{'resources:VGPU': '1',
+                             'resources:VCPU': '1'}),
+            is_bfv=False, requested_resources=[port],
+            image=objects.ImageMeta(properties=objects.ImageMetaProps()))
+        self.assertEqual((1, 2048, 20), flavors.need_of_request(spec_obj))
+
+
+class CountedTest(testtools.TestCase):
+    """The pure part, in `capacity`."""
+
+    def test_counted_and_uncounted(self):
+        self.assertEqual((4, 8, 0), capacity.counted({
+            'VCPU': 4, 'MEMORY_MB': 8, 'VGPU': 1}))
+        self.assertEqual((4, 8, 1), capacity.need_of({
+            'VCPU': 4, 'MEMORY_MB': 8, 'DISK_GB': 1, 'VGPU': 0}))
+        e = self.assertRaises(capacity.Uncounted, capacity.need_of,
+                              {'VCPU': 1, 'VGPU': 1, 'CUSTOM_A': 2},
+                              ['trait T'])
+        self.assertEqual(REFUSAL % 'CUSTOM_A:2, VGPU:1, trait T', str(e))
