@@ -41,6 +41,13 @@ def main(argv=None) -> int:
                     help='Database servers (default 1: the machine\'s '
                     'MariaDB); with 3, a MariaDB Galera cluster of three '
                     'nodes behind HAProxy holds every database.')
+    up.add_argument('--accelerators', action='store_true',
+                    help='Nodes that report accelerators through Nova\'s '
+                    'own mechanisms: the first compute two physical GPUs '
+                    'of 4 VGPU each (child providers), the second 2 '
+                    'CUSTOM_GPU_A100 (a provider config file), the third '
+                    '4 PCPU; and the flavors g1.vgpu, g1.a100 and '
+                    'c1.dedicated.')
     up.add_argument('--fresh', action='store_true',
                     help='Start from empty databases.')
     commands.add_parser('down', help='Stop every process of the cloud.')
@@ -54,7 +61,7 @@ def main(argv=None) -> int:
     local = cloud.LocalCloud()
     if args.command == 'up':
         local.up(args.engines, args.computes, args.fresh, args.cells,
-                 args.controllers, args.galera)
+                 args.controllers, args.galera, args.accelerators)
         print('local cloud up: eval "$(tools/localcloud env alice)"')
     elif args.command == 'down':
         local.down()

@@ -47,6 +47,7 @@ from keystoneauth1 import exceptions as ks_exceptions
 from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
+from devcloud import accelerators
 from devcloud.localcloud import debian
 from devcloud.localcloud import galera
 from nova_reservation import deploy
@@ -203,7 +204,7 @@ class LocalCloud:
                                       self.start, self.stop, self.running)
         # The topology of the cloud that runs, or ran last.
         self.state = dict(engines=1, computes=3, cells=1, controllers=1,
-                          galera=1)
+                          galera=1, accelerators=False)
         with contextlib.suppress(OSError, ValueError):
             with open(os.path.join(self.base, 'state.json')) as f:
                 self.state.update(json.load(f))
@@ -945,12 +946,15 @@ class LocalCloud:
             host = 'compute%d' % i
             state = os.path.join(self.data, host)
             os.makedirs(state, exist_ok=True)
-            self._write_ini(host + '.conf', {'DEFAULT': dict(
+            sections = self._accelerators(i, state)
+            sections.setdefault('DEFAULT', {}).update(
                 host=host, state_path=state,
-                instances_path=os.path.join(state, 'instances'))})
+                instances_path=os.path.join(state, 'instances'))
+            self._write_ini(host + '.conf', sections)
             # Every second compute is cell2's (with two cells).
             in_cell2 = cells > 1 and i % 2 == 0
-            self.start('nova-' + host, os.path.join(BIN, 'nova-compute'),
+            self.start('nova-' + host, sys.executable, '-m',
+                       PACKAGE + '.nova_compute',
                        *self._nova_args(db=False),
                        *(self._cell2_args(db=False) if in_cell2 else []),
                        '--config-file',
@@ -973,6 +977,24 @@ class LocalCloud:
         _wait('the hypervisors', lambda: len(admin.get(
             url('nova') + '/os-hypervisors').json()['hypervisors']
         ) >= computes)
+
+    def _accelerators(self, number: int, state: str) -> dict:
+        """The sections of compute `number`'s configuration that give its
+        node accelerators (none without ``up --accelerators``).
+        """
+        if not self.state.get('accelerators'):
+            return {}
+        options, inventories = accelerators.of_compute(number)
+        sections = {'DEFAULT': dict(compute_driver=accelerators.DRIVER),
+                    accelerators.DRIVER_GROUP: {
+                        k: str(v) for k, v in options.items()}}
+        if inventories:
+            location = os.path.join(state, 'provider_config')
+            os.makedirs(location, exist_ok=True)
+            with open(os.path.join(location, 'devices.yaml'), 'w') as f:
+                f.write(accelerators.provider_config(inventories))
+            sections['compute'] = dict(provider_config_location=location)
+        return sections
 
     def start_engines(self, engines: int) -> None:
         """Start the engines; ready once each says it runs its events
@@ -1012,6 +1034,14 @@ class LocalCloud:
             if name not in have:
                 admin.post(nova + '/flavors', json={'flavor': dict(
                     name=name, vcpus=vcpus, ram=ram, disk=disk)})
+        for name, (vcpus, ram, disk, specs) in (
+                accelerators.FLAVORS.items() if self.state.get(
+                    'accelerators') else ()):
+            if name not in have:
+                made = admin.post(nova + '/flavors', json={'flavor': dict(
+                    name=name, vcpus=vcpus, ram=ram, disk=disk)}).json()
+                admin.post('%s/flavors/%s/os-extra_specs' % (
+                    nova, made['flavor']['id']), json={'extra_specs': specs})
         image = url('image') + '/v2/images'
         if not admin.get(image, params={'name': IMAGE}).json()['images']:
             made = admin.post(image, json=dict(
@@ -1071,7 +1101,7 @@ class LocalCloud:
     # ------------------------------------------------------------ commands
     def up(self, engines: int = 1, computes: int = 3,
            fresh: bool = False, cells: int = 1, controllers: int = 1,
-           galera: int = 1) -> None:
+           galera: int = 1, accelerators: bool = False) -> None:
         if self.running():
             raise SystemExit('the local cloud runs already (%s): '
                              'tools/localcloud down first'
@@ -1087,7 +1117,8 @@ class LocalCloud:
         for d in (self.etc, self.data, self.logs, self.run_dir):
             os.makedirs(d, exist_ok=True)
         self.state = dict(engines=engines, computes=computes, cells=cells,
-                          controllers=controllers, galera=galera)
+                          controllers=controllers, galera=galera,
+                          accelerators=accelerators)
         steps = [
             ('database server%s' % (
                 ' (a Galera cluster of 3 behind HAProxy)' if galera > 1
