@@ -58,7 +58,6 @@ from nova_reservation import filters as rsv_filters
 from nova_reservation.lease import request as lease_request
 from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import placement
 from nova_reservation import resource_types
 
 CONF = nova_conf.CONF
@@ -226,10 +225,10 @@ class Cloud:
         elif parts[2] == 'inventories':
             body = {'inventories': {
                 rc: dict(total=total, reserved=0, allocation_ratio=1.0)
-                for rc, total in zip(placement.RESOURCE_CLASSES, NODE)}}
+                for rc, total in zip(capacity.RESOURCE_CLASSES, NODE)}}
         else:
             body = {'allocations': {
-                s.uuid: {'resources': dict(zip(placement.RESOURCE_CLASSES,
+                s.uuid: {'resources': dict(zip(capacity.RESOURCE_CLASSES,
                                                s.need))}
                 for s in self.on_node[parts[1]].values()}}
         return _Answer(body)

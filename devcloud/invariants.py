@@ -56,7 +56,6 @@ from nova_reservation import timeline as timeline_mod
 
 # The order in which a lease's events run (`bind` has none).
 EVENT_ORDER = ('reserve',) + schedule.TIMED
-RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 
 
 def _rows(engine: sa.engine.Engine, table) -> list:
@@ -373,17 +372,15 @@ def _capacity(slots: list, placement: Callable, now: float,
             continue
         path = '/resource_providers/%s' % rp['uuid']
         inventories = placement(path + '/inventories')['inventories']
-        limit = capacity.Resources(*(
-            (inventories[rc]['total'] - inventories[rc]['reserved']) *
-            inventories[rc]['allocation_ratio'] if rc in inventories else 0
-            for rc in RESOURCE_CLASSES))
+        limit = capacity.counted({
+            rc: (i['total'] - i['reserved']) * i['allocation_ratio']
+            for rc, i in inventories.items()})
         # Ordinary servers (not held by the ledger) run for good;
         # preemptible ones yield to the leases that start.
         ordinary = yielding = capacity.ZERO
         for consumer, alloc in placement(path + '/allocations')[
                 'allocations'].items():
-            use = capacity.Resources(*(alloc['resources'].get(rc, 0)
-                                       for rc in RESOURCE_CLASSES))
+            use = capacity.counted(alloc['resources'])
             if consumer in preemptible:
                 yielding = yielding + use
             elif consumer not in bound and slot_node.get(

@@ -76,25 +76,28 @@ def asked(resource_request) -> tuple:
     return amounts, conditions
 
 
-def resource_request(flavor, volume_backed: bool = False):
+def resource_request(flavor, volume_backed: bool = False,
+                     pinning_as_pcpu: bool = True):
     """Nova's `ResourceRequest` for a server of `flavor` (no image)."""
     return scheduler_utils.ResourceRequest.from_request_spec(
         objects.RequestSpec(
             flavor=flavor, is_bfv=volume_backed,
             image=objects.ImageMeta(properties=objects.ImageMetaProps()),
             requested_resources=[],
-            request_level_params=objects.RequestLevelParams()))
+            request_level_params=objects.RequestLevelParams()),
+        enable_pinning_translate=pinning_as_pcpu)
 
 
-def asked_of(flavor, volume_backed: bool = False) -> tuple:
+def asked_of(flavor, volume_backed: bool = False,
+             pinning_as_pcpu: bool = True) -> tuple:
     """`asked` of a server of `flavor`, its devices asked outside of
     Placement among the conditions (a server whose root disk is a volume
     takes none of the node's disk); `capacity.Uncounted` if Nova refuses
     the flavor without an image.
     """
     try:
-        amounts, conditions = asked(resource_request(flavor,
-                                                     volume_backed))
+        amounts, conditions = asked(resource_request(
+            flavor, volume_backed, pinning_as_pcpu))
     except (nova_exception.NovaException, ValueError) as e:
         raise capacity.Uncounted('is refused by Nova: %s' % e)
     specs = flavor.extra_specs or {}
@@ -111,12 +114,26 @@ def need(flavor, volume_backed: bool = False) -> capacity.Resources:
     return capacity.need_of(*asked_of(flavor, volume_backed))
 
 
+def counted(flavor, volume_backed: bool = False) -> capacity.Resources:
+    """What an ordinary boot of `flavor` takes of the classes the ledger
+    counts; `capacity.Uncounted` if Nova refuses the flavor without an
+    image.
+
+    A pinned server's CPUs count as vCPUs: where no node has PCPU for it,
+    Nova asks for VCPU instead ([workarounds] disable_fallback_pcpu_query,
+    off by default), and it must not take the vCPUs that leases hold.
+    """
+    return capacity.counted(asked_of(flavor, volume_backed,
+                                     pinning_as_pcpu=False)[0])
+
+
 def need_of_request(spec_obj) -> capacity.Resources:
     """What the server of a scheduler's request takes of the classes the
-    ledger counts.
+    ledger counts (a pinned server's CPUs as vCPUs, as in `counted`).
     """
     return capacity.counted(asked(
-        scheduler_utils.ResourceRequest.from_request_spec(spec_obj))[0])
+        scheduler_utils.ResourceRequest.from_request_spec(
+            spec_obj, enable_pinning_translate=False))[0])
 
 
 def need_finder(ctx) -> Callable:

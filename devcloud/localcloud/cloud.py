@@ -962,9 +962,13 @@ class LocalCloud:
         self.wait_nova_api()
         admin = self.session('admin')
         placement = url('placement')
-        _wait('%d compute nodes in Placement' % computes, lambda: len(
-            admin.get(placement + '/resource_providers').json()[
-                'resource_providers']) >= computes, timeout=180)
+        # Root providers: a node's physical GPUs are providers too.
+        _wait('%d compute nodes in Placement' % computes, lambda: len([
+            rp for rp in admin.get(placement + '/resource_providers', headers={
+                'OpenStack-API-Version': 'placement 1.14'}).json()[
+                'resource_providers']
+            if rp['uuid'] == rp['root_provider_uuid']]) >= computes,
+            timeout=180)
         self._setup(os.path.join(BIN, 'nova-manage'), *self._nova_args(),
                     'cell_v2', 'discover_hosts')
 

@@ -38,6 +38,7 @@ from where the server is.
 import datetime
 from typing import Callable, Optional
 
+from nova import objects
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
@@ -49,6 +50,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
+from nova_reservation import flavors
 from nova_reservation.lease import plan as lease_plan
 from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
@@ -99,6 +101,20 @@ def _crowded(hosts: dict, uses: dict) -> list:
     return [capacity.Host(n, h.capacity, h.base + sum(
         uses.get(n, {}).values(), capacity.ZERO))
         for n, h in sorted(hosts.items())]
+
+
+def _need(server: dict) -> capacity.Resources:
+    """What the server takes of a node, as the filter counts an ordinary
+    boot, from the flavor its API view embeds (a server booted from a
+    volume shows no image, and takes no disk for its root).
+    """
+    flavor = server['flavor']
+    return flavors.counted(objects.Flavor(
+        vcpus=flavor['vcpus'], memory_mb=flavor['ram'],
+        root_gb=flavor['disk'], ephemeral_gb=flavor.get('ephemeral') or 0,
+        swap=flavor.get('swap') or 0,
+        extra_specs=flavor.get('extra_specs') or {}),
+        volume_backed=not server.get('image'))
 
 
 def _busy(server: dict) -> bool:
@@ -356,9 +372,12 @@ class Preemption:
         if row.on_preempt != 'shelve' or \
                 server['status'] != 'SHELVED_OFFLOADED' or _busy(server):
             return
-        need = capacity.Resources(
-            server['flavor']['vcpus'], server['flavor']['ram'],
-            server['flavor']['disk'])
+        try:
+            need = _need(server)
+        except capacity.Uncounted as e:
+            LOG.warning('Preemptible server %s is not unshelved: its '
+                        'flavor %s', uuid, e)
+            return
         soon = now + (CONF.reservation.preempt_notice +
                       CONF.reservation.preempt_margin) * 60
         room = [h.node for h in _crowded(hosts, uses) if capacity.fits(

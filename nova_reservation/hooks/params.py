@@ -261,8 +261,7 @@ def counted_need(server: dict, found) -> capacity.Resources:
     (an ordinary boot may ask for more), or InvalidParam naming flavorRef
     if Nova refuses its flavor without an image.
     """
-    return _of_flavor(server, found, lambda chosen, volume: capacity.counted(
-        flavors.asked_of(chosen, volume)[0]))
+    return _of_flavor(server, found, flavors.counted)
 
 
 def _of_flavor(server: dict, found, of) -> capacity.Resources:

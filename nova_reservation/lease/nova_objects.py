@@ -54,12 +54,16 @@ def _private_flavor(ctx, req: ReservationRequest):
     """
     source = (flavors.find(ctx, req.flavor_id)
               if req.resource_type == resource_types.FLAVOR else None)
+    # A copy has its source's numbers, not the slot's: what a server takes
+    # (its extra specs may override them) is not the guest's size.
+    size = (dict(vcpus=source.vcpus, memory_mb=source.memory_mb,
+                 root_gb=source.root_gb, ephemeral_gb=source.ephemeral_gb,
+                 swap=source.swap) if source else
+            dict(vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
+                 root_gb=req.need.disk_gb, ephemeral_gb=0, swap=0))
     flavor = objects.Flavor(
         context=ctx, name='reservation:%s' % req.id, flavorid=req.id,
-        vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
-        root_gb=req.need.disk_gb,
-        ephemeral_gb=source.ephemeral_gb if source else 0,
-        swap=source.swap if source else 0, is_public=False,
+        is_public=False, **size,
         extra_specs=dict(source.extra_specs) if source else {})
     flavor.create()
     req.private_flavor_id = flavor.flavorid

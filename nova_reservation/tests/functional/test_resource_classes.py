@@ -47,13 +47,14 @@ class ResourceClassTest(base.BootTestCase):
         super().setUp()
         for flavor_id, (specs, _) in BEYOND.items():
             self._flavor(flavor_id, 1, 512, specs)
-        self._flavor(OVERRIDE, 100, 4096, {'resources:VCPU': '1'})
+        self._flavor(OVERRIDE, 100, 4096, {'resources:VCPU': '1'},
+                     **{'OS-FLV-EXT-DATA:ephemeral': 1, 'swap': 512})
 
     def _flavor(self, flavor_id: str, vcpus: int, ram: int,
-                specs: dict) -> None:
-        self.admin_api.post_flavor({'flavor': {
-            'name': flavor_id, 'id': flavor_id, 'vcpus': vcpus, 'ram': ram,
-            'disk': 1}})
+                specs: dict, **fields) -> None:
+        self.admin_api.post_flavor({'flavor': dict(
+            name=flavor_id, id=flavor_id, vcpus=vcpus, ram=ram, disk=1,
+            **fields)})
         self.admin_api.post_extra_spec(flavor_id, {'extra_specs': specs})
 
     def _refusal(self, flavor_id: str) -> str:
@@ -120,15 +121,27 @@ class ResourceClassTest(base.BootTestCase):
         lease = self.lease({'resource_type': 'flavor:instance',
                             'flavor_id': OVERRIDE, 'amount': 2,
                             'affinity': 'None'}, start=1.0)
+        rid = lease['reservations'][0]['id']
         self.assertEqual(1, lease['reservations'][0]['vcpus'])
-        slots = db_ledger.slots(STORE, lease['reservations'][0]['id'])
+        slots = db_ledger.slots(STORE, rid)
         self.assertEqual(['host1', 'host2'], sorted(s.node for s in slots))
-        self.assertEqual({(1, 4096, 1)},
+        # Root, ephemeral and swap disks: 3 GB of the node's.
+        self.assertEqual({(1, 4096, 3)},
                          {(s.vcpus, s.memory_mb, s.disk_gb) for s in slots})
+        # The reservation's own flavor is a copy of the flavor, the
+        # guest's size and the extra specs that ask for the slot's.
+        private = self.admin_api.api_get('/flavors/%s' % rid).body['flavor']
+        self.assertEqual(
+            (100, 4096, 1, 1, 512, {'resources:VCPU': '1'}),
+            (private['vcpus'], private['ram'], private['disk'],
+             private['OS-FLV-EXT-DATA:ephemeral'], private['swap'],
+             private['extra_specs']))
         self.wait_for_start(lease)
-        uuid = self.boot_into(lease['reservations'][0]['id'],
-                              flavor=OVERRIDE).body['server']['id']
-        self.assertIn(self.node_of(uuid), ('host1', 'host2'))
+        uuids = [self.boot_into(rid, flavor=OVERRIDE).body['server']['id'],
+                 # Blazar's way: the reservation's flavor, no hint.
+                 self.boot(None, flavor=rid, name='b').body['server']['id']]
+        self.assertEqual(['host1', 'host2'],
+                         sorted(self.node_of(u) for u in uuids))
 
 
 class OrdinaryBootTest(base.SharingTestCase):
@@ -139,11 +152,12 @@ class OrdinaryBootTest(base.SharingTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        self.admin_api.post_flavor({'flavor': {
-            'name': 'g1.a100', 'id': 'g1.a100', 'vcpus': 1, 'ram': 512,
-            'disk': 1}})
-        self.admin_api.post_extra_spec('g1.a100', {'extra_specs': {
-            'resources:CUSTOM_GPU_A100': '1'}})
+        for name, ram in (('g1.a100', 512), ('g1.big', 4096)):
+            self.admin_api.post_flavor({'flavor': {
+                'name': name, 'id': name, 'vcpus': 1, 'ram': ram,
+                'disk': 1}})
+            self.admin_api.post_extra_spec(name, {'extra_specs': {
+                'resources:CUSTOM_GPU_A100': '1'}})
 
     def test_an_ordinary_gpu_boot_is_no_match_of_an_open_slot(self):
         # The slot holds no GPU: the boot stays an ordinary one, left to
@@ -160,12 +174,15 @@ class OrdinaryBootTest(base.SharingTestCase):
     def test_a_gpu_boot_forced_to_a_host_is_judged_by_its_cpu(self):
         # A forced host skips the scheduler's filters; the hook applies
         # the filter's rule to what the boot takes of the slot's classes:
-        # beside a running lease's m1.medium, 512 MB fit.
+        # beside a running lease's m1.medium (4 of the node's 7.5 GB),
+        # 512 MB fit and 4 GB do not.
         self.running_shared(amount=3, shared_with=())
-        server = self._build_server(name='forced', image_uuid=base.IMAGE,
-                                    flavor_id='g1.a100', networks='none')
-        server['availability_zone'] = 'nova:host1'
-        resp = self.admin_api.api_post('/servers', {'server': server},
-                                       check_response_status=False)
-        self.assertEqual(202, resp.status, resp.content)
+        for flavor, status in (('g1.big', 409), ('g1.a100', 202)):
+            server = self._build_server(
+                name='forced', image_uuid=base.IMAGE, flavor_id=flavor,
+                networks='none')
+            server['availability_zone'] = 'nova:host1'
+            resp = self.admin_api.api_post('/servers', {'server': server},
+                                           check_response_status=False)
+            self.assertEqual(status, resp.status, (flavor, resp.content))
         self._wait_for_state_change(resp.body['server'], 'ERROR')

@@ -73,3 +73,14 @@ class AcceleratorTest(base.BlazarCLI):
                 done, 'reservations[0].flavor_id', 'flavor %s asks for %s:'
                 % (flavor_id, rc), 'which a lease cannot hold')
             self.assert_nothing_written(lease)
+            # A boot with lease_params: a 400 naming flavorRef.
+            boot = 'leased-' + name
+            done = self.run_cli(
+                'alice', 'nova', 'boot', '--flavor', flavor, '--image',
+                'cirros', '--nic', 'none', '--hint',
+                'lease_params=' + base.lease_params(
+                    boot, base.utc(3600), base.utc(7200)), boot,
+                check=False)
+            self.assert_refused(done, '400', 'flavorRef: flavor %s asks '
+                                'for %s:' % (flavor_id, rc))
+            self.assert_nothing_written(boot)

@@ -144,7 +144,13 @@ class RoomTest(testtools.TestCase):
         self.assertTrue(self.passes(ledger, state, spec(
             **{'resources:CUSTOM_GPU_A100': '1'})))
         self.assertFalse(self.passes(ledger, state, spec(
+            vcpus=2, **{'resources:CUSTOM_GPU_A100': '1'})))
+        self.assertFalse(self.passes(ledger, state, spec(
             vcpus=1, **{'resources:VCPU': '2'})))
+        # A pinned server may be given vCPUs (Nova's fallback query when
+        # no node has PCPU for it): they count.
+        self.assertFalse(self.passes(ledger, state, spec(
+            vcpus=2, **{'hw:cpu_policy': 'dedicated'})))
 
     def test_a_node_without_promises_always_passes(self):
         state = host_state(vcpus_used=8)

@@ -18,6 +18,7 @@ from nova import objects
 import testtools
 
 from nova_reservation import capacity
+from nova_reservation.engine import preemption
 from nova_reservation import flavors
 
 objects.register_all()
@@ -94,7 +95,33 @@ class NeedTest(testtools.TestCase):
         e = self.assertRaises(capacity.Uncounted, flavors.need, flavor(**{
             'hw:mem_encryption': 'true'}))
         self.assertTrue(str(e).startswith('is refused by Nova: '), e)
-        self.assertIn('hw_firmware_type', str(e))
+
+    def test_an_ordinary_boot_counts_a_pinned_server_s_cpus_as_vcpus(self):
+        # Nova asks for them as VCPU where no node has PCPU for it.
+        dedicated = flavor(**{'hw:cpu_policy': 'dedicated'})
+        self.assertEqual((2, 2048, 20), flavors.counted(dedicated))
+        self.assertEqual((2, 2048, 0), flavors.counted(dedicated, True))
+        self.assertEqual((0, 2048, 20), flavors.counted(flavor(**{
+            'resources:VCPU': '0', 'resources:VGPU': '1'})))
+        self.assertEqual((2, 2048, 20), flavors.need_of_request(
+            objects.RequestSpec(
+                flavor=dedicated, is_bfv=False, requested_resources=[],
+                image=objects.ImageMeta(
+                    properties=objects.ImageMetaProps()))))
+
+    def test_the_engine_reads_a_server_s_embedded_flavor_so(self):
+        # A preemptible server is unshelved where what it takes fits: as
+        # the filter counts it, from the flavor its API view embeds.
+        embedded = {'vcpus': 4, 'ram': 2048, 'disk': 20, 'ephemeral': 5,
+                    'swap': 1024, 'original_name': 'f1',
+                    'extra_specs': {'resources:VCPU': '1'}}
+        self.assertEqual((1, 2048, 26), preemption._need(
+            {'flavor': embedded, 'image': {'id': 'i'}}))
+        self.assertEqual((1, 2048, 6), preemption._need(
+            {'flavor': embedded, 'image': ''}))
+        self.assertEqual((4, 2048, 0), preemption._need({'flavor': dict(
+            embedded, ephemeral=0, swap='', extra_specs={
+                'hw:cpu_policy': 'dedicated'}), 'image': ''}))
 
     def test_a_finder_reads_each_flavor_once(self):
         read = []

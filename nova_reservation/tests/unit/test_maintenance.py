@@ -241,7 +241,7 @@ class ServerOffItsSlotTest(unittest.TestCase):
             answers['/resource_providers/%s/inventories' % rp] = {
                 'inventories': {rc: dict(size, total=10000) if rc != 'VCPU'
                                 else size
-                                for rc in invariants.RESOURCE_CLASSES}}
+                                for rc in capacity.RESOURCE_CLASSES}}
         slots = [slot_row(1, 'b', 'x'), slot_row(2, 'a', vcpus=others)]
         return invariants._capacity(slots, answers.get,
                                     ledger_mod.to_epoch(NOW), set(), set())
