@@ -149,6 +149,13 @@ class Writer(plan_mod.Planner):
                 if req.resource_type not in resource_types.SHARED_POOL:
                     continue
                 pieces += [(node, start, end) for node, _ in placed[req.id]]
+                # Another create of this process may have read the new
+                # slots into the shared copy since: overlaid, not twice.
+                for node in {node for node, _ in placed[req.id]}:
+                    known = timelines.get(node)
+                    if known is not None and known.has_reservation(req.id):
+                        timelines[node] = known.copy(exclude=[
+                            s.id for s in known.slots_of(req.id)])
                 fake_id = self.overlay(timelines, req.id, placed[req.id],
                                        start, end, fake_id)
         taken = self._taken_meanwhile(pieces, timelines)

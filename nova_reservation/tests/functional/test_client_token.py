@@ -18,6 +18,9 @@ and through the boot hint.
 import json
 import threading
 
+import fixtures
+
+from nova_reservation.lease import write
 from nova_reservation.tests.functional import base
 
 
@@ -75,6 +78,22 @@ class LeaseAPITokenTest(base.ReservationsTestCase):
             self.assertTrue(resp.json()['error_message'].startswith(
                 'client_token'), resp.text)
         self.assertEqual([], self.lease_ids())
+
+    def test_a_create_whose_slots_another_read_back_counts_them_once(self):
+        # Concurrent creates share the process's copy of the ledger: one
+        # (here, the same) refreshes it between this one's write and its
+        # check for boots made meanwhile, and reads the new slots back.
+        check = write.Writer.settled
+
+        def refreshed_first(writer, written, undo):
+            writer.ledger.refresh()
+            return check(writer, written, undo)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_reservation.lease.write.Writer.settled', refreshed_first))
+        # Both nodes' last room.
+        resp = self.rsv('POST', '/leases', self.body(amount=2))
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual([resp.json()['lease']['id']], self.lease_ids())
 
     def test_creates_at_once_with_one_token_make_one_lease(self):
         body = self.body()
