@@ -199,7 +199,11 @@ class RealClockTest(base.ReservationTestCase):
         # the server) before the start, also on a loaded machine: once the
         # start is due the engine skips the shelving.
         start = db_api.utcnow() + datetime.timedelta(seconds=6)
-        end = start + datetime.timedelta(seconds=4)
+        # Long enough that the start's unshelve is done before the end is
+        # due, also on a loaded machine: an engine runs one event at a
+        # time, and an end queued behind a start that took 7 s began 3 s
+        # late.
+        end = start + datetime.timedelta(seconds=9)
         resp = self.boot(params(start.isoformat() + 'Z',
                                 end.isoformat() + 'Z'))
         self.assertEqual(202, resp.status, resp.content)
