@@ -22,7 +22,9 @@ local cloud's nova-compute, ``devcloud.localcloud.nova_compute``).
 from nova.virt import fake
 from oslo_config import cfg
 
-GROUP = 'fake_accelerators'
+from devcloud import accelerators
+
+GROUP = accelerators.DRIVER_GROUP
 # The name under which nova-compute finds it (Nova loads drivers from
 # ``nova.virt``).
 MODULE = 'nova.virt.fake_accelerators'
@@ -39,12 +41,6 @@ CONF = cfg.CONF
 CONF.register_opts(OPTS, group=GROUP)
 
 
-def inventory(total: int) -> dict:
-    """An inventory of `total` units, all of them allocatable."""
-    return {'total': total, 'reserved': 0, 'min_unit': 1,
-            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
-
-
 class FakeAcceleratorDriver(fake.FakeDriverWithoutFakeNodes):
     """One node, as Nova's fake driver reports it, with the physical GPUs
     and dedicated CPUs of ``[fake_accelerators]``.
@@ -57,11 +53,11 @@ class FakeAcceleratorDriver(fake.FakeDriverWithoutFakeNodes):
         options = CONF[GROUP]
         if options.pcpus:
             found = dict(provider_tree.data(nodename).inventory)
-            found['PCPU'] = inventory(options.pcpus)
+            found['PCPU'] = accelerators.inventory(options.pcpus)
             provider_tree.update_inventory(nodename, found)
         for n in range(options.physical_gpus):
             child = '%s_pgpu%d' % (nodename, n)
             if not provider_tree.exists(child):
                 provider_tree.new_child(child, nodename)
             provider_tree.update_inventory(
-                child, {'VGPU': inventory(options.vgpus_per_gpu)})
+                child, {'VGPU': accelerators.inventory(options.vgpus_per_gpu)})

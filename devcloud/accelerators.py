@@ -50,6 +50,12 @@ def of_compute(number: int) -> tuple:
     return COMPUTES[(number - 1) % len(COMPUTES) + 1]
 
 
+def inventory(total: int) -> dict:
+    """An inventory of `total` units, all of them allocatable."""
+    return {'total': total, 'reserved': 0, 'min_unit': 1,
+            'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
+
+
 def provider_config(inventories: dict) -> str:
     """A provider config file (schema 1.0) that adds `inventories`
     ({custom class: total}) to the node of the nova-compute that reads it,
@@ -60,9 +66,7 @@ def provider_config(inventories: dict) -> str:
         'providers': [{
             'identification': {'uuid': '$COMPUTE_NODE'},
             'inventories': {'additional': [
-                {rc: {'total': total, 'reserved': 0, 'min_unit': 1,
-                      'max_unit': total, 'step_size': 1,
-                      'allocation_ratio': 1.0}}
+                {rc: inventory(total)}
                 for rc, total in sorted(inventories.items())]},
             'traits': {'additional': sorted(inventories)},
         }],

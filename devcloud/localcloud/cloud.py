@@ -1034,16 +1034,15 @@ class LocalCloud:
         nova = url('nova')
         have = {f['name'] for f in admin.get(nova + '/flavors').json()[
             'flavors']}
-        for name, (vcpus, ram, disk) in FLAVORS.items():
-            if name not in have:
-                admin.post(nova + '/flavors', json={'flavor': dict(
-                    name=name, vcpus=vcpus, ram=ram, disk=disk)})
-        for name, (vcpus, ram, disk, specs) in (
-                accelerators.FLAVORS.items() if self.state.get(
-                    'accelerators') else ()):
-            if name not in have:
-                made = admin.post(nova + '/flavors', json={'flavor': dict(
-                    name=name, vcpus=vcpus, ram=ram, disk=disk)}).json()
+        flavors = {name: (*size, {}) for name, size in FLAVORS.items()}
+        if self.state.get('accelerators'):
+            flavors.update(accelerators.FLAVORS)
+        for name, (vcpus, ram, disk, specs) in flavors.items():
+            if name in have:
+                continue
+            made = admin.post(nova + '/flavors', json={'flavor': dict(
+                name=name, vcpus=vcpus, ram=ram, disk=disk)}).json()
+            if specs:
                 admin.post('%s/flavors/%s/os-extra_specs' % (
                     nova, made['flavor']['id']), json={'extra_specs': specs})
         image = url('image') + '/v2/images'

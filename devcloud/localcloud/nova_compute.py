@@ -21,7 +21,7 @@ import sys
 # rest of Nova is imported.
 from nova.cmd import compute  # noqa: I100
 
-from devcloud import accelerator_driver  # noqa: E402
+from devcloud import accelerator_driver
 
 sys.modules[accelerator_driver.MODULE] = accelerator_driver
 

@@ -87,7 +87,7 @@ class Writer(plan_mod.Planner):
         found = self.written(lambda: self.series_plans(occurrences), write)
         ids = [lease['id'] for lease, _, _ in occurrences]
         self.settled(
-            [(lease, requests, plan.placed) for (lease, requests, _), plan
+            [(lease, requests, plan) for (lease, requests, _), plan
              in zip(occurrences, found)],
             lambda: [db_leases.discard(self.ctx, i) for i in ids])
         for lease, _, _ in occurrences:
@@ -139,26 +139,20 @@ class Writer(plan_mod.Planner):
     def settled(self, written: list, undo: Callable) -> None:
         """NoCapacity, once `undo()` took the new slots back, if an ordinary
         boot took a node of them meanwhile (`written`: [(lease, requests,
-        placed)] of what was written, over the leases' intervals).
+        plan)] of what was written, over the leases' intervals).
+
+        Each piece is checked on the timelines its plan left: the ledger
+        as the plan read it, with the new slots (the process's copy may
+        have read them back since, through another request).
         """
-        timelines = dict(self.ledger.timelines)
-        pieces, fake_id = [], -1
-        for lease, requests, placed in written:
+        pieces = []
+        for lease, requests, plan in written:
             start, end = interval(lease)
-            for req in requests:
-                if req.resource_type not in resource_types.SHARED_POOL:
-                    continue
-                pieces += [(node, start, end) for node, _ in placed[req.id]]
-                # Another create of this process may have read the new
-                # slots into the shared copy since: overlaid, not twice.
-                for node in {node for node, _ in placed[req.id]}:
-                    known = timelines.get(node)
-                    if known is not None and known.has_reservation(req.id):
-                        timelines[node] = known.copy(exclude=[
-                            s.id for s in known.slots_of(req.id)])
-                fake_id = self.overlay(timelines, req.id, placed[req.id],
-                                       start, end, fake_id)
-        taken = self._taken_meanwhile(pieces, timelines)
+            pieces += [(node, start, end, plan.timelines)
+                       for req in requests
+                       if req.resource_type in resource_types.SHARED_POOL
+                       for node, _ in plan.placed[req.id]]
+        taken = self._taken_meanwhile(pieces)
         if taken:
             undo()
             lease, requests, _ = written[0]
@@ -215,7 +209,7 @@ class Writer(plan_mod.Planner):
                     self.ctx, gen, lease.id, {
                         req.id: slot_rows(moved, plan.placed[req.id])
                         for req in requests})))
-        self.settled([(moved, requests, plan.placed)],
+        self.settled([(moved, requests, plan)],
                      lambda: db_waiting.unhold_waiting(self.ctx, lease.id))
         due = dict(moved, before_end_minutes=lease.before_end_minutes)
         if not db_waiting.placed(self.ctx, lease.id, moved, [
@@ -225,13 +219,12 @@ class Writer(plan_mod.Planner):
                 also):
             db_waiting.unhold_waiting(self.ctx, lease.id)   # deleted
 
-    def _taken_meanwhile(self, pieces: Iterable[tuple],
-                         timelines: dict) -> Optional[str]:
-        """A node of `pieces` ((node, start, end): shared-pool capacity a
-        lease was just given) that an ordinary boot took meanwhile, or None;
-        `timelines`: the nodes' timelines as the plan that gave it left
-        them (whoever wrote the nodes since planned with it, and checks
-        itself).
+    def _taken_meanwhile(self, pieces: Iterable[tuple]) -> Optional[str]:
+        """A node of `pieces` ((node, start, end, timelines): shared-pool
+        capacity a lease was just given, and the nodes' timelines as the
+        plan that gave it left them: whoever wrote the nodes since planned
+        with it, and checks itself) that an ordinary boot took meanwhile,
+        or None.
 
         An ordinary boot is kept off promised capacity by the scheduler's
         filter, which reads a copy of the ledger at most `ledger_max_age`
@@ -243,7 +236,7 @@ class Writer(plan_mod.Planner):
         nodes still hold the lease.  (Whole hosts take no ordinary boot:
         their pieces are not asked about.)
         """
-        pieces = sorted(set(pieces))
+        pieces = list(pieces)
         if not pieces:
             return None
         view_age = self.view_age
@@ -257,9 +250,10 @@ class Writer(plan_mod.Planner):
             time.sleep(0.05)
             waiting &= self.in_flight(since)
         hosts = self.nodes.hosts_of(
-            self.client, {n for n, _, _ in pieces},
-            self.evictable(min(s for _, s, _ in pieces)))
-        for node, start, end in pieces:
+            self.client, {p[0] for p in pieces},
+            self.evictable(min(p[1] for p in pieces)))
+        for node, start, end, timelines in sorted(
+                pieces, key=lambda p: p[:3]):
             if node not in hosts or not capacity.fits(
                     hosts[node], timelines.get(node),
                     capacity.ZERO, start, end):
@@ -283,8 +277,8 @@ class Writer(plan_mod.Planner):
         try:
             taken = self._taken_meanwhile(
                 [(values['node'], ledger_mod.to_epoch(values['start_at']),
-                  ledger_mod.to_epoch(values['end_at']))
-                 for _, values in added], timelines)
+                  ledger_mod.to_epoch(values['end_at']), timelines)
+                 for _, values in added])
             if taken:
                 raise NoCapacity(taken_message % taken)
             write((hold_id, len(added)))
