@@ -75,6 +75,8 @@ class PlacementAnswers:
                                 generation=1), url)
         if url.endswith('/allocations'):
             return _Answer({'allocations': {}}, url)
+        if url.endswith('/traits'):
+            return _Answer({'traits': ['COMPUTE_NODE']}, url)
         host = self.providers[uuid]
         return _Answer({'inventories': {
             rc: dict(total=total, reserved=0, allocation_ratio=1.0)

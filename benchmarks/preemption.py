@@ -226,6 +226,8 @@ class Cloud:
             body = {'inventories': {
                 rc: dict(total=total, reserved=0, allocation_ratio=1.0)
                 for rc, total in zip(capacity.RESOURCE_CLASSES, NODE)}}
+        elif parts[2] == 'traits':
+            body = {'traits': ['COMPUTE_NODE']}
         else:
             body = {'allocations': {
                 s.uuid: {'resources': dict(zip(capacity.RESOURCE_CLASSES,

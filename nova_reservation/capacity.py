@@ -90,6 +90,30 @@ class Host:
     node: str
     capacity: Resources
     base: Resources = ZERO
+    # Its traits in Placement (its root provider's).
+    traits: frozenset = frozenset()
+
+
+class Need(NamedTuple):
+    """What one server of a reservation asks for: the resources of its
+    slot, and `traits` in Placement's syntax (``X`` its node must have,
+    ``!X`` it must not).
+    """
+    resources: Resources
+    traits: tuple = ()
+
+
+def has_traits(host: Host, traits: Iterable[str]) -> bool:
+    """Whether Placement would give `host` to a request of `traits`."""
+    return all((t[1:] not in host.traits) if t.startswith('!')
+               else (t in host.traits) for t in traits)
+
+
+def assures(held: Iterable[str], asked: Iterable[str]) -> bool:
+    """Whether every node of a reservation placed for traits `held` has
+    what a server asking for traits `asked` needs.
+    """
+    return set(asked) <= set(held)
 
 
 def fits(host: Host, timeline: Optional['Timeline'], need: Resources,
@@ -377,7 +401,8 @@ def need_of(asked: Mapping[str, float],
             conditions: Sequence[str] = ()) -> Resources:
     """What a server takes, or `Uncounted` naming what a slot of the ledger
     cannot hold: a resource class it does not count, or `conditions` the
-    ledger does not check when it places a slot (traits, devices).
+    ledger does not check when it places a slot (devices, providers other
+    than the node's).
     """
     beyond = ['%s:%g' % (rc, n) for rc, n in sorted(asked.items())
               if rc not in RESOURCE_CLASSES and n]

@@ -58,9 +58,11 @@ DEVICE_SPECS = {'pci_passthrough:alias': 'PCI devices',
 def asked(resource_request) -> tuple:
     """What a server asks Placement for, as Nova's scheduler sends it
     (``GET /allocation_candidates``): ({resource class: amount} over every
-    request group, [the query's conditions on providers]).
+    request group, the traits its providers must have (``X``) or not have
+    (``!X``), sorted, [the query's other conditions on providers]).
     """
     amounts: dict = {}
+    traits = set()
     conditions = []
     for key, value in parse.parse_qsl(resource_request.to_querystring()):
         if key.startswith('resources'):
@@ -68,12 +70,14 @@ def asked(resource_request) -> tuple:
                 rc, amount = item.split(':')
                 amounts[rc] = amounts.get(rc, 0) + int(amount)
         elif key.startswith(('required', 'root_required')):
-            conditions.extend(('no trait ' + t[1:]) if t.startswith('!')
-                              else ('trait ' + t) for t in value.split(','))
+            if value.startswith('in:'):
+                conditions.append('any trait of ' + value[3:])
+            else:
+                traits.update(value.split(','))
         elif key not in ('limit', 'group_policy'):
             # member_of, in_tree, same_subtree: which providers.
             conditions.append('%s=%s' % (key, value))
-    return amounts, conditions
+    return amounts, tuple(sorted(traits)), conditions
 
 
 def resource_request(flavor, volume_backed: bool = False,
@@ -96,7 +100,7 @@ def asked_of(flavor, volume_backed: bool = False,
     the flavor without an image.
     """
     try:
-        amounts, conditions = asked(resource_request(
+        amounts, traits, conditions = asked(resource_request(
             flavor, volume_backed, pinning_as_pcpu))
     except (nova_exception.NovaException, ValueError) as e:
         raise capacity.Uncounted('is refused by Nova: %s' % e)
@@ -104,14 +108,19 @@ def asked_of(flavor, volume_backed: bool = False,
     conditions.extend('%s %s' % (name, specs[key])
                       for key, name in sorted(DEVICE_SPECS.items())
                       if key in specs)
-    return amounts, conditions
+    return amounts, traits, conditions
 
 
-def need(flavor, volume_backed: bool = False) -> capacity.Resources:
-    """What a server of `flavor` takes, as Nova asks Placement for it, or
+def need(flavor, volume_backed: bool = False) -> capacity.Need:
+    """What a server of `flavor` takes and the traits of the node it
+    takes it from, as Nova asks Placement for them, or
     `capacity.Uncounted` naming what a lease's slot cannot hold.
+
+    A slot's classes are its node's own (the root provider's), so the
+    traits asked of the providers of any group are the node's.
     """
-    return capacity.need_of(*asked_of(flavor, volume_backed))
+    amounts, traits, conditions = asked_of(flavor, volume_backed)
+    return capacity.Need(capacity.need_of(amounts, conditions), traits)
 
 
 def counted(flavor, volume_backed: bool = False) -> capacity.Resources:
@@ -137,13 +146,13 @@ def need_of_request(spec_obj) -> capacity.Resources:
 
 
 def need_finder(ctx) -> Callable:
-    """flavor id -> what a server of that flavor takes, or None (no such
-    flavor for this context), or `capacity.Uncounted`; each flavor read
-    once (a request may name one in each of its reservations).
+    """flavor id -> what a server of that flavor takes (`need`), or None
+    (no such flavor for this context), or `capacity.Uncounted`; each
+    flavor read once (a request may name one in each of its reservations).
     """
     found: dict = {}
 
-    def need_of_id(flavor_id: str) -> Optional[capacity.Resources]:
+    def need_of_id(flavor_id: str) -> Optional[capacity.Need]:
         if flavor_id not in found:
             flavor = find(ctx, flavor_id)
             try:

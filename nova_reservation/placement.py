@@ -12,6 +12,7 @@
 
 """The compute nodes as the ledger sees them, read from Placement."""
 
+import dataclasses
 import time
 from typing import Callable, Iterable, NamedTuple, Optional
 
@@ -57,6 +58,7 @@ class _Provider(NamedTuple):
     consumers: dict         # {consumer uuid: its allocation here}
     capacity: capacity.Resources
     used: capacity.Resources   # by every consumer
+    traits: frozenset
     # The node with all of `used` as its base: what `_hosts` gives for it
     # while none of its servers is a lease's (most of them), made once.
     host: capacity.Host
@@ -137,13 +139,13 @@ class HostView:
         """
         if known is not None and known.generation == rp['generation']:
             return known
-        inventories, consumers = self._read(client, rp['uuid'])
+        inventories, consumers, traits = self._read(client, rp['uuid'])
         total = _capacity(inventories)
         used = _sum(_use(c) for c in consumers.values())
         return _Provider(rp['generation'], rp['name'], 'VCPU' in inventories,
-                         consumers, total, used,
+                         consumers, total, used, traits,
                          capacity.Host(node=rp['name'], capacity=total,
-                                       base=used))
+                                       base=used, traits=traits))
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:
@@ -162,8 +164,7 @@ class HostView:
             used = p.used
             for uuid in apart:
                 used = used - _use(p.consumers[uuid])
-            hosts.append(capacity.Host(node=p.name, capacity=p.capacity,
-                                       base=used))
+            hosts.append(dataclasses.replace(p.host, base=used))
         return hosts
 
     @staticmethod
@@ -171,12 +172,16 @@ class HostView:
         inventories = _json(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
-        consumers = {}
+        consumers, traits = {}, frozenset()
         if 'VCPU' in inventories:
             consumers = _json(client.get(
                 '/resource_providers/%s/allocations' % uuid,
                 version=PLACEMENT_VERSION))['allocations']
-        return inventories, consumers
+            # Setting traits moves the generation too.
+            traits = frozenset(_json(client.get(
+                '/resource_providers/%s/traits' % uuid,
+                version=PLACEMENT_VERSION))['traits'])
+        return inventories, consumers, traits
 
 
 class Usage:

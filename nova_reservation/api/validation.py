@@ -224,8 +224,8 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
             raise Invalid(prefix + 'flavor_id', 'flavor %s not found'
                           % flavor_id)
         return plan_request.ReservationRequest(
-            resource_type=kind, count=amount, need=need, affinity=affinity,
-            flavor_id=flavor_id)
+            resource_type=kind, count=amount, need=need.resources,
+            traits=need.traits, affinity=affinity, flavor_id=flavor_id)
     if value.get('resource_properties') not in (None, '', '[]'):
         raise Invalid(prefix + 'resource_properties', 'is not supported '
                       'for virtual:instance; leave it empty')

@@ -90,6 +90,8 @@ class Reservation(Base):
     memory_mb = sa.Column(sa.Integer, nullable=False)
     disk_gb = sa.Column(sa.Integer, nullable=False)
     amount = sa.Column(sa.Integer, nullable=False)
+    # The traits its slots' nodes have (X) or lack (!X), comma-separated.
+    traits = sa.Column(sa.Text)
     status = sa.Column(sa.String(32), nullable=False)
     generation = sa.Column(sa.BigInteger, nullable=False, index=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)

@@ -35,6 +35,7 @@ it twice; a claim whose engine died expires and another engine goes on
 from where the server is.
 """
 
+import dataclasses
 import datetime
 from typing import Callable, Optional
 
@@ -98,7 +99,7 @@ def _crowded(hosts: dict, uses: dict) -> list:
     """The nodes with their preemptible servers (and those this pass sent
     there) counted in their base usage.
     """
-    return [capacity.Host(n, h.capacity, h.base + sum(
+    return [dataclasses.replace(h, base=h.base + sum(
         uses.get(n, {}).values(), capacity.ZERO))
         for n, h in sorted(hosts.items())]
 

@@ -274,7 +274,7 @@ class Boots(into.IntoReservations):
             'status': lease_view_status(lease, db_api.utcnow())}}})
 
     @staticmethod
-    def _draft(lease: params.LeaseRequest, flavor, need: capacity.Resources,
+    def _draft(lease: params.LeaseRequest, flavor, need: capacity.Need,
                count: int, affinity: Optional[bool],
                digest: str) -> lease_service.Draft:
         """The lease of a boot with ``lease_params``: `count` slots of
@@ -289,7 +289,7 @@ class Boots(into.IntoReservations):
         return lease_service.Draft(
             values, [plan_request.ReservationRequest(
                 resource_type=resource_types.SERVER, count=count,
-                need=need,
+                need=need.resources, traits=need.traits,
                 flavor_id=flavor.flavorid, flavor_name=flavor.name,
                 affinity=affinity)],
             list(lease.occurrences) if lease.occurrences else None,

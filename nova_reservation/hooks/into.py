@@ -32,6 +32,7 @@ from nova_reservation.db import shares as db_shares
 from nova_reservation import flavors
 from nova_reservation.hooks.answers import fallback_view
 from nova_reservation.hooks import params
+from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
@@ -170,11 +171,17 @@ class IntoReservations:
         if res.resource_type in resource_types.WITH_FLAVOR:
             need = params.need(server, found)
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
-            if not need.fits_in(slot):
+            if not need.resources.fits_in(slot):
                 raise params.InvalidParam(
                     'flavorRef', 'the flavor (%s) is larger than the '
-                    'reserved slots (%s)' % (need.describe(),
+                    'reserved slots (%s)' % (need.resources.describe(),
                                              slot.describe()))
+            held = plan_request.traits_of(res)
+            if not capacity.assures(held, need.traits):
+                raise params.InvalidParam(
+                    'flavorRef', 'the flavor asks for traits %s; the '
+                    'reserved slots were placed on nodes with traits %s'
+                    % (','.join(need.traits), ','.join(held) or 'of any'))
             claim, held = claimed or self._claim(ctx, res, count)
             hints[SLOTS_HINT] = [str(i) for i in held]
             req.body = json.dumps(body).encode('utf-8')
@@ -219,8 +226,10 @@ class IntoReservations:
                    db_shares.open_reservations(
                        self.ctx, ctx.project_id, resource_types.WITH_FLAVOR,
                        db_api.utcnow())
-                   if need.fits_in(capacity.Resources(
+                   if need.resources.fits_in(capacity.Resources(
                        res.vcpus, res.memory_mb, res.disk_gb)) and
+                   capacity.assures(plan_request.traits_of(res),
+                                    need.traits) and
                    self._allowed(ctx, res)}
         for choice in shares.order(shares.Candidate(
                 res.id, lease.end_at, res.created_at,

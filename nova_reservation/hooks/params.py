@@ -248,10 +248,10 @@ def flavor(flavor_ref, found):
     return found
 
 
-def need(server: dict, found) -> capacity.Resources:
-    """What a server of the boot takes, as Nova asks Placement for it
-    (`found`: its flavor, as `flavor` takes it), or InvalidParam naming
-    flavorRef and what a lease's slot cannot hold.
+def need(server: dict, found) -> capacity.Need:
+    """What a server of the boot takes and the traits of its node, as Nova
+    asks Placement for them (`found`: its flavor, as `flavor` takes it),
+    or InvalidParam naming flavorRef and what a lease's slot cannot hold.
     """
     return _of_flavor(server, found, flavors.need)
 
@@ -264,7 +264,7 @@ def counted_need(server: dict, found) -> capacity.Resources:
     return _of_flavor(server, found, flavors.counted)
 
 
-def _of_flavor(server: dict, found, of) -> capacity.Resources:
+def _of_flavor(server: dict, found, of):
     chosen = flavor(server.get('flavorRef'), found)
     try:
         return of(chosen, volume_backed(server))

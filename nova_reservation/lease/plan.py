@@ -74,6 +74,16 @@ def within(pools: tuple, nodes: Optional[frozenset]) -> tuple:
             [(h, row) for h, row in reservable if h.node in nodes])
 
 
+def pools_for(pools: tuple, req: ReservationRequest) -> tuple:
+    """`pools` with only the nodes that may hold `req`'s slots: its
+    `nodes`, and in the shared pool those with the traits it asks for.
+    """
+    shared, reservable = within(pools, req.nodes)
+    if req.traits:
+        shared = [h for h in shared if capacity.has_traits(h, req.traits)]
+    return shared, reservable
+
+
 class Planner:
     """The plans of one nova-api process (or engine), on its copy of the
     ledger and its view of the nodes.
@@ -173,7 +183,7 @@ class Planner:
     def place_one(self, req: ReservationRequest, pools, timelines, start,
                   end) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
-        shared, reservable = within(pools, req.nodes)
+        shared, reservable = pools_for(pools, req)
         if req.resource_type == resource_types.MAINTENANCE:
             hosts = {h.node: h for h in shared}
             hosts.update({h.node: h for h, _ in reservable})
@@ -284,7 +294,7 @@ class Planner:
                 req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
-                within(pools, req.nodes)[0], timelines,
+                pools_for(pools, req)[0], timelines,
                 req.need.scaled(req.count), start, end - start, horizon)
         else:
             earliest = capacity.earliest_start(
@@ -323,8 +333,9 @@ class Planner:
         """The ledger over [after, before), read only: {'nodes': [(Host,
         reservable, [Slot])], 'addresses': [(registered floating IP row,
         [Slot])], 'reservations': {id: ReservationInfo},
-        'free': {name: [(t, count)]}} with `needs` {name: Resources}
-        counted on the shared pool (times in epoch seconds).
+        'free': {name: [(t, count)]}} with `needs` {name: capacity.Need}
+        counted on the nodes of the shared pool with their traits (times
+        in epoch seconds).
         """
         self.ledger.refresh()
         view = self.ledger.view
@@ -346,9 +357,10 @@ class Planner:
                             r.floating_network_id,
                             floatingips.sort_key(r.floating_ip_address))))],
             'reservations': view.reservations,
-            'free': {name: capacity.free_counts(shared, timelines, need,
-                                                start, end)
-                     for name, need in needs.items()}}
+            'free': {name: capacity.free_counts(
+                [h for h in shared if capacity.has_traits(h, need.traits)],
+                timelines, need.resources, start, end)
+                for name, need in needs.items()}}
 
     def yielding(self, uuids: Iterable[str]) -> tuple:
         """The shared pool as the preemptible servers `uuids` see it, read

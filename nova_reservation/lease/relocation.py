@@ -26,6 +26,7 @@ from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease.request import slot_row_of
+from nova_reservation.lease.request import traits_of
 from nova_reservation.lease import write
 
 
@@ -125,7 +126,7 @@ def _replace(planner, res, slots: list, pools, timelines,
     req = ReservationRequest(
         resource_type=res.resource_type, count=len(slots),
         min_count=len(slots), need=slots[0].resources,
-        affinity=res.affinity,
+        traits=traits_of(res), affinity=res.affinity,
         hypervisor_properties=res.hypervisor_properties or '',
         resource_properties=res.resource_properties or '', nodes=nodes)
     staying = {s.node for s in planner.ledger.slots(res.id)

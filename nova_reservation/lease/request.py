@@ -40,6 +40,9 @@ class ReservationRequest:
     resource_type: str
     count: int                 # servers, amount, or most hosts
     need: Optional[capacity.Resources] = None   # a slot (shared pool)
+    # The traits its slots' nodes must have (X) or not have (!X), as its
+    # flavor asks Placement (`capacity.Need`).
+    traits: tuple = ()
     min_count: Optional[int] = None             # fewest hosts
     affinity: Optional[bool] = None
     flavor_id: Optional[str] = None
@@ -73,9 +76,11 @@ class ReservationRequest:
             return '%d floating IP(s) of network %s%s' % (
                 self.count, self.network_id, ' (%s among them)' % ', '.join(
                     self.addresses) if self.addresses else '')
-        return '%d x %s (%s each)' % (
+        return '%d x %s (%s each%s)' % (
             self.count, self.flavor_name or self.flavor_id or
-            self.resource_type, self.need.describe())
+            self.resource_type, self.need.describe(),
+            ', on nodes with traits %s' % ','.join(self.traits)
+            if self.traits else '')
 
 
 class NoCapacity(Exception):
@@ -117,6 +122,7 @@ def request_of(res) -> ReservationRequest:
         min_count=res.min_count,
         need=None if host else capacity.Resources(
             res.vcpus, res.memory_mb, res.disk_gb),
+        traits=traits_of(res),
         affinity=res.affinity, flavor_id=res.flavor_id,
         hypervisor_properties=res.hypervisor_properties or '',
         resource_properties=res.resource_properties or '',
@@ -130,6 +136,11 @@ def request_of(res) -> ReservationRequest:
         reason=res.reason, id=res.id)
 
 
+def traits_of(res) -> tuple:
+    """The traits a reservation row's slots were placed for."""
+    return tuple(res.traits.split(',')) if res.traits else ()
+
+
 def reservation_row(lease, req: ReservationRequest) -> dict:
     get = schedule.getter(lease)
     need = req.need or capacity.ZERO
@@ -138,6 +149,7 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         resource_type=req.resource_type, flavor_id=req.flavor_id,
         vcpus=need.vcpus, memory_mb=need.memory_mb,
         disk_gb=need.disk_gb, amount=req.count,
+        traits=','.join(req.traits) or None,
         status=status.RESERVATION_PENDING,
         min_count=req.min_count,
         max_count=(req.count if req.resource_type == resource_types.HOST

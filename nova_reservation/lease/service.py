@@ -322,7 +322,7 @@ def waiting_cell(reservation_id: str) -> str:
     store = db_api.Context()
     res = db_leases.reservation(store, reservation_id)
     lease = db_leases.get(store, res.lease_id)
-    need = request_of(res).need
+    req = request_of(res)
     planner = write.shared()
     planner.ledger.refresh()
     start, end = (ledger_mod.to_epoch(lease.start_at),
@@ -336,9 +336,10 @@ def waiting_cell(reservation_id: str) -> str:
                            'try again' % e)
     best = None
     for index, (cell, nodes) in enumerate(found):
-        hosts = [h for h in shared if h.node in nodes]
+        hosts = [h for h in shared if h.node in nodes and
+                 capacity.has_traits(h, req.traits)]
         held = min(count for _, count in capacity.free_counts(
-            hosts, planner.ledger.timelines, need, start, end))
+            hosts, planner.ledger.timelines, req.need, start, end))
         rank = (held, len(hosts), -index)
         if best is None or rank > best[0]:
             best = (rank, cell.uuid)

@@ -326,6 +326,7 @@ def _growth(lease, entries: list) -> tuple:
             min_count=low if shape and host else count,
             need=capacity.Resources(shaped['vcpus'], shaped['memory_mb'],
                                     shaped['disk_gb']),
+            traits=plan_request.traits_of(res),
             # Extra slots are placed as before: anywhere they fit.
             affinity=shaped['affinity'] if shape else None,
             hypervisor_properties=shaped['hypervisor_properties'] or '',

@@ -194,7 +194,7 @@ def show_ledger(ctx, req):
     return wsgi.json_response(200, {'ledger': {
         'after': views.date(after), 'before': views.date(before),
         'nodes': nodes, 'floatingips': addresses,
-        'free': [dict(_amounts(needs[f.flavorid]),
+        'free': [dict(_amounts(needs[f.flavorid].resources),
                       flavor_id=f.flavorid, flavor_name=f.name,
                       steps=[{'start': _date(t), 'count': n}
                              for t, n in found['free'][f.flavorid]])
@@ -202,8 +202,9 @@ def show_ledger(ctx, req):
 
 
 def _needs(public: list) -> dict:
-    """{flavor id: what a server of it takes} of the flavors whose servers
-    a lease can hold (a GPU flavor's free count would promise GPUs).
+    """{flavor id: what a server of it takes (`capacity.Need`)} of the
+    flavors whose servers a lease can hold (a GPU flavor's free count would
+    promise GPUs).
     """
     found = {}
     for f in public:

@@ -67,6 +67,8 @@ class Placement:
             return self.Resp({'inventories': {
                 'VCPU': {'total': v}, 'MEMORY_MB': {'total': m},
                 'DISK_GB': {'total': d}}})
+        if url.endswith('/traits'):
+            return self.Resp({'traits': ['COMPUTE_NODE']})
         return self.Resp({'allocations': {}})
 
 

@@ -12,9 +12,10 @@
 
 """What a server of a flavor takes is what Nova asks Placement for: a
 lease's slot holds VCPU, MEMORY_MB and DISK_GB, so a flavor that asks for
-more (GPUs, vGPUs, dedicated CPUs, a trait, PCI devices) is refused by
-name on every road into the ledger, never accepted and broken at its
-start, while an override of a standard class counts as Nova asks it.
+more (GPUs, vGPUs, dedicated CPUs, PCI devices) is refused by name on
+every road into the ledger, never accepted and broken at its start, while
+an override of a standard class counts as Nova asks it, and the traits it
+asks for choose the nodes of its slots as Placement chooses its servers'.
 """
 
 import urllib.parse
@@ -28,10 +29,6 @@ BEYOND = {
     'g1.a100': ({'resources:CUSTOM_GPU_A100': '1'}, 'CUSTOM_GPU_A100:1'),
     'g1.vgpu': ({'resources:VGPU': '1'}, 'VGPU:1'),
     'c1.dedicated': ({'hw:cpu_policy': 'dedicated'}, 'PCPU:1'),
-    'trait': ({'trait:CUSTOM_FAST_NIC': 'required'},
-              'trait CUSTOM_FAST_NIC'),
-    'no-trait': ({'trait:HW_CPU_X86_AVX512F': 'forbidden'},
-                 'no trait HW_CPU_X86_AVX512F'),
     'pci': ({'pci_passthrough:alias': 'a100:2'}, 'PCI devices a100:2'),
     'isolated': ({'resources1:VGPU': '1', 'resources2:VGPU': '1',
                   'group_policy': 'isolate'}, 'VGPU:2'),
@@ -142,6 +139,142 @@ class ResourceClassTest(base.BootTestCase):
                  self.boot(None, flavor=rid, name='b').body['server']['id']]
         self.assertEqual(['host1', 'host2'],
                          sorted(self.node_of(u) for u in uuids))
+
+
+class TraitTest(base.BootTestCase):
+    """A slot of a flavor that asks for traits goes only to a node that
+    Placement would give a server of it (required traits it has,
+    forbidden ones it has not), and a boot into it lands there.
+    """
+
+    def setUp(self) -> None:
+        super().setUp()
+        # m1.medium's size: one a node.
+        for flavor_id, spec in (('gold', 'required'),
+                                ('not-gold', 'forbidden')):
+            self.admin_api.post_flavor({'flavor': dict(
+                name=flavor_id, id=flavor_id, vcpus=2, ram=4096, disk=1)})
+            self.admin_api.post_extra_spec(flavor_id, {'extra_specs': {
+                'trait:CUSTOM_GOLD': spec}})
+        self._create_trait('CUSTOM_GOLD')
+
+    def gold(self, node: str) -> None:
+        rp = self._get_provider_uuid_by_host(node)
+        self._set_provider_traits(
+            rp, self._get_provider_traits(rp) + ['CUSTOM_GOLD'])
+
+    def post_lease(self, flavor_id: str, amount: int):
+        return self.rsv('POST', '/leases', {
+            'name': flavor_id, 'start_date': base.soon(1),
+            'end_date': base.soon(3600), 'reservations': [{
+                'resource_type': 'flavor:instance', 'flavor_id': flavor_id,
+                'amount': amount, 'affinity': 'None'}]})
+
+    def nodes(self, lease: dict) -> list:
+        return sorted(s.node for s in db_ledger.slots(
+            STORE, lease['reservations'][0]['id']))
+
+    def test_no_node_with_the_trait_is_no_capacity(self):
+        resp = self.post_lease('gold', 1)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('1 x gold (2 vCPU, 4096 MB RAM, 1 GB disk each, on '
+                      'nodes with traits CUSTOM_GOLD)',
+                      resp.json()['error_message'])
+        self.assertEqual([], [x for x in self.leases()
+                              if x.status != 'DELETED'])
+
+    def test_slots_go_where_placement_would_put_their_servers(self):
+        self.gold('host2')
+        resp = self.post_lease('gold', 2)
+        self.assertEqual(409, resp.status_code, resp.text)
+        # Both nodes are free: the node without the trait for the one
+        # that forbids it (the spread alone would choose host2), the
+        # other for the one that requires it.
+        resp = self.post_lease('not-gold', 1)
+        self.assertEqual(201, resp.status_code, resp.text)
+        plain = resp.json()['lease']
+        self.assertEqual(['host1'], self.nodes(plain))
+        resp = self.post_lease('gold', 1)
+        self.assertEqual(201, resp.status_code, resp.text)
+        gold = resp.json()['lease']
+        self.assertEqual(['host2'], self.nodes(gold))
+        self.wait_for_start(gold)
+        self.wait_for_start(plain)
+        uuid = self.boot_into(gold['reservations'][0]['id'],
+                              flavor='gold').body['server']['id']
+        self.assertEqual('host2', self.node_of(uuid))
+        # Its slot's node was not chosen for the trait: refused by name,
+        # not left to fail in the scheduler.
+        rid = plain['reservations'][0]['id']
+        resp = self.boot_into(rid, flavor='gold', name='vm2')
+        self.assertEqual(400, resp.status, resp.content)
+        self.assertEqual(
+            'flavorRef: the flavor asks for traits CUSTOM_GOLD; the '
+            'reserved slots were placed on nodes with traits !CUSTOM_GOLD',
+            resp.body['badRequest']['message'])
+        self.assertEqual({}, self.bound(rid))
+
+    def test_a_boot_lease_takes_a_node_with_the_trait(self):
+        self.gold('host1')
+        resp = self.boot(base.params(base.when(60), base.when(120)),
+                         flavor='gold')
+        self.assertEqual(202, resp.status, resp.content)
+        lease = self.lease_of_server(resp.body['server']['id'])
+        self.assertEqual({'host1'}, {s.node for s in db_ledger.slots(
+            STORE, resp.body['server']['reservation']['reservation_id'])})
+        self.assertEqual('PENDING', lease.status)
+
+    def test_a_maintenance_window_moves_a_slot_only_to_its_traits(self):
+        self.gold('host2')
+        resp = self.rsv('POST', '/leases', {
+            'name': 'later', 'start_date': base.soon(3600),
+            'end_date': base.soon(7200), 'reservations': [{
+                'resource_type': 'flavor:instance', 'flavor_id': 'gold',
+                'amount': 1, 'affinity': 'None'}]})
+        self.assertEqual(201, resp.status_code, resp.text)
+        lease = resp.json()['lease']
+        self.assertEqual(['host2'], self.nodes(lease))
+
+        def window(node: str):
+            return self.admin_rsv('POST', '/leases', {
+                'name': 'window', 'start_date': base.soon(1800),
+                'end_date': base.soon(5400), 'reservations': [{
+                    'resource_type': 'maintenance', 'hosts': [node],
+                    'reason': 'firmware'}]})
+        # host1 has room but not the trait: the lease can not move there.
+        resp = window('host2')
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertEqual([lease['id']], [x['lease_id']
+                                         for x in resp.json()['leases']])
+        self.assertEqual(['host2'], self.nodes(lease))
+        self.gold('host1')
+        resp = window('host2')
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual(['host1'], self.nodes(lease))
+
+    def test_a_grown_reservation_s_slots_have_its_traits(self):
+        self.gold('host2')
+        lease = self.post_lease('gold', 1).json()['lease']
+        rid = lease['reservations'][0]['id']
+
+        def grow(amount: int):
+            return self.rsv('PUT', '/leases/%s' % lease['id'], {
+                'reservations': [{'id': rid, 'amount': amount}]})
+        # host1 has room for a second, not the trait.
+        resp = grow(2)
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('on nodes with traits CUSTOM_GOLD',
+                      resp.json()['error_message'])
+        self.assertEqual(['host2'], self.nodes(lease))
+
+    def test_the_calendar_counts_the_nodes_with_the_trait(self):
+        self.gold('host2')
+        resp = self.rsv('GET', '/ledger')
+        self.assertEqual(200, resp.status_code, resp.text)
+        free = {f['flavor_id']: f['steps'][0]['count']
+                for f in resp.json()['ledger']['free']}
+        self.assertEqual((2, 1, 1), (free[base.ONE_PER_NODE], free['gold'],
+                                     free['not-gold']))
 
 
 class OrdinaryBootTest(base.SharingTestCase):

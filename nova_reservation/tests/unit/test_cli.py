@@ -47,7 +47,8 @@ class QueryTest(testtools.TestCase):
             self.assertTrue(all(isinstance(v, str) for v in query.values()))
             req, after, before, duration, limit = validation.availability(
                 query, now, 10 ** 8, 0, 10 ** 8,
-                lambda flavor_id: capacity.Resources(1, 512, 1))
+                lambda flavor_id: capacity.Need(
+                    capacity.Resources(1, 512, 1)))
             self.assertEqual(kind, req.resource_type)
 
     def test_a_host_search_sends_no_server_fields(self):

@@ -42,29 +42,43 @@ class NeedTest(testtools.TestCase):
                               flavor(**extra_specs))
         self.assertEqual(REFUSAL % named, str(e))
 
+    def assert_need(self, resources, flavor, volume_backed=False,
+                    traits=()) -> None:
+        self.assertEqual(capacity.Need(capacity.Resources(*resources),
+                                       traits),
+                         flavors.need(flavor, volume_backed))
+
     def test_the_standard_classes_of_a_flavor(self):
-        self.assertEqual((2, 2048, 20), flavors.need(flavor()))
+        self.assert_need((2, 2048, 20), flavor())
         # Swap in whole GB, rounded up; ephemeral disk with the root.
-        self.assertEqual((2, 2048, 26), flavors.need(flavor(
-            ephemeral_gb=5, swap=513)))
+        self.assert_need((2, 2048, 26), flavor(ephemeral_gb=5, swap=513))
         # From a volume: none of the node's disk for the root.
-        self.assertEqual((2, 2048, 5), flavors.need(
-            flavor(ephemeral_gb=5), volume_backed=True))
-        self.assertEqual((2, 2048, 0), flavors.need(
-            flavor(), volume_backed=True))
+        self.assert_need((2, 2048, 5), flavor(ephemeral_gb=5), True)
+        self.assert_need((2, 2048, 0), flavor(), True)
 
     def test_extra_specs_override_the_flavor_s_numbers(self):
-        self.assertEqual((0, 2048, 20), flavors.need(flavor(**{
-            'resources:VCPU': '0'})))
-        self.assertEqual((2, 1024, 0), flavors.need(flavor(**{
-            'resources:MEMORY_MB': '1024', 'resources:DISK_GB': '0'})))
+        self.assert_need((0, 2048, 20), flavor(**{'resources:VCPU': '0'}))
+        self.assert_need((2, 1024, 0), flavor(**{
+            'resources:MEMORY_MB': '1024', 'resources:DISK_GB': '0'}))
         # A numbered group's standard classes are the node's too.
-        self.assertEqual((3, 2048, 20), flavors.need(flavor(**{
-            'resources1:VCPU': '3'})))
+        self.assert_need((3, 2048, 20), flavor(**{'resources1:VCPU': '3'}))
         # Keys Placement is not asked about change nothing.
-        self.assertEqual((2, 2048, 20), flavors.need(flavor(**{
+        self.assert_need((2, 2048, 20), flavor(**{
             'hw:cpu_policy': 'shared', 'quota:cpu_shares': '2048',
-            'group_policy': 'none'})))
+            'group_policy': 'none'}))
+
+    def test_traits_are_those_nova_asks_the_node_for(self):
+        # Required and forbidden, of any group: the groups' resources are
+        # the node's own, so are their traits.
+        self.assert_need((2, 2048, 20), flavor(**{
+            'trait:CUSTOM_GOLD': 'required',
+            'trait1:CUSTOM_SLOW': 'forbidden', 'resources1:VCPU': '1',
+            'resources:VCPU': '1'}),
+            traits=('!CUSTOM_SLOW', 'CUSTOM_GOLD'))
+        # Extra specs that Nova turns into traits.
+        self.assert_need((2, 2048, 20), flavor(**{
+            'hw:tpm_version': '2.0', 'hw:tpm_model': 'tpm-crb'}),
+            traits=('COMPUTE_SECURITY_TPM_2_0', 'COMPUTE_SECURITY_TPM_CRB'))
 
     def test_what_a_slot_cannot_hold_is_named(self):
         self.assert_refused('CUSTOM_GPU_A100:1', **{
@@ -74,12 +88,8 @@ class NeedTest(testtools.TestCase):
             'group_policy': 'isolate'})
         # Dedicated CPUs are PCPU in Placement, not VCPU.
         self.assert_refused('PCPU:2', **{'hw:cpu_policy': 'dedicated'})
-        self.assert_refused('PCPU:2, no trait HW_CPU_HYPERTHREADING', **{
+        self.assert_refused('PCPU:2', **{
             'hw:cpu_policy': 'dedicated', 'hw:cpu_thread_policy': 'isolate'})
-        self.assert_refused('trait CUSTOM_GOLD', **{
-            'trait:CUSTOM_GOLD': 'required'})
-        self.assert_refused('no trait CUSTOM_SLOW', **{
-            'trait1:CUSTOM_SLOW': 'forbidden', 'resources1:VCPU': '1'})
         self.assert_refused('CUSTOM_BAREMETAL_GOLD:1', **{
             'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0',
             'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
@@ -133,7 +143,7 @@ class NeedTest(testtools.TestCase):
         self.patch(flavors, 'find', find)
         need = flavors.need_finder(None)
         for _ in range(2):
-            self.assertEqual((2, 2048, 20), need('plain'))
+            self.assertEqual((2, 2048, 20), need('plain').resources)
             self.assertIsNone(need('gone'))
             e = self.assertRaises(capacity.Uncounted, need, 'gpu')
             self.assertEqual(REFUSAL % 'VGPU:1', str(e))
@@ -163,5 +173,22 @@ class CountedTest(testtools.TestCase):
             'VCPU': 4, 'MEMORY_MB': 8, 'DISK_GB': 1, 'VGPU': 0}))
         e = self.assertRaises(capacity.Uncounted, capacity.need_of,
                               {'VCPU': 1, 'VGPU': 1, 'CUSTOM_A': 2},
-                              ['trait T'])
-        self.assertEqual(REFUSAL % 'CUSTOM_A:2, VGPU:1, trait T', str(e))
+                              ['member_of=in:agg1'])
+        self.assertEqual(REFUSAL % 'CUSTOM_A:2, VGPU:1, member_of=in:agg1',
+                         str(e))
+
+    def test_a_node_s_traits(self):
+        host = capacity.Host('n1', capacity.ZERO,
+                             traits=frozenset({'CUSTOM_GOLD', 'HW_X'}))
+        self.assertTrue(capacity.has_traits(host, ()))
+        self.assertTrue(capacity.has_traits(host, ('CUSTOM_GOLD',
+                                                   '!CUSTOM_SLOW')))
+        self.assertFalse(capacity.has_traits(host, ('CUSTOM_SILVER',)))
+        self.assertFalse(capacity.has_traits(host, ('CUSTOM_GOLD',
+                                                    '!HW_X')))
+        # What a reservation's nodes were chosen for assures a boot.
+        self.assertTrue(capacity.assures(('CUSTOM_GOLD', '!HW_Y'),
+                                         ('CUSTOM_GOLD',)))
+        self.assertTrue(capacity.assures((), ()))
+        self.assertFalse(capacity.assures((), ('CUSTOM_GOLD',)))
+        self.assertFalse(capacity.assures(('CUSTOM_GOLD',), ('!HW_Y',)))

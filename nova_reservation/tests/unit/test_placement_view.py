@@ -42,6 +42,7 @@ class RecordingPlacement:
         self.consumers = {'rp1': {'vm1': {'resources': {
             'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 10}}},
             'rp2': {}, 'shared': {}}
+        self.traits = {'rp1': ['COMPUTE_NODE', 'CUSTOM_GOLD'], 'rp2': []}
 
     def get(self, url, version=None):
         self.urls.append(url)
@@ -55,6 +56,8 @@ class RecordingPlacement:
                                 generation=self.generations[uuid]))
         if url.endswith('/allocations'):
             return _Answer({'allocations': self.consumers[uuid]})
+        if url.endswith('/traits'):
+            return _Answer({'traits': self.traits[uuid]})
         inventories = {} if uuid == 'shared' else {
             'VCPU': dict(total=8, reserved=0, allocation_ratio=2.0),
             'MEMORY_MB': dict(total=4096, reserved=512,
@@ -86,7 +89,7 @@ class HostViewTest(testtools.TestCase):
 
     def test_only_moved_providers_are_read_again(self):
         self.hosts()
-        self.assertEqual(6, len(self.placement.urls))   # list + 2 + 2 + 1
+        self.assertEqual(8, len(self.placement.urls))   # list + 3 + 3 + 1
         self.hosts()
         self.assertEqual(['/resource_providers'], self.placement.urls)
         self.placement.generations['rp2'] = 2
@@ -95,7 +98,8 @@ class HostViewTest(testtools.TestCase):
         hosts = self.hosts()
         self.assertEqual(['/resource_providers',
                           '/resource_providers/rp2/inventories',
-                          '/resource_providers/rp2/allocations'],
+                          '/resource_providers/rp2/allocations',
+                          '/resource_providers/rp2/traits'],
                          self.placement.urls)
         self.assertEqual(capacity.Resources(1, 512, 1),
                          hosts['node-rp2'].base)
@@ -103,6 +107,20 @@ class HostViewTest(testtools.TestCase):
     def test_lease_servers_are_left_to_the_ledger(self):
         self.leased = {'vm1'}
         self.assertEqual(capacity.ZERO, self.hosts()['node-rp1'].base)
+        # A node keeps its traits with the base it is given.
+        self.assertEqual({'COMPUTE_NODE', 'CUSTOM_GOLD'},
+                         self.hosts()['node-rp1'].traits)
+
+    def test_traits_are_read_with_the_rest_of_a_moved_provider(self):
+        hosts = self.hosts()
+        self.assertEqual({'COMPUTE_NODE', 'CUSTOM_GOLD'},
+                         hosts['node-rp1'].traits)
+        self.assertEqual(frozenset(), hosts['node-rp2'].traits)
+        # Setting a provider's traits moves its generation.
+        self.placement.traits['rp2'] = ['CUSTOM_GOLD']
+        self.assertEqual(frozenset(), self.hosts()['node-rp2'].traits)
+        self.placement.generations['rp2'] = 2
+        self.assertEqual({'CUSTOM_GOLD'}, self.hosts()['node-rp2'].traits)
 
     def test_a_gone_provider_is_forgotten(self):
         self.hosts()
@@ -122,7 +140,8 @@ class HostViewTest(testtools.TestCase):
         self.assertEqual(['/resource_providers/rp1',
                           '/resource_providers/rp2',
                           '/resource_providers/rp2/inventories',
-                          '/resource_providers/rp2/allocations'],
+                          '/resource_providers/rp2/allocations',
+                          '/resource_providers/rp2/traits'],
                          self.placement.urls)
         self.assertEqual({'node-rp1', 'node-rp2'}, set(hosts))
         self.assertEqual(capacity.Resources(8, 2048, 50),

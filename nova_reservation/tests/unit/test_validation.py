@@ -46,7 +46,8 @@ def flavor_lease(**changes) -> dict:
 
 def create(body):
     return bodies.lease(body, NOW, 30 * DAY, 365 * DAY,
-                        lambda flavor_id: capacity.Resources(1, 512, 1))
+                        lambda flavor_id: capacity.Need(
+                            capacity.Resources(1, 512, 1)))
 
 
 class RefusedTest(unittest.TestCase):
