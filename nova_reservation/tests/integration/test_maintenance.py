@@ -23,8 +23,6 @@ The window is made through the lease API: python-blazarclient's
 list), so it can not send a maintenance reservation; the CLIs show it.
 """
 
-import json
-
 from nova_reservation.tests.integration import base
 
 
@@ -32,10 +30,12 @@ class MaintenanceTest(base.BlazarCLI):
 
     def make(self, user: str, hosts: list, start: int, end: int,
              reason: str = 'firmware'):
-        """POST a window as `user`: the response."""
+        """POST a window as `user`, `start` to `end` seconds from now:
+        the response.
+        """
         resp = base.CLOUD.session(user).post(base.LEASES, json={
             'name': 'window-' + self.suffix,
-            'start_date': base.minutes(start), 'end_date': base.minutes(end),
+            'start_date': base.utc(start), 'end_date': base.utc(end),
             'reservations': [{'resource_type': 'maintenance',
                               'hosts': hosts, 'reason': reason}]},
             raise_exc=False)
@@ -65,24 +65,26 @@ class MaintenanceTest(base.BlazarCLI):
                              'reservation=%s' % running['reservation_id'])
         self.assertEqual('ACTIVE', self.settled(leased)['status'])
         [busy] = self.nodes(running['reservation_id'])
-        future = self.openstack(
-            'alice', 'reservation', 'lease', 'create', '--start-date',
-            base.minutes(4), '--end-date', base.minutes(7), '--reservation',
-            'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
-            'future-' + self.suffix)
+        # Through the lease API, to the second: it starts after the
+        # window below is made and before it ends (75 to 120 s after).
+        resp = base.CLOUD.session('alice').post(base.LEASES, json={
+            'name': 'future-' + self.suffix, 'start_date': base.utc(100),
+            'end_date': base.utc(420), 'reservations': [{
+                'resource_type': 'flavor:instance', 'flavor_id': flavor,
+                'amount': 1}]}, raise_exc=False)
+        self.assertEqual(201, resp.status_code, resp.text)
+        future = resp.json()['lease']
         self.addCleanup(self.delete_lease, future['id'])
-        first, _ = json.JSONDecoder().raw_decode(self.openstack(
-            'alice', 'reservation', 'lease', 'show', future['id'])[
-            'reservations'])
+        [first] = future['reservations']
         [node] = self.nodes(first['id'])
         nodes = sorted({busy, node})
 
         # A member makes no window; one over every node is refused, naming
         # both leases (they have nowhere to go), and nothing moves.
-        self.assertEqual(403, self.make('bob', nodes, 3, 5).status_code)
+        self.assertEqual(403, self.make('bob', nodes, 180, 300).status_code)
         every = [h['Hypervisor Hostname'] for h in self.openstack(
             'admin', 'hypervisor', 'list')]
-        resp = self.make('admin', every, 3, 5)
+        resp = self.make('admin', every, 180, 300)
         self.assertEqual(409, resp.status_code, resp.text)
         self.assertLessEqual({running['id'], future['id']}, {
             x['lease_id'] for x in resp.json()['leases']})
@@ -100,7 +102,9 @@ class MaintenanceTest(base.BlazarCLI):
                                                 *args).stdout)['id']
         self.addCleanup(self.delete_server, ordinary)
         self.settled(ordinary)
-        resp = self.make('admin', nodes, 3, 5, reason='rack 7 cabling')
+        # Its start more than preempt_margin (a minute) away, so that the
+        # servers are moved before it; 45 s long, room for the checks.
+        resp = self.make('admin', nodes, 75, 120, reason='rack 7 cabling')
         self.assertEqual(201, resp.status_code, resp.text)
         window = resp.json()['lease']
         self.assertFalse(self.nodes(first['id']) & set(nodes))
