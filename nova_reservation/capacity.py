@@ -92,6 +92,9 @@ class Host:
     base: Resources = ZERO
     # Its traits in Placement (its root provider's).
     traits: frozenset = frozenset()
+    # Placement's bounds on one allocation of each class: (min_unit,
+    # max_unit, step_size), each a Resources; None: none.
+    units: Optional[tuple] = None
 
 
 class Need(NamedTuple):
@@ -107,6 +110,22 @@ def has_traits(host: Host, traits: Iterable[str]) -> bool:
     """Whether Placement would give `host` to a request of `traits`."""
     return all((t[1:] not in host.traits) if t.startswith('!')
                else (t in host.traits) for t in traits)
+
+
+def takes(host: Host, need: Resources) -> bool:
+    """Whether Placement would allocate `need` (one server's) from `host`
+    in one piece, room aside: each class asked for at least its min_unit,
+    at most its max_unit, a whole number of its step_size.
+    """
+    if host.units is None:
+        return True
+    return all(not n or (low <= n <= high and n % step == 0)
+               for n, low, high, step in zip(need, *host.units))
+
+
+def may_hold(host: Host, need: Need) -> bool:
+    """Whether `host` may hold slots of `need`, room aside."""
+    return has_traits(host, need.traits) and takes(host, need.resources)
 
 
 def assures(held: Iterable[str], asked: Iterable[str]) -> bool:

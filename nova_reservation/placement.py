@@ -51,6 +51,18 @@ def _capacity(inventories: dict) -> capacity.Resources:
                              for rc, inventory in inventories.items()})
 
 
+def _units(inventories: dict) -> tuple:
+    """(min_unit, max_unit, step_size) of the counted classes, as
+    `capacity.Host.units` has them (Placement's defaults where unset).
+    """
+    return tuple(capacity.counted({
+        rc: inventory.get(field, default)
+        for rc, inventory in inventories.items()})
+        for field, default in (('min_unit', 1),
+                               ('max_unit', 2 ** 31 - 1),
+                               ('step_size', 1)))
+
+
 class _Provider(NamedTuple):
     generation: int
     name: str
@@ -145,7 +157,8 @@ class HostView:
         return _Provider(rp['generation'], rp['name'], 'VCPU' in inventories,
                          consumers, total, used, traits,
                          capacity.Host(node=rp['name'], capacity=total,
-                                       base=used, traits=traits))
+                                       base=used, traits=traits,
+                                       units=_units(inventories)))
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:

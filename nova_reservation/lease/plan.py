@@ -76,11 +76,13 @@ def within(pools: tuple, nodes: Optional[frozenset]) -> tuple:
 
 def pools_for(pools: tuple, req: ReservationRequest) -> tuple:
     """`pools` with only the nodes that may hold `req`'s slots: its
-    `nodes`, and in the shared pool those with the traits it asks for.
+    `nodes`, and in the shared pool those that Placement would give one
+    of its servers, room aside (`capacity.may_hold`).
     """
     shared, reservable = within(pools, req.nodes)
-    if req.traits:
-        shared = [h for h in shared if capacity.has_traits(h, req.traits)]
+    if req.resource_type in resource_types.SHARED_POOL:
+        need = capacity.Need(req.need, req.traits)
+        shared = [h for h in shared if capacity.may_hold(h, need)]
     return shared, reservable
 
 
@@ -334,7 +336,7 @@ class Planner:
         reservable, [Slot])], 'addresses': [(registered floating IP row,
         [Slot])], 'reservations': {id: ReservationInfo},
         'free': {name: [(t, count)]}} with `needs` {name: capacity.Need}
-        counted on the nodes of the shared pool with their traits (times
+        counted on the nodes of the shared pool that may hold them (times
         in epoch seconds).
         """
         self.ledger.refresh()
@@ -358,7 +360,7 @@ class Planner:
                             floatingips.sort_key(r.floating_ip_address))))],
             'reservations': view.reservations,
             'free': {name: capacity.free_counts(
-                [h for h in shared if capacity.has_traits(h, need.traits)],
+                [h for h in shared if capacity.may_hold(h, need)],
                 timelines, need.resources, start, end)
                 for name, need in needs.items()}}
 

@@ -337,7 +337,7 @@ def waiting_cell(reservation_id: str) -> str:
     best = None
     for index, (cell, nodes) in enumerate(found):
         hosts = [h for h in shared if h.node in nodes and
-                 capacity.has_traits(h, req.traits)]
+                 capacity.may_hold(h, capacity.Need(req.need, req.traits))]
         held = min(count for _, count in capacity.free_counts(
             hosts, planner.ledger.timelines, req.need, start, end))
         rank = (held, len(hosts), -index)

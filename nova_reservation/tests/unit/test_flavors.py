@@ -192,3 +192,23 @@ class CountedTest(testtools.TestCase):
         self.assertTrue(capacity.assures((), ()))
         self.assertFalse(capacity.assures((), ('CUSTOM_GOLD',)))
         self.assertFalse(capacity.assures(('CUSTOM_GOLD',), ('!HW_Y',)))
+
+    def test_a_node_s_unit_bounds(self):
+        # Placement gives a server 2 to 8 vCPUs in steps of 2, any RAM,
+        # disk in steps of 10 GB; a class not asked for is not bounded.
+        host = capacity.Host('n1', capacity.Resources(32, 4096, 100),
+                             units=(capacity.Resources(2, 1, 1),
+                                    capacity.Resources(8, 4096, 100),
+                                    capacity.Resources(2, 1, 10)))
+        for need, taken in (((2, 512, 10), True), ((8, 4096, 100), True),
+                            ((0, 512, 0), True), ((1, 512, 10), False),
+                            ((3, 512, 10), False), ((10, 512, 10), False),
+                            ((4, 512, 15), False), ((4, 5000, 0), False)):
+            self.assertEqual(taken, capacity.takes(
+                host, capacity.Resources(*need)), need)
+        self.assertTrue(capacity.takes(capacity.Host('n2', capacity.ZERO),
+                                       capacity.Resources(99, 1, 1)))
+        self.assertFalse(capacity.may_hold(host, capacity.Need(
+            capacity.Resources(2, 512, 10), ('CUSTOM_GOLD',))))
+        self.assertTrue(capacity.may_hold(host, capacity.Need(
+            capacity.Resources(2, 512, 10), ('!CUSTOM_GOLD',))))

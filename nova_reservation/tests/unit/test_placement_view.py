@@ -59,7 +59,8 @@ class RecordingPlacement:
         if url.endswith('/traits'):
             return _Answer({'traits': self.traits[uuid]})
         inventories = {} if uuid == 'shared' else {
-            'VCPU': dict(total=8, reserved=0, allocation_ratio=2.0),
+            'VCPU': dict(total=8, reserved=0, allocation_ratio=2.0,
+                         max_unit=8, min_unit=1, step_size=1),
             'MEMORY_MB': dict(total=4096, reserved=512,
                               allocation_ratio=1.0),
             'DISK_GB': dict(total=100, reserved=0, allocation_ratio=1.0)}
@@ -86,6 +87,12 @@ class HostViewTest(testtools.TestCase):
         self.assertEqual(capacity.Resources(2, 1024, 10),
                          hosts['node-rp1'].base)
         self.assertEqual(capacity.ZERO, hosts['node-rp2'].base)
+        # One server gets at most the node's 8 vCPUs, not the 16 of its
+        # allocation ratio; Placement's defaults for what is not set.
+        self.assertEqual((capacity.Resources(1, 1, 1),
+                          capacity.Resources(8, 2 ** 31 - 1, 2 ** 31 - 1),
+                          capacity.Resources(1, 1, 1)),
+                         hosts['node-rp1'].units)
 
     def test_only_moved_providers_are_read_again(self):
         self.hosts()
