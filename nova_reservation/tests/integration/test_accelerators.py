@@ -16,7 +16,8 @@ GPUs of VGPU on child providers, compute2 CUSTOM_GPU_A100 from a provider
 config file, compute3 dedicated CPUs (PCPU). An ordinary boot of each
 flavor lands where Placement has its device; a lease of it is refused by
 name (a slot holds VCPU, MEMORY_MB and DISK_GB), never accepted and left
-to find no device at its start.
+to find no device at its start; a lease of a flavor that only requires
+a node's trait is placed on that node, and its server booted there.
 """
 
 from devcloud.localcloud import cloud
@@ -84,3 +85,39 @@ class AcceleratorTest(base.BlazarCLI):
             self.assert_refused(done, '400', 'flavorRef: flavor %s asks '
                                 'for %s:' % (flavor_id, rc))
             self.assert_nothing_written(boot)
+
+    def test_a_lease_of_a_node_s_trait_is_placed_and_booted_there(self):
+        # compute2 has the trait CUSTOM_GPU_A100 from its provider config
+        # file: a flavor that requires the trait (and no GPU) is leased
+        # there, as Placement would place its server.
+        admin = self.admin_session()
+        flavor_name = 't1.a100-node-' + self.suffix
+        flavor = admin.post(cloud.url('nova') + '/flavors', json={
+            'flavor': {'name': flavor_name, 'vcpus': 1, 'ram': 512,
+                       'disk': 1}}).json()['flavor']
+        self.addCleanup(self.delete, 'compute', '/flavors/' + flavor['id'])
+        admin.post('%s/flavors/%s/os-extra_specs' % (
+            cloud.url('nova'), flavor['id']), json={'extra_specs': {
+                'trait:CUSTOM_GPU_A100': 'required'}})
+        resp = base.CLOUD.session('alice').post(base.LEASES, json={
+            'name': 'trait-' + self.suffix, 'start_date': base.utc(5),
+            'end_date': base.utc(900), 'reservations': [{
+                'resource_type': 'flavor:instance',
+                'flavor_id': flavor['id'], 'amount': 1,
+                'affinity': 'None'}]}, raise_exc=False)
+        self.assertEqual(201, resp.status_code, resp.text)
+        lease = resp.json()['lease']
+        self.addCleanup(self.delete_lease, lease['id'])
+        rid = lease['reservations'][0]['id']
+        self.assertEqual(['compute2'], [r['node'] for r in self.store(
+            'SELECT node FROM rsv_allocations WHERE reservation_id = %s '
+            'AND deleted = 0', rid)])
+        self.wait_for_lease('lease active', lease['id'],
+                            lambda x: x and x['status'] == 'ACTIVE',
+                            timeout=90, interval=2)
+        server_id, = self.boot('alice', 'trait-' + self.suffix, flavor_name,
+                               'reservation=' + rid)
+        server = self.settled(server_id)
+        self.assertEqual('ACTIVE', server['status'], server)
+        self.assertEqual('compute2',
+                         server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
