@@ -12,9 +12,10 @@
 
 """A slot goes only where Placement would put its server: on random
 compute nodes (inventories with any reserved amount, allocation ratio and
-unit bounds, usage, traits) and random requests (amounts, required and
-forbidden traits), the planner's choice of nodes that can hold one slot
-is exactly the set of nodes that Placement's own ``GET
+unit bounds, usage, traits, and child providers of their own with vGPUs
+and traits, as a node's physical GPUs are) and random requests (amounts,
+required and forbidden traits), the planner's choice of nodes that can
+hold one slot is exactly the set of nodes that Placement's own ``GET
 /allocation_candidates`` offers for the same request.
 """
 
@@ -60,8 +61,10 @@ def node(draw) -> dict:
                    if n % inv['step_size'] == 0]
         if amounts and draw(st.booleans()):
             used[rc] = draw(st.sampled_from(amounts))
+    children = draw(st.lists(st.sets(st.sampled_from(TRAITS)), max_size=2))
     return dict(inventories=inventories, used=used,
-                traits=draw(st.sets(st.sampled_from(TRAITS))))
+                traits=draw(st.sets(st.sampled_from(TRAITS))),
+                children=children)
 
 
 @st.composite
@@ -81,6 +84,7 @@ class PlacementAgreesTest(base.ReservationTestCase):
         super().setUp()
         for trait in TRAITS:
             self.placement.put('/traits/%s' % trait, {}, version='1.6')
+        self.children: dict = {}
 
     def make(self, spec: dict) -> str:
         uuid = uuidutils.generate_uuid()
@@ -92,6 +96,20 @@ class PlacementAgreesTest(base.ReservationTestCase):
         self.placement.put('/resource_providers/%s/traits' % uuid, {
             'resource_provider_generation': 1,
             'traits': sorted(spec['traits'])}, version='1.20')
+        for i, traits in enumerate(spec['children']):
+            # A physical GPU: its traits are not the node's.
+            child = uuidutils.generate_uuid()
+            self.placement.post('/resource_providers', {
+                'uuid': child, 'name': 'rp-%s-gpu%d' % (uuid, i),
+                'parent_provider_uuid': uuid}, version='1.20')
+            self.placement.put('/resource_providers/%s/inventories' % child,
+                               {'resource_provider_generation': 0,
+                                'inventories': {'VGPU': {'total': 4}}},
+                               version='1.20')
+            self.placement.put('/resource_providers/%s/traits' % child, {
+                'resource_provider_generation': 1,
+                'traits': sorted(traits)}, version='1.20')
+            self.children.setdefault(uuid, []).append(child)
         if spec['used']:
             self.placement.put('/allocations/%s' % uuid, {
                 'allocations': {uuid: {'resources': spec['used']}},
@@ -100,6 +118,8 @@ class PlacementAgreesTest(base.ReservationTestCase):
 
     def remove(self, uuid: str) -> None:
         self.placement.delete('/allocations/%s' % uuid)
+        for child in self.children.pop(uuid, ()):
+            self.placement.delete('/resource_providers/%s' % child)
         self.placement.delete('/resource_providers/%s' % uuid)
 
     def placement_offers(self, amounts: dict, traits: tuple) -> set:
