@@ -293,7 +293,10 @@ class LeaseAPI:
 class EmbeddedCloud(fixtures.Fixture):
     """Nova in this process with nova-reservation configured, on compute
     nodes named `nodes` (10 vCPU, 8 GB and 1028 GB each, allocation ratios
-    1.0), in cell1 or the cell `cells` names ({node: cell name});
+    1.0), each served by a nova-compute of its own, and those of
+    `services` ({service host: its nodes}), several served by one
+    nova-compute as Ironic's are; in cell1 or the cell `cells` names
+    ({node or service host: cell name});
     `cast_as_call`: Nova's casts wait for their outcome, so that a boot
     returns once its server is built.
 
@@ -301,16 +304,19 @@ class EmbeddedCloud(fixtures.Fixture):
     compute API, a member and an admin of one project), ``placement``,
     ``glance``, ``neutron`` and ``notifier`` (Nova's stand-ins),
     ``keystone`` (this cloud's, `devcloud.keystone`), ``scheduler``,
-    ``computes`` (by node) and ``api_fixture``.
+    ``computes`` (by service host) and ``api_fixture``.
     """
 
     def __init__(self, name: str = 'embedded',
                  nodes: Iterable[str] = ('host1', 'host2'),
                  cast_as_call: bool = True,
-                 cells: Optional[dict] = None) -> None:
+                 cells: Optional[dict] = None,
+                 services: Optional[dict] = None) -> None:
         super().__init__()
         self.name = name
         self.nodes = tuple(nodes)
+        self.services = {host: tuple(served)
+                         for host, served in (services or {}).items()}
         self.cast_as_call = cast_as_call
         self.cells = dict(cells or {})
 
@@ -376,6 +382,8 @@ class EmbeddedCloud(fixtures.Fixture):
         self.computes: dict = {}
         for node in self.nodes:
             self.start_compute(node)
+        for host, served in self.services.items():
+            self.start_compute(host, served)
         self.api_fixture = self.useFixture(nova_fixtures.OSAPIFixture(
             api_version='v2.1'))
         self.api = self.api_fixture.api
@@ -389,12 +397,39 @@ class EmbeddedCloud(fixtures.Fixture):
         """
         self.harness.flags(**options)
 
-    def start_compute(self, node: str) -> nova_service.Service:
-        """Start the nova-compute service of another node."""
-        self.computes[node] = self.harness.start_service(
-            'compute', host=node,
-            cell_name=self.cells.get(node, NovaHarness.CELL_NAME))
-        return self.computes[node]
+    def start_compute(self, host: str,
+                      nodes: Optional[Iterable[str]] = None
+                      ) -> nova_service.Service:
+        """Start the nova-compute service `host` of another node (named as
+        the service) or of `nodes`.
+        """
+        cell_name = self.cells.get(host, NovaHarness.CELL_NAME)
+        if nodes is None:
+            service = self.harness.start_service('compute', host=host,
+                                                 cell_name=cell_name)
+        else:
+            served = list(nodes)
+
+            def init_host(driver, host):
+                # The fake driver's nodes, as Nova's tests set them, from
+                # its start on (its own: one named as the service).
+                driver._host = host
+                driver._set_nodes(served)
+            with fixtures.MonkeyPatch('nova.virt.fake.FakeDriver.init_host',
+                                      init_host):
+                service = self.harness.start_service('compute', host=host,
+                                                     cell_name=cell_name)
+            # Each node mapped to the cell, as `nova-manage cell_v2
+            # discover_hosts` maps them.
+            ctxt = context.get_admin_context()
+            with context.target_cell(
+                    ctxt, self.harness.cell_mappings[cell_name]) as cctxt:
+                for node in objects.ComputeNodeList.get_all_by_host(
+                        cctxt, host):
+                    node.mapped = 1
+                    node.save()
+        self.computes[host] = service
+        return service
 
     def api_client(self, user: str, project: str,
                    roles: Iterable[str] = ('reader', 'member')

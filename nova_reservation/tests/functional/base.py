@@ -75,7 +75,9 @@ class FakeClock:
 class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
                           integrated_helpers.PlacementInstanceHelperMixin):
     NODES = ('host1', 'host2')
-    # {node: cell} of nodes not in cell1.
+    # {service host: its nodes} of nova-computes that serve several.
+    SERVICES: dict = {}
+    # {node or service host: cell} of those not in cell1.
     CELLS: dict = {}
     CAST_AS_CALL = True
     # Check `assert_invariants` after each test.
@@ -102,7 +104,7 @@ class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
 
         self.cloud = self.useFixture(embedded.EmbeddedCloud(
             self.id(), self.NODES, cast_as_call=self.CAST_AS_CALL,
-            cells=self.CELLS))
+            cells=self.CELLS, services=self.SERVICES))
         self.api_fixture = self.cloud.api_fixture
         self.api = self.cloud.api
         self.admin_api = self.cloud.admin_api
