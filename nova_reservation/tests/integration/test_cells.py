@@ -106,7 +106,9 @@ class TwoCellsTest(base.CloudTestCase):
 
     def test_a_waiting_boot_is_placed_in_its_server_s_cell(self):
         full = self.fill()
-        server = self.boot('patient-' + self.suffix, 180, if_busy='wait')
+        # Its start leaves room for the tries below (wait_interval 10 s):
+        # past it, a waiting lease is refused.
+        server = self.boot('patient-' + self.suffix, 100, if_busy='wait')
         lease = self.lease_of(server['id'])
         self.assertEqual('WAITING', lease['status'])
         # cell1 has two of the three nodes.
