@@ -60,9 +60,11 @@ class FloatingIPTest(base.BlazarCLI):
         self.assertNotEqual(0, done.returncode)
         self.assertIn('policy does not allow', done.stderr)
 
-        # Blazar's CLI takes dates to the minute: the start 1 to 2
-        # minutes away, a minute long (room for the checks inside it).
-        start, end = base.minutes(2), base.minutes(3)
+        # Blazar's CLI takes dates to the minute: the start 30 to 90 s
+        # away (room for the checks before it), a minute long (room for
+        # the checks inside it).
+        start = base.soon(30)
+        end = base.plus(start, 1)
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
             start, '--end-date', end, '--reservation',
