@@ -66,6 +66,7 @@ from nova_reservation import compat
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
+from nova_reservation.filters import enrolled_nodes
 from nova_reservation.filters import reservation_filter
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import passes as passes_mod
@@ -335,11 +336,13 @@ class EmbeddedCloud(fixtures.Fixture):
         # the cloud, before the next cloud's databases are set.
         usage = placement.Usage(report.report_client_singleton)
         copies = {'LEDGER': ledger_mod.Ledger(), 'USAGE': usage,
-                  'PASSES': passes_mod.Passes(usage)}
+                  'PASSES': passes_mod.Passes(usage),
+                  'ENROLLED': enrolled_nodes.EnrolledNodes()}
         for name, made in copies.items():
             self.harness.stub_out(reservation_filter.__name__ + '.' + name,
                                   made)
         self.addCleanup(copies['LEDGER'].close)
+        self.addCleanup(copies['ENROLLED'].close)
         self.addCleanup(usage.close)
         self.flags(compute_driver='fake.MediumFakeDriver')
         self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,

@@ -22,6 +22,7 @@ None).  It reads the store but does not write it: it asks for its writes
 the lease's status, in one transaction.
 """
 
+import collections
 from typing import Optional
 
 from oslo_log import log as logging
@@ -154,6 +155,7 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
     """
     lease = details.lease
     freepool = hosts = None
+    shared: set = set()
     for res in details.reservations:
         if res.private_flavor_id:
             if to_lease:
@@ -166,8 +168,12 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
             continue
         freepool = freepool or nova.aggregate(CONF.reservation.freepool_name,
                                               {})
-        hosts = hosts or {h.hypervisor_hostname: h.service_name
-                          for h in db_hosts.get_all(STORE)}
+        if hosts is None:
+            enrolled = db_hosts.get_all(STORE)
+            hosts = {h.hypervisor_hostname: h.service_name
+                     for h in enrolled}
+            served = collections.Counter(h.service_name for h in enrolled)
+            shared = {host for host, count in served.items() if count > 1}
         agg = res.aggregate_id
         if agg is None and to_lease:
             agg = nova.aggregate(res.id, {
@@ -180,7 +186,10 @@ def _pool_moves(nova, details, to_lease: bool, writes) -> None:
             host = hosts.get(node)
             if host is None or agg is None:
                 continue
-            nova.aggregate_host(freepool, host, add=not to_lease)
+            # Aggregates hold services: one with other enrolled nodes
+            # stays in the freepool (the filter sets nodes aside by node).
+            if not to_lease or host not in shared:
+                nova.aggregate_host(freepool, host, add=not to_lease)
             nova.aggregate_host(agg, host, add=to_lease)
         if not to_lease and agg is not None:
             nova.delete_aggregate(agg)

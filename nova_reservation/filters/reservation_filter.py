@@ -13,7 +13,7 @@
 """ReservationFilter: the scheduler's time-aware view of the ledger."""
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from nova.scheduler.client import report
 from nova.scheduler import filters
@@ -21,9 +21,9 @@ from oslo_log import log as logging
 
 from nova_reservation import capacity
 from nova_reservation import conf
+from nova_reservation.filters import enrolled_nodes
 from nova_reservation import flavors
 from nova_reservation import ledger as ledger_mod
-from nova_reservation import marks
 from nova_reservation import passes as passes_mod
 from nova_reservation import placement
 from nova_reservation import shares
@@ -37,6 +37,9 @@ LEDGER = ledger_mod.Ledger()
 USAGE = placement.Usage(report.report_client_singleton)
 # And of its decisions beside the other schedulers'.
 PASSES = passes_mod.Passes(USAGE)
+
+
+ENROLLED = enrolled_nodes.EnrolledNodes()
 
 
 class ReservationFilter(filters.BaseHostFilter):
@@ -54,7 +57,9 @@ class ReservationFilter(filters.BaseHostFilter):
 
     def __init__(self, ledger=None, clock=time.time,
                  usage: Optional[placement.Usage] = None,
-                 passes: Optional[passes_mod.Passes] = None) -> None:
+                 passes: Optional[passes_mod.Passes] = None,
+                 enrolled: Optional[Callable[[], dict]] = None
+                 ) -> None:
         """`ledger`, `usage`: the process's (as Nova makes the filter), or
         those given (no usage: Placement's is not asked); `passes`: the
         process's with its own ledger and usage, or those given (none: the
@@ -64,6 +69,8 @@ class ReservationFilter(filters.BaseHostFilter):
         self.clock = clock
         self.usage = usage or (USAGE if ledger is None else None)
         self.passes = passes or (PASSES if ledger is None else None)
+        # The enrolled nodes: the process's reader, those given, or none.
+        self.enrolled = enrolled or (ENROLLED if ledger is None else dict)
         # (the ledger's peaks table, {node: room}): see headroom().
         self._rooms: tuple = (None, {})
         # (peaks, usage read, {provider: room}): see _placed_rooms().
@@ -153,11 +160,13 @@ class ReservationFilter(filters.BaseHostFilter):
         placed = self._placed_rooms(peaks, snapshot)
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}
+        enrolled = self.enrolled()
         passed = []
         promised: dict = {}
         for host_state in host_states:
             aggregates = host_state.aggregates
-            if aggregates and set_aside(aggregates, freepool, verdicts):
+            if aggregates and enrolled_nodes.set_aside(
+                    host_state, freepool, verdicts, enrolled):
                 continue
             name = host_state.nodename
             room = rooms.get(name)
@@ -246,9 +255,11 @@ class ReservationFilter(filters.BaseHostFilter):
         until = now + CONF.reservation.preempt_margin * 60
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}
+        enrolled = self.enrolled()
         passed = []
         for host_state in host_states:
-            if set_aside(host_state.aggregates or (), freepool, verdicts):
+            if host_state.aggregates and enrolled_nodes.set_aside(
+                    host_state, freepool, verdicts, enrolled):
                 continue
             timeline = view.timelines.get(host_state.nodename)
             promised = (timeline.peak(now, until) if timeline
@@ -263,24 +274,6 @@ class ReservationFilter(filters.BaseHostFilter):
                 LOG.debug('ReservationFilter: %s has no room for a '
                           'preemptible server', host_state.nodename)
         return passed
-
-
-def set_aside(aggregates, freepool: str, verdicts: dict) -> bool:
-    """Whether a host in `aggregates` is set aside for leases: in the
-    freepool, or in a host reservation's aggregate.
-
-    `verdicts` ({id(aggregate): bool}) lives for one request: the host
-    states share the host manager's aggregate objects, whose fields are
-    slow to read, so each is looked at once.
-    """
-    for agg in aggregates:
-        verdict = verdicts.get(id(agg))
-        if verdict is None:
-            verdict = verdicts[id(agg)] = (
-                agg.name == freepool or marks.LEASE_ID in agg.metadata)
-        if verdict:
-            return True
-    return False
 
 
 def is_preemptible(spec_obj) -> bool:

@@ -27,8 +27,9 @@ CAPABILITY_NAME = {'maxLength': 64, 'minLength': 1,
                    'not': {'enum': list(NOT_CAPABILITIES)}}
 
 CREATE = {'type': 'object', 'required': ['name'],
-          'properties': {'name': dict(common.NAME,
-                                      description='a compute node name')},
+          'properties': {'name': dict(
+              common.NAME, description="a compute node's name (its "
+              "hypervisor hostname) or UUID")},
           'propertyNames': {'anyOf': [{'const': 'name'}, CAPABILITY_NAME]},
           'additionalProperties': CAPABILITY, 'maxProperties': 64}
 

@@ -19,6 +19,7 @@ import re
 from nova.compute import api as compute_api
 from nova import exception as nova_exception
 from oslo_log import log as logging
+from oslo_utils import uuidutils
 
 from nova_reservation.api import wsgi
 from nova_reservation import conf
@@ -89,14 +90,11 @@ def show_host(ctx, req, id):
 def create_host(ctx, req):
     wsgi.authorize(ctx, policies.HOSTS_CREATE)
     body = _check(schemas.CREATE, wsgi.body_of(req))
-    name = body['name']
     caps = {k: v for k, v in body.items() if k != 'name'}
     hosts_api = compute_api.HostAPI()
-    nodes = [n for n in hosts_api.compute_node_search_by_hypervisor(
-        ctx, name) if n.hypervisor_hostname == name]
-    if not nodes:
-        raise wsgi.Fault(404, 'NotFound', 'name: no compute node is named '
-                         '%s' % name)
+    node = _compute_node(ctx, hosts_api, body['name'])
+    # One node, not its service: a service may serve many (bare metal).
+    name = node.hypervisor_hostname
     store = db_api.Context()
     if any(h.hypervisor_hostname == name for h in db_hosts.get_all(store)):
         raise wsgi.Fault(409, 'Conflict', 'name: %s is reservable already'
@@ -106,8 +104,8 @@ def create_host(ctx, req):
         raise wsgi.Fault(409, 'Conflict', 'name: %s holds capacity of lease '
                          '%s until %s; enroll it once that has ended'
                          % ((name,) + _held_until(promised[0])))
-    node = nodes[0]
-    servers = hosts_api.instance_get_all_by_host(ctx, node.host)
+    servers = [i for i in hosts_api.instance_get_all_by_host(ctx, node.host)
+               if i.node == name]
     if servers:
         raise wsgi.Fault(409, 'Conflict', 'name: %s runs %d servers; move '
                          'them off before making it reservable'
@@ -125,6 +123,23 @@ def create_host(ctx, req):
         cpu_info=node.cpu_info, extra_capabilities=json.dumps(caps))
     LOG.info('Host %s is reservable', name)
     return wsgi.json_response(201, {'host': host_view(host)})
+
+
+def _compute_node(ctx, hosts_api, name: str):
+    """The compute node named `name` (its hypervisor hostname) or of that
+    UUID; 404 naming the field if none is.
+    """
+    if uuidutils.is_uuid_like(name):
+        try:
+            return hosts_api.compute_node_get(ctx, name)
+        except nova_exception.ComputeHostNotFound:
+            pass
+    nodes = [n for n in hosts_api.compute_node_search_by_hypervisor(
+        ctx, name) if n.hypervisor_hostname == name]
+    if not nodes:
+        raise wsgi.Fault(404, 'NotFound', 'name: no compute node is named '
+                         '%s' % name)
+    return nodes[0]
 
 
 def update_host(ctx, req, id):
@@ -165,12 +180,17 @@ def delete_host(ctx, req, id):
         raise wsgi.Fault(409, 'Conflict', 'host %s is reserved by lease %s '
                          'until %s' % ((host.hypervisor_hostname,) +
                                        _held_until(held[0])))
-    try:
-        compute_api.AggregateAPI().remove_host_from_aggregate(
-            ctx, _freepool(ctx).id, host.service_name)
-    except nova_exception.AggregateHostNotFound:
-        pass
-    db_hosts.delete(db_api.Context(), host.id)
+    store = db_api.Context()
+    # The service stays in the freepool while another of its nodes is
+    # enrolled.
+    if not any(h.service_name == host.service_name and h.id != host.id
+               for h in db_hosts.get_all(store)):
+        try:
+            compute_api.AggregateAPI().remove_host_from_aggregate(
+                ctx, _freepool(ctx).id, host.service_name)
+        except nova_exception.AggregateHostNotFound:
+            pass
+    db_hosts.delete(store, host.id)
     return wsgi.json_response(204)
 
 

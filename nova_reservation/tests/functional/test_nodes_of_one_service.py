@@ -59,3 +59,81 @@ class NodesOfOneServiceTest(base.BootTestCase):
         resp = self.boot_into(rid, name='vm4')
         self.assertEqual(409, resp.status, resp.content)
         self.assertIn('0 of its 3 slots are free', resp.content.decode())
+
+
+class EnrolledNodeTest(base.BootTestCase):
+    """A node of a multi-node service is enrolled as a reservable host by
+    its name or UUID, alone: its siblings stay the shared pool's, for
+    ordinary boots and leases alike.
+    """
+    NODES = ()
+    SERVICES = {'conductor-bm': BARE_METAL}
+
+    def enroll(self, name: str):
+        return self.admin_rsv('POST', '/os-hosts', {'name': name})
+
+    def ordinary(self, name: str, state: str = 'ACTIVE') -> dict:
+        return self._create_server(name=name, image_uuid=base.IMAGE,
+                                   flavor_id=base.ONE_PER_NODE,
+                                   networks='none', expected_state=state)
+
+    def freepool(self) -> list:
+        return {a['name']: a['hosts'] for a in self.admin_api.api_get(
+            '/os-aggregates').body['aggregates']}.get('freepool', [])
+
+    def test_a_node_is_enrolled_by_name_or_uuid_alone(self):
+        by_name = {h['hypervisor_hostname']: h['id'] for h in
+                   self.admin_api.api_get('/os-hypervisors').body[
+                       'hypervisors']}
+        resp = self.enroll('bm2')
+        self.assertEqual(201, resp.status_code, resp.text)
+        resp = self.enroll(by_name['bm3'])
+        self.assertEqual(201, resp.status_code, resp.text)
+        bm3 = resp.json()['host']
+        self.assertEqual(('bm3', 'conductor-bm'), (
+            bm3['hypervisor_hostname'], bm3['service_name']))
+        resp = self.enroll('bm3')
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertEqual(['conductor-bm'], self.freepool())
+        # Ordinary boots: bm1 only (the enrolled two are set aside).
+        first = self.ordinary('o1')
+        self.assertEqual('bm1', first['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.ordinary('o2', 'ERROR')
+        # A node that runs a server is refused, by its own servers only.
+        resp = self.enroll('bm1')
+        self.assertEqual(409, resp.status_code, resp.text)
+        self.assertIn('bm1 runs 1 servers', resp.json()['error_message'])
+        # The service leaves the freepool with its last enrolled node.
+        hosts = {h['hypervisor_hostname']: h['id'] for h in self.admin_rsv(
+            'GET', '/os-hosts').json()['hosts']}
+        self.assertEqual(204, self.admin_rsv(
+            'DELETE', '/os-hosts/%s' % hosts['bm2']).status_code)
+        self.assertEqual(['conductor-bm'], self.freepool())
+        self.assertEqual(204, self.admin_rsv(
+            'DELETE', '/os-hosts/%s' % hosts['bm3']).status_code)
+        self.assertEqual([], self.freepool())
+
+    def test_a_host_lease_of_one_node_leaves_its_siblings(self):
+        for name in ('bm1', 'bm2'):
+            self.assertEqual(201, self.enroll(name).status_code)
+        lease = self.lease({'resource_type': 'physical:host', 'min': '1',
+                            'max': '1'})
+        rid = lease['reservations'][0]['id']
+        self.wait_for_start(lease)
+        [node] = {s.node for s in db_ledger.slots(STORE, rid)}
+        # The service is in the lease's aggregate, and stays in the
+        # freepool for its other enrolled node.
+        aggregates = {a['name']: a['hosts'] for a in self.admin_api.api_get(
+            '/os-aggregates').body['aggregates']}
+        self.assertEqual((['conductor-bm'], ['conductor-bm']),
+                         (aggregates[rid], aggregates['freepool']))
+        resp = self.boot_into(rid)
+        self.assertEqual(202, resp.status, resp.content)
+        self.assertEqual(node, self.node_of(resp.body['server']['id']))
+        # An ordinary boot goes to the node no one enrolled; a capacity
+        # lease too.
+        self.assertEqual('bm3', self.ordinary('o1')[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        resp = self.rsv('POST', '/leases', base.flavor_lease(
+            amount=1, start=3600, end=7200))
+        self.assertEqual(409, resp.status_code, resp.text)

@@ -204,6 +204,35 @@ class RoomTest(testtools.TestCase):
             self.assertEqual(expected, self.passes(ledger, state, request))
             state.consume_from_request(spec(*need))
 
+    def test_enrolled_nodes_are_set_aside_by_node(self):
+        # Four nodes of one nova-compute service (bare metal), the whole
+        # service in the freepool as Nova's aggregates hold services: only
+        # the two enrolled nodes are kept for host reservations.
+        freepool = objects.Aggregate(id=2, name='freepool', hosts=['svc'],
+                                     metadata={})
+        states = []
+        for node in ('n1', 'n2', 'n3', 'n4'):
+            state = host_manager.HostState('svc', node, 'cell')
+            state.update(compute=compute_node(), aggregates=[freepool],
+                         inst_dict={})
+            states.append(state)
+        self.filter.enrolled = lambda: {'svc': frozenset({'n2', 'n3'})}
+        passed = self.filter._ordinary(ledger_mod.View(), spec(), states)
+        self.assertEqual([states[0], states[3]], passed)
+        passed = self.filter._preemptible(ledger_mod.View(), spec(), states)
+        self.assertEqual([states[0], states[3]], passed)
+        # A service the copy of the enrolled hosts does not know yet (just
+        # enrolled) is set aside whole, as its aggregate says.
+        self.filter.enrolled = dict
+        self.assertEqual([], self.filter._ordinary(ledger_mod.View(),
+                                                   spec(), states))
+        # Out of the freepool, nothing is.
+        for state in states:
+            state.aggregates = []
+        self.filter.enrolled = lambda: {'svc': frozenset({'n2', 'n3'})}
+        self.assertEqual(states, self.filter._ordinary(ledger_mod.View(),
+                                                       spec(), states))
+
     def test_hosts_set_aside_for_leases_by_their_aggregates(self):
         az = objects.Aggregate(id=1, name='az1', hosts=[],
                                metadata={'availability_zone': 'az1'})
