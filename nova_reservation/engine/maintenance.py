@@ -69,19 +69,26 @@ def ours(service: dict, lease_id: str) -> bool:
 
 
 def _services(nova, details) -> list:
-    """[(compute service, reason)] of each node of the lease's windows."""
+    """[(compute service, reason)] of the lease's windows: the services
+    whose every node is in a window.  One that serves other nodes too
+    (bare metal) stays enabled for them: the window holds its own nodes
+    whole in the ledger, which keeps boots off them.
+    """
     found = []
+    served = None
     for res in details.reservations:
         if res.resource_type != resource_types.MAINTENANCE:
             continue
-        for node in json.loads(res.hosts or '[]'):
-            try:
-                host = nova.host_of_node(node)
-            except nova_client.NotFound:
-                LOG.warning('Maintenance window %s: node %s is gone',
-                            details.lease.id, node)
-                continue
-            found += [(s, res.reason) for s in nova.compute_services(host)]
+        if served is None:
+            served = nova.nodes_by_host()
+        window = set(json.loads(res.hosts or '[]'))
+        for node in sorted(window - set().union(*served.values())):
+            LOG.warning('Maintenance window %s: node %s is gone',
+                        details.lease.id, node)
+        for host, nodes in sorted(served.items()):
+            if nodes <= window:
+                found += [(s, res.reason)
+                          for s in nova.compute_services(host)]
     return found
 
 

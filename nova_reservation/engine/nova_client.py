@@ -220,6 +220,15 @@ class NovaClient:
             body['disabled_reason'] = reason
         self._call('PUT', '/os-services/%s' % service_id, body)
 
+    def nodes_by_host(self) -> dict:
+        """{compute service host: the nodes it serves}."""
+        found: dict = {}
+        for hyp in self._call('GET', '/os-hypervisors/detail')[
+                'hypervisors']:
+            found.setdefault(hyp['service']['host'], set()).add(
+                hyp['hypervisor_hostname'])
+        return found
+
     def host_of_node(self, node: str) -> str:
         found = self._call('GET', '/os-hypervisors/detail?'
                            'hypervisor_hostname_pattern=%s' % node)

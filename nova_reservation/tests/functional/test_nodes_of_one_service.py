@@ -16,7 +16,9 @@ in Placement), and a capacity lease's slots and servers go to the nodes,
 not to their service.
 """
 
+from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -137,3 +139,50 @@ class EnrolledNodeTest(base.BootTestCase):
         resp = self.rsv('POST', '/leases', base.flavor_lease(
             amount=1, start=3600, end=7200))
         self.assertEqual(409, resp.status_code, resp.text)
+
+
+class MaintenanceOfNodesTest(base.BootTestCase):
+    """A maintenance window over some nodes of a multi-node service leaves
+    the service enabled for the others (the window holds its nodes whole
+    in the ledger); over all of them, it disables the service.
+    """
+    NODES = ()
+    SERVICES = {'conductor-bm': BARE_METAL}
+
+    def window(self, nodes: list) -> dict:
+        resp = self.admin_rsv('POST', '/leases', {
+            'name': 'window', 'start_date': base.soon(2),
+            'end_date': base.soon(3600), 'reservations': [{
+                'resource_type': 'maintenance', 'hosts': nodes,
+                'reason': 'firmware'}]})
+        self.assertEqual(201, resp.status_code, resp.text)
+        return resp.json()['lease']
+
+    def service(self) -> dict:
+        [found] = self.admin_api.api_get(
+            '/os-services?binary=nova-compute').body['services']
+        return found
+
+    def test_a_window_on_one_node_leaves_the_others_in_service(self):
+        made = self.window(['bm1'])
+        self.start_lease(db_leases.get(STORE, made['id']))
+        self.assertEqual('enabled', self.service()['status'])
+        # Ordinary boots during the window: the two other nodes, never
+        # the window's.
+        nodes = [self._create_server(
+            name='o%d' % i, image_uuid=base.IMAGE,
+            flavor_id=base.ONE_PER_NODE, networks='none')[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'] for i in (1, 2)]
+        self.assertEqual(['bm2', 'bm3'], sorted(nodes))
+        self.assertEqual(set(), self.nova_client().failed_nodes())
+
+    def test_a_window_on_every_node_disables_the_service(self):
+        made = self.window(list(BARE_METAL))
+        row = db_leases.get(STORE, made['id'])
+        self.start_lease(row)
+        service = self.service()
+        self.assertEqual('disabled', service['status'])
+        self.assertIn('(maintenance window %s)' % made['id'],
+                      service['disabled_reason'])
+        self.run_engine(at=ledger.to_epoch(row.end_at) + 1)
+        self.assertEqual('enabled', self.service()['status'])
