@@ -31,10 +31,10 @@ from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 
 # Seconds from the first boot to the start, and the lease's length: room
-# for the boots and the checks before the start, and for the start's
-# builds before the end.
-START = 90
-LENGTH = 60
+# for the boots and the checks before the start (about 25 s), and for the
+# start's builds and their checks before the end (about 20 s).
+START = 70
+LENGTH = 45
 
 
 class ReservedPortsAndVolumesTest(base.CloudTestCase):
