@@ -14,9 +14,9 @@
 
 A copy of the ledger holds every slot of a cloud (a million at 10,000
 nodes) in every nova-api and nova-scheduler process.  As Python objects
-(a `capacity.Slot`, its floats, tuple and strings, the dict entries that
+(a `amounts.Slot`, its floats, tuple and strings, the dict entries that
 hold it) a slot takes about a kilobyte; as columns (`array`) it takes
-about 40 bytes.  `capacity.Slot` objects are made only when asked for.
+about 40 bytes.  `amounts.Slot` objects are made only when asked for.
 """
 
 import array
@@ -25,11 +25,11 @@ import sys
 import threading
 from typing import Iterable, Iterator, Optional
 
-from nova_reservation import capacity
+from nova_reservation.capacity import amounts
 
 
 class Sizes:
-    """The distinct slot sizes seen, each one shared `capacity.Resources`,
+    """The distinct slot sizes seen, each one shared `amounts.Resources`,
     numbered: a slot keeps the number of its size (a cloud has a few
     flavors, not a size per slot).  Only ever grows: a number once given
     names the same size for good, so readers need no lock.
@@ -45,7 +45,7 @@ class Sizes:
         # A tuple and the Resources of its values hash and compare equal.
         found = self._numbers.get(resources)
         if found is None:
-            resources = capacity.Resources(*resources)
+            resources = amounts.Resources(*resources)
             with self._lock:
                 found = self._numbers.get(resources)
                 if found is None:
@@ -55,10 +55,10 @@ class Sizes:
                     self._numbers[resources] = found
         return found
 
-    def __getitem__(self, number: int) -> capacity.Resources:
+    def __getitem__(self, number: int) -> amounts.Resources:
         return self._sizes[number]
 
-    def shared(self, resources: tuple) -> capacity.Resources:
+    def shared(self, resources: tuple) -> amounts.Resources:
         """The one Resources object of that size."""
         return self._sizes[self.number(resources)]
 
@@ -77,7 +77,7 @@ class SlotColumns:
     __slots__ = ('ids', 'starts', 'ends', 'sizes', 'reservations',
                  'servers')
 
-    def __init__(self, slots: Iterable[capacity.Slot] = ()) -> None:
+    def __init__(self, slots: Iterable[amounts.Slot] = ()) -> None:
         self.ids = array.array('q')
         self.starts = array.array('d')
         self.ends = array.array('d')
@@ -122,7 +122,7 @@ class SlotColumns:
             self.servers[slot_id] = instance_uuid
 
     def pop(self, slot_id: int,
-            node: str = '') -> Optional[capacity.Slot]:
+            node: str = '') -> Optional[amounts.Slot]:
         """Take the slot out; it (on `node`), or None if it is not among
         them.
         """
@@ -139,16 +139,16 @@ class SlotColumns:
                 self.servers = None
         return slot
 
-    def slot(self, i: int, node: str = '') -> capacity.Slot:
-        """The slot at position i, made as a `capacity.Slot`."""
+    def slot(self, i: int, node: str = '') -> amounts.Slot:
+        """The slot at position i, made as a `amounts.Slot`."""
         slot_id = self.ids[i]
         servers = self.servers
-        return capacity.Slot(
+        return amounts.Slot(
             slot_id, self.reservations[i], node, self.starts[i],
             self.ends[i], SIZES[self.sizes[i]],
             servers.get(slot_id) if servers else None)
 
-    def __iter__(self) -> Iterator[capacity.Slot]:
+    def __iter__(self) -> Iterator[amounts.Slot]:
         return (self.slot(i) for i in range(len(self.ids)))
 
     def copy(self, excluded: Iterable[int] = ()) -> 'SlotColumns':

@@ -26,10 +26,10 @@ import array
 import bisect
 from typing import Iterable, Optional
 
-from nova_reservation.capacity import FOREVER
-from nova_reservation.capacity import Resources
-from nova_reservation.capacity import Slot
-from nova_reservation.capacity import ZERO
+from nova_reservation.capacity.amounts import FOREVER
+from nova_reservation.capacity.amounts import Resources
+from nova_reservation.capacity.amounts import Slot
+from nova_reservation.capacity.amounts import ZERO
 from nova_reservation import level_arrays
 from nova_reservation import slot_columns
 

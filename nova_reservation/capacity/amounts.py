@@ -1,0 +1,162 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""The values of the capacity math: what a server asks for and what a
+node has (amounts of the classes a slot holds, traits, unit bounds), a
+slot, a node; pure, no I/O.
+"""
+
+import dataclasses
+from typing import Iterable, Mapping, NamedTuple, Optional
+from typing import Sequence
+
+# An open-ended interval (an ordinary server has no end) runs to here.
+FOREVER = float(2 ** 40)
+# The ledger's resolution (its times are to the microsecond): a start
+# just after another.
+INSTANT = 1e-6
+# The Placement resource classes a slot holds, in the order of `Resources`.
+RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+
+
+class Resources(NamedTuple):
+    vcpus: float = 0
+    memory_mb: float = 0
+    disk_gb: float = 0
+
+    def __add__(self, other: 'Resources') -> 'Resources':  # type: ignore
+        return Resources(self.vcpus + other.vcpus,
+                         self.memory_mb + other.memory_mb,
+                         self.disk_gb + other.disk_gb)
+
+    def __sub__(self, other: 'Resources') -> 'Resources':
+        return Resources(self.vcpus - other.vcpus,
+                         self.memory_mb - other.memory_mb,
+                         self.disk_gb - other.disk_gb)
+
+    def scaled(self, factor: float) -> 'Resources':
+        return Resources(self.vcpus * factor, self.memory_mb * factor,
+                         self.disk_gb * factor)
+
+    def fits_in(self, limit: 'Resources') -> bool:
+        return (self.vcpus <= limit.vcpus and
+                self.memory_mb <= limit.memory_mb and
+                self.disk_gb <= limit.disk_gb)
+
+    def describe(self) -> str:
+        return '%g vCPU, %g MB RAM, %g GB disk' % self
+
+
+ZERO = Resources()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Slot:
+    """One row of the ledger: a slot promised on a node over [start, end)."""
+    id: int
+    reservation_id: str
+    node: str
+    start: float
+    end: float
+    resources: Resources
+    instance_uuid: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Host:
+    """A node as the ledger sees it.
+
+    `capacity` is what may be promised at all ((total - reserved) x
+    allocation ratio); `base` is what servers outside the ledger use now,
+    taken to stay for good since an ordinary server has no end.
+    """
+    node: str
+    capacity: Resources
+    base: Resources = ZERO
+    # Its traits in Placement (its root provider's).
+    traits: frozenset = frozenset()
+    # Placement's bounds on one allocation of each class: (min_unit,
+    # max_unit, step_size), each a Resources; None: none.
+    units: Optional[tuple] = None
+
+
+class Need(NamedTuple):
+    """What one server of a reservation asks for: the resources of its
+    slot, and `traits` in Placement's syntax (``X`` its node must have,
+    ``!X`` it must not).
+    """
+    resources: Resources
+    traits: tuple = ()
+
+
+def has_traits(host: Host, traits: Iterable[str]) -> bool:
+    """Whether Placement would give `host` to a request of `traits`."""
+    return all((t[1:] not in host.traits) if t.startswith('!')
+               else (t in host.traits) for t in traits)
+
+
+def takes(host: Host, need: Resources) -> bool:
+    """Whether Placement would allocate `need` (one server's) from `host`
+    in one piece, room aside: each class asked for at least its min_unit,
+    at most its max_unit, a whole number of its step_size.
+    """
+    if host.units is None:
+        return True
+    return all(not n or (low <= n <= high and n % step == 0)
+               for n, low, high, step in zip(need, *host.units))
+
+
+def may_hold(host: Host, need: Need) -> bool:
+    """Whether `host` may hold slots of `need`, room aside."""
+    return has_traits(host, need.traits) and takes(host, need.resources)
+
+
+def assures(held: Iterable[str], asked: Iterable[str]) -> bool:
+    """Whether every node of a reservation placed for traits `held` has
+    what a server asking for traits `asked` needs.
+    """
+    return set(asked) <= set(held)
+
+
+def used_share(reserved: float, used: float) -> float:
+    """The share of what is reserved that is used (1: nothing reserved)."""
+    return min(used / reserved, 1.0) if reserved > 0 else 1.0
+
+
+def counted(asked: Mapping[str, float]) -> Resources:
+    """What a server takes of the classes the ledger counts, from what it
+    asks Placement for ({resource class: amount}).
+    """
+    return Resources(*(asked.get(rc, 0) for rc in RESOURCE_CLASSES))
+
+
+def need_of(asked: Mapping[str, float],
+            conditions: Sequence[str] = ()) -> Resources:
+    """What a server takes, or `Uncounted` naming what a slot of the ledger
+    cannot hold: a resource class it does not count, or `conditions` the
+    ledger does not check when it places a slot (devices, providers other
+    than the node's).
+    """
+    beyond = ['%s:%g' % (rc, n) for rc, n in sorted(asked.items())
+              if rc not in RESOURCE_CLASSES and n]
+    beyond.extend(conditions)
+    if beyond:
+        raise Uncounted('asks for %s, which a lease cannot hold (a slot '
+                        'holds %s)' % (', '.join(beyond),
+                                       ', '.join(RESOURCE_CLASSES)))
+    return counted(asked)
+
+
+class Uncounted(ValueError):
+    """A server asks for what a lease's slot cannot hold (the message
+    follows the thing asked for, a flavor: "flavor 7 asks for ...").
+    """

@@ -1,0 +1,200 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Where slots fit: the nodes for a reservation's slots over an
+interval, whole nodes, units, and how many slots the nodes hold; pure.
+
+Times are float seconds since the epoch (UTC).  A node's promised usage
+over time is its `timeline.Timeline`.
+"""
+
+import heapq
+import math
+from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING
+
+from nova_reservation.capacity.amounts import FOREVER
+from nova_reservation.capacity.amounts import Host
+from nova_reservation.capacity.amounts import INSTANT
+from nova_reservation.capacity.amounts import Resources
+from nova_reservation.capacity.amounts import ZERO
+
+if TYPE_CHECKING:   # the timeline module imports the amounts
+    from nova_reservation.timeline import Timeline
+
+
+def fits(host: Host, timeline: Optional['Timeline'], need: Resources,
+         start: float, end: float, exclude: Iterable[int] = ()) -> bool:
+    peak = timeline.peak(start, end, exclude) if timeline else ZERO
+    return (host.base + peak + need).fits_in(host.capacity)
+
+
+def held_until(host: Host, timeline: Optional['Timeline'],
+               uses: Sequence[Resources], now: float) -> list:
+    """For servers outside the ledger that yield to it (preemptible), in
+    their order of precedence on `host` (the first stays longest): the
+    instant from which the node no longer holds each with those before it,
+    the ledger and `host.base` (now: it does not now; FOREVER: never).
+    """
+    found = []
+    total = host.base
+    for use in uses:
+        total = total + use
+        limit = host.capacity - total
+        if min(limit) < 0:
+            found.append(now)
+        elif timeline is None:
+            found.append(FOREVER)
+        elif not timeline.peak(now, now + INSTANT).fits_in(limit):
+            found.append(now)
+        else:
+            found.append(timeline.next_rise(now, limit))
+    return found
+
+
+def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
+         count: int, start: float, end: float,
+         affinity: Optional[bool] = None) -> Optional[list]:
+    """Choose a node for each of `count` slots of `need` over [start, end).
+
+    Returns the list of nodes (one per slot) or None if they do not all fit.
+    Slots go to the node with the most free room (spread, like Nova's
+    default weighing).  `affinity` True puts every slot on one node, False
+    each on a node of its own.
+    """
+    free = {}
+    need_v, need_m, need_d = need
+    for h in hosts:
+        # The room left over [start, end), in plain numbers: this runs
+        # for every node.
+        timeline = timelines.get(h.node)
+        peak_v, peak_m, peak_d = (timeline.peak(start, end) if timeline
+                                  else ZERO)
+        (cap_v, cap_m, cap_d), (base_v, base_m, base_d) = h.capacity, h.base
+        room_v = cap_v - base_v - peak_v
+        room_m = cap_m - base_m - peak_m
+        room_d = cap_d - base_d - peak_d
+        if need_v <= room_v and need_m <= room_m and need_d <= room_d:
+            free[h.node] = Resources(room_v, room_m, room_d)
+    if not free:
+        return None
+    # Best first: the most room left, then the last name
+    # (negated, for min() and a heap: O(n + count log n)).
+    order = {n: i for i, n in enumerate(sorted(free))}
+
+    def key(n):
+        return (-_score(free[n], need), -order[n], n)
+    if affinity:
+        whole = need.scaled(count)
+        nodes = [n for n in free if whole.fits_in(free[n])]
+        return [min(map(key, nodes))[-1]] * count if nodes else None
+    heap = [key(n) for n in free]
+    heapq.heapify(heap)
+    chosen = []
+    for _ in range(count):
+        if not heap:
+            return None
+        best = heapq.heappop(heap)[-1]
+        free[best] = free[best] - need
+        chosen.append(best)
+        if affinity is not False and need.fits_in(free[best]):
+            heapq.heappush(heap, key(best))
+    return chosen
+
+
+def plan_hosts(hosts: Sequence[Host], timelines: dict, start: float,
+               end: float, min_count: int,
+               max_count: int) -> Optional[list]:
+    """Whole nodes free over [start, end).
+
+    As many as `max_count`, at least `min_count`, else None.
+    """
+    free = sorted(h.node for h in hosts
+                  if fits(h, timelines.get(h.node), h.capacity, start, end))
+    return free[:max_count] if len(free) >= min_count else None
+
+
+def plan_whole(hosts: Sequence[Host], timelines: dict, start: float,
+               end: float) -> Optional[list]:
+    """Each of `hosts` whole (all of its capacity) over [start, end), or
+    None if the ledger promised any of them to a lease then.  The servers
+    outside the ledger (`base`) do not count: they leave before.
+    """
+    if all(fits(Host(h.node, h.capacity), timelines.get(h.node), h.capacity,
+                start, end) for h in hosts):
+        return [(h.node, h.capacity) for h in hosts]
+    return None
+
+
+def plan_units(units: Sequence[Host], timelines: dict, start: float,
+               end: float, required: Sequence[str],
+               count: int) -> Optional[list]:
+    """`count` of the one-slot `units` (floating IP addresses) free over
+    [start, end), the `required` ones among them, else None.  The others
+    are taken in the order of `units`.
+    """
+    free = {h.node for h in units
+            if fits(h, timelines.get(h.node), h.capacity, start, end)}
+    if not set(required) <= free or len(set(required)) > count:
+        return None
+    chosen = list(dict.fromkeys(required))
+    chosen += [h.node for h in units
+               if h.node in free and h.node not in chosen]
+    return chosen[:count] if len(chosen) >= count else None
+
+
+def _score(room: Resources, need: Resources) -> float:
+    """How many more slots of `need` the room holds (for spreading).
+
+    Written out for three resources: `plan` asks it of every node that
+    fits (a resource the slot needs none of never limits).
+    """
+    v, m, d = need
+    return min(room[0] / v if v > 0 else math.inf,
+               room[1] / m if m > 0 else math.inf,
+               room[2] / d if d > 0 else math.inf)
+
+
+def how_many(room: Resources, need: Resources) -> int:
+    """How many slots of `need` the room holds (0 if none)."""
+    if not any(need) or not need.fits_in(room):
+        return 0
+    return int(_score(room, need))
+
+
+def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
+                start: float, end: float) -> list:
+    """[(t, count)]: how many slots of `need` the nodes hold from each t
+    on (until the next t, or `end`), each node's room counted on its own
+    (slots are not split across nodes).  Merged where the count does
+    not change.
+    """
+    deltas: dict = {}
+    for h in hosts:
+        timeline = timelines.get(h.node)
+        steps = (timeline.levels(start, end) if timeline is not None
+                 else [(start, ZERO)])
+        before = 0
+        for t, usage in steps:
+            count = how_many(h.capacity - h.base - usage, need)
+            if count != before:
+                deltas[t] = deltas.get(t, 0) + count - before
+                before = count
+    found = [(start, 0)]
+    total = 0
+    for t in sorted(deltas):
+        total += deltas[t]
+        if t == found[-1][0]:
+            found[-1] = (t, total)
+        elif total != found[-1][1]:
+            found.append((t, total))
+    return found
