@@ -48,6 +48,13 @@ def main(argv=None) -> int:
                     'CUSTOM_GPU_A100 (a provider config file), the third '
                     '4 PCPU; and the flavors g1.vgpu, g1.a100 and '
                     'c1.dedicated.')
+    up.add_argument('--baremetal', action='store_true',
+                    help='Bare-metal nodes in Ironic\'s shape: one more '
+                    'nova-compute, "ironic-compute", serving bm1 and bm2 '
+                    '(CUSTOM_BAREMETAL_GOLD) and bm3 '
+                    '(CUSTOM_BAREMETAL_SILVER), one unit each with its '
+                    'trait (a provider config file); and the flavor '
+                    'bm.gold.')
     up.add_argument('--fresh', action='store_true',
                     help='Start from empty databases.')
     commands.add_parser('down', help='Stop every process of the cloud.')
@@ -61,7 +68,8 @@ def main(argv=None) -> int:
     local = cloud.LocalCloud()
     if args.command == 'up':
         local.up(args.engines, args.computes, args.fresh, args.cells,
-                 args.controllers, args.galera, args.accelerators)
+                 args.controllers, args.galera, args.accelerators,
+                 args.baremetal)
         print('local cloud up: eval "$(tools/localcloud env alice)"')
     elif args.command == 'down':
         local.down()

@@ -48,6 +48,7 @@ from keystoneauth1.identity import v3
 from keystoneauth1 import session as ks_session
 
 from devcloud import accelerators
+from devcloud import baremetal
 from devcloud.localcloud import debian
 from devcloud.localcloud import galera
 from nova_reservation import deploy
@@ -959,15 +960,19 @@ class LocalCloud:
                        *(self._cell2_args(db=False) if in_cell2 else []),
                        '--config-file',
                        os.path.join(self.etc, host + '.conf'))
+        nodes = computes
+        if self.state.get('baremetal'):
+            self.start_baremetal()
+            nodes += len(baremetal.NODES)
         self.wait_nova_api()
         admin = self.session('admin')
         placement = url('placement')
         # Root providers: a node's physical GPUs are providers too.
-        _wait('%d compute nodes in Placement' % computes, lambda: len([
+        _wait('%d compute nodes in Placement' % nodes, lambda: len([
             rp for rp in admin.get(placement + '/resource_providers', headers={
                 'OpenStack-API-Version': 'placement 1.14'}).json()[
                 'resource_providers']
-            if rp['uuid'] == rp['root_provider_uuid']]) >= computes,
+            if rp['uuid'] == rp['root_provider_uuid']]) >= nodes,
             timeout=180)
         self._setup(os.path.join(BIN, 'nova-manage'), *self._nova_args(),
                     'cell_v2', 'discover_hosts')
@@ -976,11 +981,33 @@ class LocalCloud:
             services = admin.get(url('nova') + '/os-services').json()[
                 'services']
             up = [s for s in services if s['state'] == 'up']
-            return len(up) >= computes + 2 * controllers + cells - 1
+            return len(up) >= (computes + 2 * controllers + cells - 1 +
+                               bool(self.state.get('baremetal')))
         _wait('Nova services up', services_up, timeout=180)
         _wait('the hypervisors', lambda: len(admin.get(
             url('nova') + '/os-hypervisors').json()['hypervisors']
-        ) >= computes)
+        ) >= nodes)
+
+    def start_baremetal(self) -> None:
+        """One nova-compute (in cell1) that serves the bare-metal nodes,
+        as Ironic's does, with their classes and traits from a provider
+        config file (``up --baremetal``).
+        """
+        host = baremetal.SERVICE
+        state = os.path.join(self.data, host)
+        location = os.path.join(state, 'provider_config')
+        os.makedirs(location, exist_ok=True)
+        with open(os.path.join(location, 'nodes.yaml'), 'w') as f:
+            f.write(baremetal.provider_config())
+        self._write_ini(host + '.conf', {
+            'DEFAULT': dict(host=host, state_path=state,
+                            instances_path=os.path.join(state, 'instances'),
+                            compute_driver=baremetal.DRIVER),
+            baremetal.DRIVER_GROUP: dict(nodes=','.join(baremetal.NODES)),
+            'compute': dict(provider_config_location=location)})
+        self.start('nova-' + host, sys.executable, '-m',
+                   PACKAGE + '.nova_compute', *self._nova_args(db=False),
+                   '--config-file', os.path.join(self.etc, host + '.conf'))
 
     def _accelerators(self, number: int, state: str) -> dict:
         """The sections of compute `number`'s configuration that give its
@@ -1037,6 +1064,8 @@ class LocalCloud:
         flavors = {name: (*size, {}) for name, size in FLAVORS.items()}
         if self.state.get('accelerators'):
             flavors.update(accelerators.FLAVORS)
+        if self.state.get('baremetal'):
+            flavors.update(baremetal.FLAVORS)
         for name, (vcpus, ram, disk, specs) in flavors.items():
             if name in have:
                 continue
@@ -1104,7 +1133,8 @@ class LocalCloud:
     # ------------------------------------------------------------ commands
     def up(self, engines: int = 1, computes: int = 3,
            fresh: bool = False, cells: int = 1, controllers: int = 1,
-           galera: int = 1, accelerators: bool = False) -> None:
+           galera: int = 1, accelerators: bool = False,
+           baremetal: bool = False) -> None:
         if self.running():
             raise SystemExit('the local cloud runs already (%s): '
                              'tools/localcloud down first'
@@ -1121,7 +1151,7 @@ class LocalCloud:
             os.makedirs(d, exist_ok=True)
         self.state = dict(engines=engines, computes=computes, cells=cells,
                           controllers=controllers, galera=galera,
-                          accelerators=accelerators)
+                          accelerators=accelerators, baremetal=baremetal)
         steps = [
             ('database server%s' % (
                 ' (a Galera cluster of 3 behind HAProxy)' if galera > 1

@@ -11,8 +11,9 @@
 #    under the License.
 
 """nova-compute of the local cloud: Nova's own, with the fake accelerator
-driver where Nova looks for drivers (it loads ``nova.virt.<compute_driver>``:
-``compute_driver = fake_accelerators.FakeAcceleratorDriver``).
+driver and the fake driver of several nodes where Nova looks for drivers
+(it loads ``nova.virt.<compute_driver>``: ``compute_driver =
+fake_accelerators.FakeAcceleratorDriver`` or ``fake_nodes.FakeNodesDriver``).
 """
 
 import sys
@@ -22,8 +23,10 @@ import sys
 from nova.cmd import compute  # noqa: I100
 
 from devcloud import accelerator_driver
+from devcloud import nodes_driver
 
 sys.modules[accelerator_driver.MODULE] = accelerator_driver
+sys.modules[nodes_driver.MODULE] = nodes_driver
 
 if __name__ == '__main__':
     sys.exit(compute.main())

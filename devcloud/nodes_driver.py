@@ -1,0 +1,60 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""A fake compute driver that serves several nodes from one nova-compute,
+as Ironic's driver does: Nova's fake driver with the nodes of its
+``[fake_nodes] nodes`` option, each with a UUID that stays the same from
+one start to the next (``compute_driver = fake_nodes.FakeNodesDriver`` in
+the local cloud's nova-compute, ``devcloud.localcloud.nova_compute``).
+"""
+
+import uuid
+
+from nova.virt import fake
+from oslo_config import cfg
+
+from devcloud import baremetal
+
+GROUP = baremetal.DRIVER_GROUP
+# The name under which nova-compute finds it (Nova loads drivers from
+# ``nova.virt``).
+MODULE = 'nova.virt.fake_nodes'
+OPTS = [
+    cfg.ListOpt('nodes', default=[],
+                help='The nodes this nova-compute serves (none: one, named '
+                     'as its host).'),
+]
+CONF = cfg.CONF
+CONF.register_opts(OPTS, group=GROUP)
+
+
+def node_uuid(node: str) -> str:
+    """A node's UUID, the same at every start (Ironic's are its nodes')."""
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, node))
+
+
+class FakeNodesDriver(fake.FakeDriver):
+    """The nodes of ``[fake_nodes] nodes``, as Nova's fake driver reports
+    a node.
+    """
+
+    def init_host(self, host) -> None:
+        self._host = host
+        self._set_nodes(list(CONF[GROUP].nodes) or [host])
+
+    def get_available_resource(self, nodename) -> dict:
+        resources = super().get_available_resource(nodename)
+        resources['uuid'] = node_uuid(nodename)
+        return resources
+
+    def get_nodenames_by_uuid(self, refresh=False) -> dict:
+        return {node_uuid(n): n for n in self.get_available_nodes()}
