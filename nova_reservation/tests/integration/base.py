@@ -51,25 +51,6 @@ def minutes(n: int) -> str:
             datetime.timedelta(minutes=n)).strftime('%Y-%m-%d %H:%M')
 
 
-def soon(at_least: float) -> str:
-    """Blazar's CLI date format: the first whole minute at least
-    `at_least` seconds from now, for a date a test waits for
-    (`minutes(n)` lands 60 n - 60 to 60 n s away).
-    """
-    at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
-        seconds=at_least)
-    whole = at.replace(second=0, microsecond=0)
-    if whole < at:
-        whole += datetime.timedelta(minutes=1)
-    return whole.strftime('%Y-%m-%d %H:%M')
-
-
-def plus(date: str, n: int) -> str:
-    """A date of Blazar's CLI format, `n` minutes after `date`."""
-    return (datetime.datetime.strptime(date, '%Y-%m-%d %H:%M') +
-            datetime.timedelta(minutes=n)).strftime('%Y-%m-%d %H:%M')
-
-
 def when(date: str) -> datetime.datetime:
     """A date of the lease API (ISO 8601, UTC, Z or not), to the second."""
     return datetime.datetime.fromisoformat(date.rstrip('Z')).replace(

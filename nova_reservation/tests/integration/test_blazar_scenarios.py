@@ -22,6 +22,7 @@ pool where capacity is not promised.
 """
 
 from nova_reservation.tests.integration import base
+from nova_reservation.tests.integration import cli_dates
 
 
 class BlazarScenarioTest(base.BlazarCLI):
@@ -143,7 +144,7 @@ class BlazarScenarioTest(base.BlazarCLI):
         # and terminates its server; the lease then shows TERMINATED.
         # (The first whole minute 25 s away: room for the CLI's run.)
         self.run_cli('alice', 'openstack', 'reservation', 'lease', 'set',
-                     '--end-date', base.soon(25), lease['id'])
+                     '--end-date', cli_dates.soon(25), lease['id'])
         lease = self.ended(lease['id'])
         self.gone(server)
         self.assertEqual('TERMINATED', lease['status'])

@@ -20,6 +20,7 @@ and deletes them at its end.
 import json
 
 from nova_reservation.tests.integration import base
+from nova_reservation.tests.integration import cli_dates
 
 # Outside public's allocation pool (.10 to .200): Neutron gives out those.
 ADDRESSES = ('172.24.4.221', '172.24.4.222')
@@ -63,8 +64,8 @@ class FloatingIPTest(base.BlazarCLI):
         # Blazar's CLI takes dates to the minute: the start 30 to 90 s
         # away (room for the checks before it), a minute long (room for
         # the checks inside it).
-        start = base.soon(30)
-        end = base.plus(start, 1)
+        start = cli_dates.soon(30)
+        end = cli_dates.plus(start, 1)
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
             start, '--end-date', end, '--reservation',
