@@ -154,6 +154,14 @@ def approach(nova, now: datetime.datetime, notifier=None) -> None:
                 notifier.lease('update', lease.id)
 
 
+def _busy(nova, uuid: str) -> bool:
+    """Whether Nova is at the server now (a task under way)."""
+    try:
+        return nova.server(uuid).get('OS-EXT-STS:task_state') is not None
+    except nova_client.NovaError:
+        return False
+
+
 def _preemptible(server: dict) -> bool:
     """The preemption's: it moves them off before any lease."""
     metadata = server.get('metadata') or {}
@@ -204,8 +212,11 @@ def _step(nova, res, lease, server, node: str, now: datetime.datetime,
         nova.action(uuid, 'os-migrateLive', {'host': host,
                                              'block_migration': 'auto'})
     except nova_client.NovaError as e:
-        if ' 409 ' in str(e):
-            return ''   # another engine asked: the next pass sees
+        # Another engine asked first: Nova answers 409, or 500 where its
+        # check of the task state lost the race; either way the server
+        # now has a task, and the next pass sees where it went.
+        if ' 409 ' in str(e) or _busy(nova, uuid):
+            return ''
         return 'Nova would not live-migrate it: %s' % str(e)[:200]
     nova.set_metadata(uuid, {marks.MAINTENANCE_MOVE: start})
     LOG.info('Maintenance window %s: server %s asked to leave %s',

@@ -163,6 +163,22 @@ class NamedHostNova:
         self.asked.append((uuid, name, args))
 
 
+class RacedNova(NamedHostNova):
+    """Another engine's live migration of the server came first: Nova
+    answers `error`, and the server then has the task `task_state`.
+    """
+
+    def __init__(self, error: str, task_state) -> None:
+        super().__init__({})
+        self.error, self.task_state = error, task_state
+
+    def action(self, uuid: str, name: str, args=None) -> None:
+        raise nova_client.NovaError(self.error)
+
+    def server(self, uuid: str) -> dict:
+        return {'id': uuid, 'OS-EXT-STS:task_state': self.task_state}
+
+
 class LeaseServerStepTest(unittest.TestCase):
     """A lease's server follows its slot: to the host of its node, named
     (not forced, so the scheduler's filters check it).
@@ -187,6 +203,19 @@ class LeaseServerStepTest(unittest.TestCase):
         # An ordinary server: where the scheduler picks.
         self.step(nova, None)
         self.assertIsNone(nova.asked[0][2]['host'])
+
+    def test_another_engine_s_migration_is_not_a_refusal(self):
+        # Two engines on one window ask at once: Nova's check of the task
+        # state loses the race with a 500, or answers 409.
+        lost = ('POST /servers/x/action: 500 UnexpectedTaskStateError: '
+                'Unexpected task state: expecting (None,) but the actual '
+                'state is migrating')
+        self.assertEqual('', self.step(RacedNova(lost, 'migrating'), None))
+        self.assertEqual('', self.step(RacedNova(
+            'POST /servers/x/action: 409 Conflict', None), None))
+        # Nova refused it, and nothing is under way: listed with why.
+        self.assertEqual('Nova would not live-migrate it: ' + lost[:200],
+                         self.step(RacedNova(lost, None), None))
 
 
 def slot_row(slot_id, node, uuid=None, vcpus=4, start=-1, end=2) -> dict:
