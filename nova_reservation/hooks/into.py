@@ -176,12 +176,13 @@ class IntoReservations:
                     'flavorRef', 'the flavor (%s) is larger than the '
                     'reserved slots (%s)' % (need.resources.describe(),
                                              slot.describe()))
-            held = plan_request.traits_of(res)
-            if not capacity.assures(held, need.traits):
+            placed_for = plan_request.traits_of(res)
+            if not capacity.assures(placed_for, need.traits):
                 raise params.InvalidParam(
                     'flavorRef', 'the flavor asks for traits %s; the '
                     'reserved slots were placed on nodes with traits %s'
-                    % (','.join(need.traits), ','.join(held) or 'of any'))
+                    % (','.join(need.traits),
+                       ','.join(placed_for) or 'of any'))
             claim, held = claimed or self._claim(ctx, res, count)
             hints[SLOTS_HINT] = [str(i) for i in held]
             req.body = json.dumps(body).encode('utf-8')

@@ -185,7 +185,14 @@ class Planner:
     def place_one(self, req: ReservationRequest, pools, timelines, start,
                   end) -> Optional[list]:
         """[(node, slot resources)] for one reservation, or None."""
-        shared, reservable = pools_for(pools, req)
+        return self._place(req, pools_for(pools, req), timelines, start, end)
+
+    def _place(self, req: ReservationRequest, eligible: tuple, timelines,
+               start, end) -> Optional[list]:
+        """`place_one` on the pools `pools_for` gave for `req`: a search
+        asks at many times, the nodes' fitness for `req` is read once.
+        """
+        shared, reservable = eligible
         if req.resource_type == resource_types.MAINTENANCE:
             hosts = {h.node: h for h in shared}
             hosts.update({h.node: h for h, _ in reservable})
@@ -292,16 +299,17 @@ class Planner:
         if CONF.reservation.max_advance:
             horizon = min(horizon,
                           self.clock() + CONF.reservation.max_advance)
+        eligible = pools_for(pools, req)
         if req.resource_type in resource_types.SHARED_POOL and (
                 req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
-                pools_for(pools, req)[0], timelines,
-                req.need.scaled(req.count), start, end - start, horizon)
+                eligible[0], timelines, req.need.scaled(req.count), start,
+                end - start, horizon)
         else:
             earliest = capacity.earliest_start(
                 timelines, start, end - start, horizon,
-                lambda s, e: self.place_one(req, pools, timelines, s, e))
+                lambda s, e: self._place(req, eligible, timelines, s, e))
         message = ('Not enough capacity for %s from %s to %s UTC'
                    % (req.describe(), when_text(start), when_text(end)))
         when = None
@@ -321,12 +329,13 @@ class Planner:
         earliest that fits.
         """
         self.ledger.refresh()
-        pools = self.pools(start=ledger_mod.to_epoch(after))
+        eligible = pools_for(self.pools(start=ledger_mod.to_epoch(after)),
+                             req)
         timelines = self.ledger.timelines
         found = capacity.windows(
             timelines, ledger_mod.to_epoch(after),
             ledger_mod.to_epoch(before), duration,
-            lambda s, e: self.place_one(req, pools, timelines, s, e), limit)
+            lambda s, e: self._place(req, eligible, timelines, s, e), limit)
         return [(ledger_mod.from_epoch(a), ledger_mod.from_epoch(b))
                 for a, b in found]
 

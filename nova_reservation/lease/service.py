@@ -323,6 +323,7 @@ def waiting_cell(reservation_id: str) -> str:
     res = db_leases.reservation(store, reservation_id)
     lease = db_leases.get(store, res.lease_id)
     req = request_of(res)
+    need = capacity.Need(req.need, req.traits)
     planner = write.shared()
     planner.ledger.refresh()
     start, end = (ledger_mod.to_epoch(lease.start_at),
@@ -336,8 +337,8 @@ def waiting_cell(reservation_id: str) -> str:
                            'try again' % e)
     best = None
     for index, (cell, nodes) in enumerate(found):
-        hosts = [h for h in shared if h.node in nodes and
-                 capacity.may_hold(h, capacity.Need(req.need, req.traits))]
+        hosts = [h for h in shared
+                 if h.node in nodes and capacity.may_hold(h, need)]
         held = min(count for _, count in capacity.free_counts(
             hosts, planner.ledger.timelines, req.need, start, end))
         rank = (held, len(hosts), -index)
