@@ -102,6 +102,36 @@ class FailedTestsTest(testtools.TestCase):
             'demo: its log is .stestr-demo.log'],
             self.failed_tests({'.stestr-demo.log': LOG}))
 
+    def test_a_fixture_s_set_up_error_is_named_by_its_cause(self):
+        log = '''\
+{1} pkg.test_b.D.test_setup [1.2s] ... FAILED
+
+Captured traceback:
+~~~~~~~~~~~~~~~~~~~
+    Traceback (most recent call last):
+
+      File "nova/objects/service.py", line 680, in get_minimum_version
+    raise exception.CellTimeout()
+
+    nova.exception.CellTimeout: Timeout waiting for response from cell
+
+
+Captured traceback-1:
+~~~~~~~~~~~~~~~~~~~~~
+    Traceback (most recent call last):
+
+      File "fixtures/fixture.py", line 302, in useFixture
+    fixture.setUp()
+
+    fixtures.fixture.SetupError: {}
+
+'''
+        self.assertEqual([
+            'demo: pkg.test_b.D.test_setup: nova.exception.CellTimeout: '
+            'Timeout waiting for response from cell',
+            'demo: its log is .stestr-demo.log'],
+            self.failed_tests({'.stestr-demo.log': log}))
+
     def test_a_retry_s_failures_are_those_that_remain(self):
         retry = LOG[:LOG.index('{0} pkg.test_a.A.test_ok')]
         self.assertEqual([
