@@ -231,7 +231,8 @@ class _NextView:
         self.index.put(row.id, node)
         self._timeline(node).put(row.id, rid, to_epoch(row.start_at),
                                  to_epoch(row.end_at), size,
-                                 row.instance_uuid)
+                                 row.instance_uuid,
+                                 db_ledger.extras_value(row.extras))
         nodes = self.nodes_by_reservation.get(rid, ())
         if node not in nodes:
             self.nodes_by_reservation[rid] = nodes + (node,)

@@ -18,6 +18,7 @@ levels' so that every process can hold every node's.
 """
 
 import array
+import bisect
 
 # Steps per block of the block maxima: each level of the tree is a
 # maximum per BLOCK entries of the one below.
@@ -90,3 +91,45 @@ def tree_max(tree: list, lo: int, hi: int) -> float:
             best = top if best is None or top > best else best
         lo, hi = first, last - 1
     return best
+
+
+def added(values: array.array, i: int, j: int,
+          amount: float) -> array.array:
+    """`values` (or a float copy, where whole numbers no longer hold them)
+    with `amount` added to its steps i to j - 1.
+    """
+    if values.typecode == WHOLE and not stays_whole(values[i:j], amount):
+        values = array.array('d', values)
+    for k in range(i, j):
+        values[k] += amount
+    return values
+
+
+def extra_levels(times: array.array, ids, starts, ends,
+                 extras: dict) -> tuple:
+    """(classes, levels): the classes beyond `Resources` that slots hold
+    ({slot id: its extras}), sorted, and each one's levels at `times`,
+    which hold every slot's start and end.
+    """
+    if not extras:
+        return (), []
+    deltas: dict = {}
+    for slot_id, start, end in zip(ids, starts, ends):
+        value = extras.get(slot_id)
+        if not value or end <= start:
+            continue
+        lo = bisect.bisect_left(times, start)
+        hi = bisect.bisect_left(times, end)
+        for key, amount in value:
+            steps = deltas.setdefault(key, {})
+            steps[lo] = steps.get(lo, 0) + amount
+            steps[hi] = steps.get(hi, 0) - amount
+    classes = tuple(sorted(deltas))
+    levels = []
+    for key in classes:
+        steps, level, values = deltas[key], 0, []
+        for k in range(len(times)):
+            level += steps.get(k, 0)
+            values.append(level)
+        levels.append(to_array(values))
+    return classes, levels

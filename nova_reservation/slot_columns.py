@@ -75,7 +75,7 @@ class SlotColumns:
     """
 
     __slots__ = ('ids', 'starts', 'ends', 'sizes', 'reservations',
-                 'servers')
+                 'servers', 'extras')
 
     def __init__(self, slots: Iterable[amounts.Slot] = ()) -> None:
         self.ids = array.array('q')
@@ -85,9 +85,12 @@ class SlotColumns:
         self.reservations: list = []
         # {slot id: instance uuid}, None while no slot has one.
         self.servers: Optional[dict] = None
+        # {slot id: its extras}, None while no slot has any.
+        self.extras: Optional[dict] = None
         for slot in slots:
             self.insert(slot.id, slot.reservation_id, slot.start, slot.end,
-                        SIZES.number(slot.resources), slot.instance_uuid)
+                        SIZES.number(slot.resources), slot.instance_uuid,
+                        slot.extras)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -103,9 +106,10 @@ class SlotColumns:
 
     def insert(self, slot_id: int, reservation_id: str, start: float,
                end: float, size: int,
-               instance_uuid: Optional[str] = None) -> None:
+               instance_uuid: Optional[str] = None,
+               extras: tuple = amounts.NO_EXTRAS) -> None:
         """Add a slot whose id is not among them (`size`: its number in
-        SIZES).
+        SIZES; `extras`: as `amounts.extras` gives).
         """
         ids = self.ids
         # Slots mostly come in the order of their ids: appended.
@@ -120,6 +124,10 @@ class SlotColumns:
             if self.servers is None:
                 self.servers = {}
             self.servers[slot_id] = instance_uuid
+        if extras:
+            if self.extras is None:
+                self.extras = {}
+            self.extras[slot_id] = extras
 
     def pop(self, slot_id: int,
             node: str = '') -> Optional[amounts.Slot]:
@@ -137,16 +145,22 @@ class SlotColumns:
             del self.servers[slot_id]
             if not self.servers:
                 self.servers = None
+        if slot.extras:
+            del self.extras[slot_id]
+            if not self.extras:
+                self.extras = None
         return slot
 
     def slot(self, i: int, node: str = '') -> amounts.Slot:
         """The slot at position i, made as a `amounts.Slot`."""
         slot_id = self.ids[i]
-        servers = self.servers
+        servers, extras = self.servers, self.extras
         return amounts.Slot(
             slot_id, self.reservations[i], node, self.starts[i],
             self.ends[i], SIZES[self.sizes[i]],
-            servers.get(slot_id) if servers else None)
+            servers.get(slot_id) if servers else None,
+            extras.get(slot_id, amounts.NO_EXTRAS) if extras
+            else amounts.NO_EXTRAS)
 
     def __iter__(self) -> Iterator[amounts.Slot]:
         return (self.slot(i) for i in range(len(self.ids)))
@@ -162,6 +176,7 @@ class SlotColumns:
             other.sizes = self.sizes[:]
             other.reservations = self.reservations[:]
             other.servers = dict(self.servers) if self.servers else None
+            other.extras = dict(self.extras) if self.extras else None
             return other
         for i, slot_id in enumerate(self.ids):
             if slot_id not in excluded:
@@ -175,4 +190,9 @@ class SlotColumns:
                     if other.servers is None:
                         other.servers = {}
                     other.servers[slot_id] = server
+                extra = self.extras and self.extras.get(slot_id)
+                if extra:
+                    if other.extras is None:
+                        other.extras = {}
+                    other.extras[slot_id] = extra
         return other

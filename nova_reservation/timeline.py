@@ -19,7 +19,8 @@ bisection into the suffix maxima.
 
 Slots, steps and maxima are kept in arrays of numbers (`slot_columns`):
 a ledger of a million slots is held by every nova-api and nova-scheduler
-process.
+process.  The classes beyond `Resources` (a slot's extras) have one more
+array each, only for those the node's slots hold.
 """
 
 import array
@@ -27,6 +28,7 @@ import bisect
 from typing import Iterable, Optional
 
 from nova_reservation.capacity.amounts import FOREVER
+from nova_reservation.capacity.amounts import NO_EXTRAS
 from nova_reservation.capacity.amounts import Resources
 from nova_reservation.capacity.amounts import Slot
 from nova_reservation.capacity.amounts import ZERO
@@ -42,7 +44,7 @@ class Timeline:
     """The promised usage of one node over time."""
 
     __slots__ = ('node', '_slots', '_built', '_times', '_levels', '_ends',
-                 '_tree', '_after')
+                 '_tree', '_after', '_columns', '_extra')
 
     def __init__(self, slots: Iterable[Slot] = (), node: str = '') -> None:
         self._slots = slot_columns.SlotColumns()
@@ -67,6 +69,8 @@ class Timeline:
         # then costs array copies and the change, not a sort of them all.
         other._times = self._times[:]
         other._levels = [values[:] for values in self._levels]
+        other._columns = self._columns
+        other._extra = [values[:] for values in self._extra]
         other._ends = self._ends
         other._tree = other._after = None
         other._built = True
@@ -77,25 +81,26 @@ class Timeline:
             self.node = slot.node
         self.put(slot.id, slot.reservation_id, slot.start, slot.end,
                  slot_columns.SIZES.number(slot.resources),
-                 slot.instance_uuid)
+                 slot.instance_uuid, slot.extras)
 
     def put(self, slot_id: int, reservation_id: str, start: float,
-            end: float, size: int,
-            instance_uuid: Optional[str] = None) -> None:
+            end: float, size: int, instance_uuid: Optional[str] = None,
+            extras: tuple = NO_EXTRAS) -> None:
         """`add` of a slot given by its fields (`size`: its number in
         `slot_columns.SIZES`), without making it.
         """
         self.remove(slot_id)
         self._slots.insert(slot_id, reservation_id, start, end, size,
-                           instance_uuid)
+                           instance_uuid, extras)
         if self._built:
-            self._change(start, end, slot_columns.SIZES[size], 1)
+            self._change(start, end, slot_columns.SIZES[size], 1, extras)
 
     def remove(self, slot_id: int) -> Optional[Slot]:
         """Take the slot out: it, or None if it is not on the node."""
         slot = self._slots.pop(slot_id, self.node)
         if slot is not None and self._built:
-            self._change(slot.start, slot.end, slot.resources, -1)
+            self._change(slot.start, slot.end, slot.resources, -1,
+                         slot.extras)
         return slot
 
     def slots(self) -> list:
@@ -114,7 +119,7 @@ class Timeline:
         return reservation_id in self._slots.reservations
 
     def _change(self, start: float, end: float, resources: Resources,
-                sign: int) -> None:
+                sign: int, extras: tuple = NO_EXTRAS) -> None:
         """Add (`sign` 1) or take out (-1) a slot's usage over its
         interval, in place of a build: at most two new steps.
         """
@@ -124,14 +129,16 @@ class Timeline:
         j = self._step_at(end)
         for n, amount in enumerate(resources):
             if amount:
-                amount *= sign
-                values = self._levels[n]
-                whole = values.typecode == level_arrays.WHOLE
-                if whole and not level_arrays.stays_whole(values[i:j],
-                                                          amount):
-                    values = self._levels[n] = array.array('d', values)
-                for k in range(i, j):
-                    values[k] += amount
+                self._levels[n] = level_arrays.added(
+                    self._levels[n], i, j, amount * sign)
+        for key, amount in extras:
+            if key not in self._columns:
+                self._columns += (key,)
+                self._extra.append(
+                    array.array(level_arrays.WHOLE, [0]) * len(self._times))
+            n = self._columns.index(key)
+            self._extra[n] = level_arrays.added(
+                self._extra[n], i, j, amount * sign)
         self._ends = None
         self._tree = self._after = None
 
@@ -144,6 +151,8 @@ class Timeline:
         if i == len(times) or times[i] != t:
             times.insert(i, t)
             for values in self._levels:
+                values.insert(i, values[i - 1] if i else 0)
+            for values in self._extra:
                 values.insert(i, values[i - 1] if i else 0)
         return i
 
@@ -180,6 +189,7 @@ class Timeline:
         # _levels[k][i]: usage of resource k over [times[i], times[i+1]).
         self._levels = [level_arrays.to_array(values)
                         for values in (vcpus, memory, disk)]
+        self._build_extras()
         # Made on first need: a node's timeline is rebuilt at each change,
         # and most are then asked only short spans (the planner) or only
         # "from now on" (the scheduler).  _ends: the instants at which
@@ -188,6 +198,36 @@ class Timeline:
         self._tree = None
         self._after = None
         self._built = True
+
+    def _build_extras(self) -> None:
+        columns = self._slots
+        self._columns, self._extra = level_arrays.extra_levels(
+            self._times, columns.ids, columns.starts, columns.ends,
+            columns.extras or {})
+
+    def peak_extras(self, start: float, end: float,
+                    exclude: Iterable[int] = ()) -> dict:
+        """Highest usage at any instant of [start, end) of each class
+        beyond `Resources` the node's slots hold ({(provider, class):
+        amount}, those at zero left out), the `exclude`d slots left out.
+        """
+        excluded = exclude and {i for i in exclude if i in self._slots}
+        if excluded:
+            return self.copy(excluded).peak_extras(start, end)
+        if not self._slots.extras or end <= start:
+            return {}
+        if not self._built:
+            self._build()
+        lo, hi = self._steps(start, end)
+        if hi < lo:
+            return {}
+        found = {key: max(values[lo:hi + 1])
+                 for key, values in zip(self._columns, self._extra)}
+        return {key: n for key, n in found.items() if n}
+
+    def peak_extras_after(self, t: float) -> dict:
+        """`peak_extras` from t on, for ever."""
+        return self.peak_extras(t, FOREVER * 2)
 
     def peak_after(self, t: float) -> tuple:
         """Highest usage at any instant from t on, per resource, as a
@@ -256,16 +296,20 @@ class Timeline:
                            for tree in trees))
 
     def earliest_fit(self, start: float, duration: float, room: Resources,
-                     horizon: float) -> Optional[float]:
+                     horizon: float,
+                     extra_room: Optional[dict] = None) -> Optional[float]:
         """The earliest t in [start, horizon] at which the usage over
-        [t, t + duration) stays within `room` per resource, or None.
+        [t, t + duration) stays within `room` per resource, and within
+        `extra_room` ({(provider, class): amount}) for those classes, or
+        None.
 
         After a window that fails, the next starts where the last step
         above `room` in it ends, since any start before still covers that
         step; the steps after it are known to be within `room`, so each
         step is looked at about once.
         """
-        if min(room) < 0 or start > horizon:
+        if min(room) < 0 or start > horizon or (
+                extra_room and min(extra_room.values()) < 0):
             return None
         if not self._slots.ids:
             return start
@@ -273,6 +317,10 @@ class Timeline:
             self._build()
         times = self._times
         levels = tuple(zip(self._levels, room))
+        if extra_room:
+            levels += tuple((values, extra_room[key]) for key, values in
+                            zip(self._columns, self._extra)
+                            if key in extra_room)
         right, left = bisect.bisect_right, bisect.bisect_left
         t = start
         known = -1   # the steps from t's to this one are within `room`

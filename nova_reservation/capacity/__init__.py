@@ -21,6 +21,10 @@ them from here.
 
 from nova_reservation.capacity.amounts import assures  # noqa: F401
 from nova_reservation.capacity.amounts import counted  # noqa: F401
+from nova_reservation.capacity.amounts import extras  # noqa: F401
+from nova_reservation.capacity.amounts import extras_scaled  # noqa: F401
+from nova_reservation.capacity.amounts import extras_short  # noqa: F401
+from nova_reservation.capacity.amounts import extras_sum  # noqa: F401
 from nova_reservation.capacity.amounts import FOREVER  # noqa: F401
 from nova_reservation.capacity.amounts import has_traits  # noqa: F401
 from nova_reservation.capacity.amounts import Host  # noqa: F401
@@ -28,6 +32,7 @@ from nova_reservation.capacity.amounts import INSTANT  # noqa: F401
 from nova_reservation.capacity.amounts import may_hold  # noqa: F401
 from nova_reservation.capacity.amounts import Need  # noqa: F401
 from nova_reservation.capacity.amounts import need_of  # noqa: F401
+from nova_reservation.capacity.amounts import NO_EXTRAS  # noqa: F401
 from nova_reservation.capacity.amounts import RESOURCE_CLASSES  # noqa: F401
 from nova_reservation.capacity.amounts import Resources  # noqa: F401
 from nova_reservation.capacity.amounts import Slot  # noqa: F401

@@ -58,6 +58,49 @@ class Resources(NamedTuple):
 
 ZERO = Resources()
 
+# What a slot holds beyond `Resources` (its extras): a sorted tuple of
+# ((provider, resource class), amount) pairs, provider '' being the
+# node's root provider and a child's its uuid. Nearly every slot has none
+# (the empty tuple), so the hot loops keep running on `Resources` alone.
+NO_EXTRAS: tuple = ()
+# One shared tuple per distinct value: a ledger holds a million slots of
+# a few flavors.
+_EXTRAS: dict = {}
+
+
+def extras(amounts: Mapping[tuple, float]) -> tuple:
+    """The extras of {(provider, resource class): amount}, zeros left
+    out.
+    """
+    value = tuple(sorted((key, n) for key, n in amounts.items() if n))
+    return _EXTRAS.setdefault(value, value) if value else NO_EXTRAS
+
+
+def extras_sum(*values: tuple) -> tuple:
+    """The extras of every one of `values` together."""
+    total: dict = {}
+    for value in values:
+        for key, n in value:
+            total[key] = total.get(key, 0) + n
+    return extras(total)
+
+
+def extras_scaled(value: tuple, factor: float) -> tuple:
+    """The extras of `factor` slots of `value`."""
+    return extras({key: n * factor for key, n in value})
+
+
+def extras_short(used: Mapping[tuple, float], need: tuple,
+                 limits: Mapping[tuple, float]) -> Optional[tuple]:
+    """The first (provider, class) of `need` that does not fit in
+    `limits` beside `used` (None: all fit); a class `limits` does not
+    name has no room.
+    """
+    for key, n in need:
+        if used.get(key, 0) + n > limits.get(key, 0):
+            return key
+    return None
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Slot:
@@ -69,6 +112,7 @@ class Slot:
     end: float
     resources: Resources
     instance_uuid: Optional[str] = None
+    extras: tuple = NO_EXTRAS
 
 
 @dataclasses.dataclass(frozen=True)

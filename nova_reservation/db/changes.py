@@ -50,6 +50,7 @@ class SlotRow(NamedTuple):
     disk_gb: int
     instance_uuid: Optional[str]
     deleted: bool
+    extras: Optional[str] = None
 
 
 class Changes(NamedTuple):

@@ -19,11 +19,13 @@ new.  Reservations carry a generation too: the ledger's copies
 """
 
 import datetime
+import json
 from typing import Iterable, Optional
 
 from oslo_db import api as oslo_db_api
 import sqlalchemy as sa
 
+from nova_reservation.capacity import amounts
 from nova_reservation.db import api
 from nova_reservation.db import models
 from nova_reservation import floatingips
@@ -74,6 +76,23 @@ def bump(ctx, planned: Optional[int] = None,
             raise LedgerConflict()
     return ctx.session.execute(sa.select(table.c.generation).where(
         table.c.id == 1)).scalar_one()
+
+
+def extras_column(value: tuple) -> Optional[str]:
+    """The `extras` column of a slot holding `value` (as
+    `capacity.extras` gives).
+    """
+    if not value:
+        return None
+    return json.dumps([[provider, rc, n] for (provider, rc), n in value])
+
+
+def extras_value(column: Optional[str]) -> tuple:
+    """The extras of a slot whose `extras` column is `column`."""
+    if not column:
+        return amounts.NO_EXTRAS
+    return amounts.extras({(provider, rc): n
+                           for provider, rc, n in json.loads(column)})
 
 
 @api.writer

@@ -141,6 +141,10 @@ class Slot(Base):
     memory_mb = sa.Column(sa.Integer, nullable=False)
     disk_gb = sa.Column(sa.Integer, nullable=False)
     instance_uuid = sa.Column(sa.String(36))
+    # What it holds of other resource classes ([[provider, class, amount]],
+    # JSON, provider '' the node's root; `db.ledger.extras_column`); NULL:
+    # nothing.
+    extras = sa.Column(sa.Text)
     generation = sa.Column(sa.BigInteger, nullable=False, index=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)
 

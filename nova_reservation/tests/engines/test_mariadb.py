@@ -10,9 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The store on MariaDB through PyMySQL: migrations, the ledger's
-compare-and-swap and the atomic claim of events, with the real
-``nova-reservation-manage db sync``."""
+"""The store on MariaDB through PyMySQL: the ledger's compare-and-swap,
+the atomic claim of events, transactions and text of every script (its
+migrations: ``test_migrations``)."""
 
 import datetime
 import signal
@@ -22,7 +22,6 @@ import tempfile
 import time
 import uuid
 
-from oslo_utils import uuidutils
 import sqlalchemy as sa
 import testtools
 
@@ -50,33 +49,6 @@ class MariaDBStoreTest(testtools.TestCase):
 
     def store(self, migrate: bool = True) -> str:
         return self.useFixture(machine.MariaDBStore(migrate)).url
-
-    def test_manage_db_sync(self):
-        self.url = self.store(migrate=False)
-        with tempfile.NamedTemporaryFile('w', suffix='.conf') as conf:
-            conf.write('[api_database]\nconnection = %s\n' % self.url)
-            conf.flush()
-            out = subprocess.run(
-                [sys.executable, '-c', 'from nova_reservation.cmd import '
-                 'manage; raise SystemExit(manage.main())',
-                 '--config-file', conf.name, 'db', 'sync'],
-                capture_output=True, text=True, timeout=120)
-        self.assertEqual(0, out.returncode, out.stderr[-2000:])
-        self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0017', migration.head())
-        engine = sa.create_engine(self.url)
-        self.addCleanup(engine.dispose)
-        tables = set(sa.inspect(engine).get_table_names())
-        self.assertTrue({'rsv_leases', 'rsv_reservations', 'rsv_allocations',
-                         'rsv_events', 'rsv_server_bindings', 'rsv_ledger',
-                         'rsv_alembic_version', 'rsv_hosts',
-                         'rsv_notices', 'rsv_host_properties',
-                         'rsv_turns', 'rsv_passes', 'rsv_locks'} <= tables,
-                        tables)
-        # Sub-second times survive the round trip.
-        cols = {c['name']: c for c in sa.inspect(engine).get_columns(
-            'rsv_events')}
-        self.assertEqual(6, getattr(cols['due_at']['type'], 'fsp', None))
 
     def test_ledger_and_claims_on_mariadb(self):
         self.store()
@@ -150,35 +122,6 @@ class MariaDBStoreTest(testtools.TestCase):
         self.assertIsNone(db_leases.get(STORE, '\U0001F600'))
         self.assertIsNone(db_leases.reservation(STORE, '\U0001F600'))
         self.assertIsNone(db_leases.reservation_of_flavor(STORE, '\U0001F600'))
-
-    def test_events_of_before_0007_get_a_uuid_and_a_creation_time(self):
-        store = self.useFixture(machine.MariaDBStore(migrate='0006'))
-        engine = sa.create_engine(store.url)
-        self.addCleanup(engine.dispose)
-        lease_id = str(uuid.uuid4())
-        created = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901)
-        with engine.begin() as conn:
-            conn.execute(sa.insert(models.Lease.__table__).values(
-                id=lease_id, name='before', project_id='p', user_id='u',
-                start_at=created, end_at=created, status='PENDING',
-                created_at=created))
-            # Rows of then: the columns 0006 has.
-            for kind in ('start', 'end'):
-                conn.execute(sa.text(
-                    "INSERT INTO rsv_events (lease_id, event_type, due_at, "
-                    "status, attempts, runs) VALUES (:l, :k, :d, 'UNDONE', "
-                    "0, 0)"), dict(l=lease_id, k=kind, d=created))
-        migration.db_sync(engine)
-        events = db_events.of_lease(STORE, lease_id)
-        self.assertEqual(2, len({e.uuid for e in events}))
-        for e in events:
-            self.assertTrue(uuidutils.is_uuid_like(e.uuid), e.uuid)
-            self.assertEqual(created, e.created_at)
-        # A new event gets its own.
-        db_events.add(STORE, lease_id, [dict(event_type='before_end',
-                                             due_at=created)])
-        self.assertEqual(3, len({e.uuid for e in db_events.of_lease(
-            STORE, lease_id)}))
 
     def _lease_with_bound_slot(self, name: str, bound: bool = True,
                                node: str = 'n1') -> str:

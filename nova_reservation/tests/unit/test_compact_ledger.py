@@ -26,6 +26,7 @@ import testtools
 from nova_reservation import capacity
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import holds as db_holds
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import timeline as timeline_mod
 
@@ -34,6 +35,11 @@ from nova_reservation import timeline as timeline_mod
 SIZES = [capacity.Resources(1, 512, 10), capacity.Resources(2, 4096, 40),
          capacity.Resources(0, 0, 0), capacity.Resources(0.5, 256, 0),
          capacity.Resources(1, 2 ** 31 - 100, 1)]
+# What slots hold beyond those: a class of the root provider, one of a
+# child, a fraction.
+GPU, VGPU = ('', 'CUSTOM_GPU'), ('c1', 'VGPU')
+EXTRAS = [capacity.NO_EXTRAS, capacity.extras({GPU: 1}),
+          capacity.extras({GPU: 2, VGPU: 1}), capacity.extras({VGPU: 0.5})]
 NODES = ('n1', 'n2', 'n3')
 RESERVATIONS = ('r1', 'r2', 'r3')
 HOLD = db_holds.hold_id(1000)
@@ -62,8 +68,11 @@ def ref_peak_after(slots, t: float) -> tuple:
     return tuple(max(u[k] for u in found) for k in range(3))
 
 
-def ref_earliest_fit(slots, start, duration, room, horizon):
-    if min(room) < 0 or start > horizon:
+def ref_earliest_fit(slots, start, duration, room, horizon,
+                     extra_room=None):
+    extra_room = extra_room or {}
+    if min(room) < 0 or min(extra_room.values(), default=0) < 0 or (
+            start > horizon):
         return None
     # Usage only drops where a slot ends: the only starts worth trying.
     for t in [start] + sorted({s.end for s in slots
@@ -71,9 +80,30 @@ def ref_earliest_fit(slots, start, duration, room, horizon):
         if t > horizon:
             return None
         peak = ref_peak(slots, t, t + duration)
-        if all(p <= r for p, r in zip(peak, room)):
+        extra = ref_peak_extras(slots, t, t + duration)
+        if all(p <= r for p, r in zip(peak, room)) and all(
+                extra.get(key, 0) <= n for key, n in extra_room.items()):
             return t
     return None
+
+
+def extra_usage(slots, t: float) -> dict:
+    found: dict = {}
+    for s in slots:
+        if s.start <= t < s.end:
+            for key, n in s.extras:
+                found[key] = found.get(key, 0) + n
+    return found
+
+
+def ref_peak_extras(slots, start: float, end: float) -> dict:
+    if end <= start:
+        return {}
+    found: dict = {}
+    for t in [start] + [t for t in instants(slots) if start < t < end]:
+        for key, n in extra_usage(slots, t).items():
+            found[key] = max(found.get(key, 0), n)
+    return {key: n for key, n in found.items() if n}
 
 
 def ref_next_drop(slots, t: float) -> float:
@@ -109,16 +139,18 @@ def merged(levels: list) -> list:
 
 def fields(slot: capacity.Slot) -> tuple:
     return (slot.id, slot.reservation_id, slot.node, slot.start, slot.end,
-            tuple(slot.resources), slot.instance_uuid)
+            tuple(slot.resources), slot.instance_uuid, slot.extras)
 
 
 slot_strategy = st.builds(
-    lambda i, r, start, length, size, uuid: capacity.Slot(
+    lambda i, r, start, length, size, uuid, extra: capacity.Slot(
         i, r, 'n1', float(start), float(start + length), SIZES[size],
-        uuid),
+        uuid, EXTRAS[extra]),
     st.integers(1, 30), st.sampled_from(RESERVATIONS), st.integers(0, 100),
     st.integers(-2, 60), st.integers(0, len(SIZES) - 1),
-    st.sampled_from([None, 'vm-1', 'vm-2']))
+    st.sampled_from([None, 'vm-1', 'vm-2']),
+    # Most slots hold nothing beyond `Resources`, as in a cloud.
+    st.sampled_from([0, 0, 1, 2, 3]))
 query_strategy = st.tuples(st.integers(-5, 170), st.integers(0, 120))
 operations = st.lists(st.one_of(
     st.tuples(st.just('add'), slot_strategy),
@@ -151,6 +183,24 @@ class TimelineAgainstReferenceTest(testtools.TestCase):
             ref_earliest_fit(live, start, length or 1, room, start + 200),
             timeline.earliest_fit(start, length or 1,
                                   capacity.Resources(*room), start + 200))
+        self.assertEqual(ref_peak_extras(live, start, end),
+                         timeline.peak_extras(start, end))
+        self.assertEqual(ref_peak_extras(live, -10, 10 ** 6),
+                         timeline.peak_extras(-10, 10 ** 6))
+        self.assertEqual(
+            ref_peak_extras([s for s in live if s.id not in some], start,
+                            end),
+            timeline.peak_extras(start, end, exclude=some))
+        self.assertEqual(ref_peak_extras(live, start, 10 ** 7),
+                         timeline.peak_extras_after(start))
+        for extra_room in ({GPU: 2}, {GPU: 3, VGPU: 1}, {VGPU: 0},
+                           {('c2', 'VGPU'): 0}):
+            self.assertEqual(
+                ref_earliest_fit(live, start, length or 1, room,
+                                 start + 200, extra_room),
+                timeline.earliest_fit(start, length or 1,
+                                      capacity.Resources(*room),
+                                      start + 200, extra_room))
         self.assertEqual(ref_next_drop(live, start),
                          timeline.next_drop(start))
         limit = tuple(u + 1 for u in usage(live, start))
@@ -214,7 +264,7 @@ def row(slot: capacity.Slot, node: str, deleted: bool = False):
         slot.id, slot.reservation_id, node,
         ledger_mod.from_epoch(1e9 + slot.start),
         ledger_mod.from_epoch(1e9 + slot.end), *slot.resources,
-        slot.instance_uuid, deleted)
+        slot.instance_uuid, deleted, db_ledger.extras_column(slot.extras))
 
 
 class Store:
@@ -239,6 +289,8 @@ def summary(view: ledger_mod.View) -> tuple:
         {n: sorted(fields(s) for s in tl.slots())
          for n, tl in view.timelines.items()},
         {n: tuple(tl.peak(-10, 10 ** 6)) for n, tl in view.timelines.items()},
+        {n: tl.peak_extras(-10, 10 ** 6)
+         for n, tl in view.timelines.items()},
         {r: [fields(s) for s in view.slots(r)] for r in RESERVATIONS},
         sorted(view.by_id), dict(view.bound))
 
@@ -248,7 +300,8 @@ row_strategy = st.tuples(
         s.id % 12 + 1, s.reservation_id, '', s.start, s.end,
         SIZES[s.id % 3],
         # A server holds one slot.
-        s.instance_uuid and (HOLD if s.id % 2 else 'vm-%d' % s.id))),
+        s.instance_uuid and (HOLD if s.id % 2 else 'vm-%d' % s.id),
+        s.extras)),
     st.sampled_from(NODES), st.booleans())
 
 
@@ -271,7 +324,8 @@ class RefreshAgainstReferenceTest(testtools.TestCase):
                 else:
                     rows[s.id] = capacity.Slot(
                         s.id, s.reservation_id, node, 1e9 + s.start,
-                        1e9 + s.end, s.resources, s.instance_uuid)
+                        1e9 + s.end, s.resources, s.instance_uuid,
+                        s.extras)
             ledger.refresh()
             view = ledger.view
             live = list(rows.values())
@@ -284,6 +338,8 @@ class RefreshAgainstReferenceTest(testtools.TestCase):
                 mine = [s for s in live if s.node == node]
                 self.assertEqual(ref_peak(mine, 0, 2e9),
                                  tuple(timeline.peak(0, 2e9)))
+                self.assertEqual(ref_peak_extras(mine, 0, 2e9),
+                                 timeline.peak_extras(0, 2e9))
             for rid in RESERVATIONS:
                 self.assertEqual(
                     sorted(fields(s) for s in live

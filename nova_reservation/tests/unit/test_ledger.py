@@ -35,7 +35,7 @@ def slot_row(slot_id: int, node: str, reservation: str = 'r1',
         id=slot_id, reservation_id=reservation, node=node,
         start_at=ledger_mod.from_epoch(start),
         end_at=ledger_mod.from_epoch(end), vcpus=1, memory_mb=512,
-        disk_gb=1, instance_uuid=instance, deleted=deleted)
+        disk_gb=1, instance_uuid=instance, deleted=deleted, extras=None)
 
 
 def reservation_row(rid: str):
