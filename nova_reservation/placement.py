@@ -51,6 +51,14 @@ def _capacity(inventories: dict) -> capacity.Resources:
                              for rc, inventory in inventories.items()})
 
 
+def _extra(inventories: dict, root: bool) -> dict:
+    """{class: what may be allocated} of a provider's classes that a
+    `capacity.Resources` does not hold (a child's: all of them).
+    """
+    return {rc: _limit(inventory) for rc, inventory in inventories.items()
+            if not (root and rc in capacity.RESOURCE_CLASSES)}
+
+
 def _units(inventories: dict) -> tuple:
     """(min_unit, max_unit, step_size) of the counted classes, as
     `capacity.Host.units` has them (Placement's defaults where unset).
@@ -64,6 +72,8 @@ def _units(inventories: dict) -> tuple:
 
 
 class _Provider(NamedTuple):
+    uuid: str
+    root: str               # the uuid of its tree's root
     generation: int
     name: str
     compute: bool           # has VCPU: a compute node
@@ -74,6 +84,7 @@ class _Provider(NamedTuple):
     # The node with all of `used` as its base: what `_hosts` gives for it
     # while none of its servers is a lease's (most of them), made once.
     host: capacity.Host
+    extra: dict             # `_extra` of its inventories
 
 
 class HostView:
@@ -110,8 +121,8 @@ class HostView:
             known = None if fresh else self._providers.get(rp['uuid'])
             seen[rp['uuid']] = self._current(client, rp, known)
         self._providers = seen
-        return self._hosts([p for p in seen.values() if p.compute],
-                           evictable)
+        return self._hosts([p for p in seen.values()
+                            if p.compute and p.uuid == p.root], evictable)
 
     def hosts_of(self, client, nodes: Iterable[str],
                  evictable: Optional[Callable] = None) -> dict:
@@ -120,18 +131,22 @@ class HostView:
         (one small request a node), its inventories and consumers only
         where it moved.  (A claim moves it.)
         """
-        by_name = {p.name: uuid for uuid, p in self._providers.items()}
+        by_name = {p.name: uuid for uuid, p in self._providers.items()
+                   if p.uuid == p.root}
+        below = self._children()
         current = []
         for node in sorted(set(nodes)):
             uuid = by_name.get(node)
             if uuid is None:
                 continue
-            rp = _json(client.get('/resource_providers/%s' % uuid,
-                                  version=PLACEMENT_VERSION))
-            known = self._current(client, rp, self._providers.get(uuid))
-            self._providers[uuid] = known
-            if known.compute:
-                current.append(known)
+            # A claim of a child's class moves the child's generation.
+            for tree_uuid in [uuid] + [c.uuid for c in below.get(uuid, ())]:
+                rp = _json(client.get('/resource_providers/%s' % tree_uuid,
+                                      version=PLACEMENT_VERSION))
+                self._providers[tree_uuid] = self._current(
+                    client, rp, self._providers.get(tree_uuid))
+            if self._providers[uuid].compute:
+                current.append(self._providers[uuid])
         return {h.node: h for h in self._hosts(current, evictable)}
 
     def uses(self, uuids: Iterable[str]) -> dict:
@@ -151,18 +166,33 @@ class HostView:
         """
         if known is not None and known.generation == rp['generation']:
             return known
-        inventories, consumers, traits = self._read(client, rp['uuid'])
+        root = rp.get('root_provider_uuid') or rp['uuid']
+        inventories, consumers, traits = self._read(client, rp['uuid'],
+                                                    root != rp['uuid'])
         total = _capacity(inventories)
         used = _sum(_use(c) for c in consumers.values())
-        return _Provider(rp['generation'], rp['name'], 'VCPU' in inventories,
-                         consumers, total, used, traits,
+        return _Provider(rp['uuid'], root, rp['generation'], rp['name'],
+                         'VCPU' in inventories, consumers, total, used,
+                         traits,
                          capacity.Host(node=rp['name'], capacity=total,
                                        base=used, traits=traits,
-                                       units=_units(inventories)))
+                                       units=_units(inventories)),
+                         _extra(inventories, root == rp['uuid']))
+
+    def _children(self) -> dict:
+        """{root uuid: [the providers below it]} of the view."""
+        found: dict = {}
+        for p in self._providers.values():
+            if p.uuid != p.root:
+                found.setdefault(p.root, []).append(p)
+        return found
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:
+        below = self._children()
         uuids = [uuid for p in providers for uuid in p.consumers]
+        uuids += [uuid for p in providers for c in below.get(p.uuid, ())
+                  for uuid in c.consumers]
         leased = self.leased(uuids)
         if evictable is not None:
             leased = leased | evictable(uuids)
@@ -171,22 +201,26 @@ class HostView:
             # Its servers that the base leaves out: lease servers (the
             # ledger holds them), and those that leave for a lease.
             apart = leased.intersection(p.consumers) if leased else ()
-            if not apart:
-                hosts.append(p.host)
-                continue
-            used = p.used
-            for uuid in apart:
-                used = used - _use(p.consumers[uuid])
-            hosts.append(dataclasses.replace(p.host, base=used))
+            host = p.host
+            if apart:
+                used = p.used
+                for uuid in apart:
+                    used = used - _use(p.consumers[uuid])
+                host = dataclasses.replace(host, base=used)
+            children = below.get(p.uuid, ())
+            if p.extra or children:
+                host = dataclasses.replace(host, **_tree(p, children,
+                                                         leased))
+            hosts.append(host)
         return hosts
 
     @staticmethod
-    def _read(client, uuid: str) -> tuple:
+    def _read(client, uuid: str, child: bool) -> tuple:
         inventories = _json(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
         consumers, traits = {}, frozenset()
-        if 'VCPU' in inventories:
+        if 'VCPU' in inventories or child:
             consumers = _json(client.get(
                 '/resource_providers/%s/allocations' % uuid,
                 version=PLACEMENT_VERSION))['allocations']
@@ -260,6 +294,27 @@ class Usage:
         """Stop the thread of `keep_fresh` and forget what was read."""
         self._refresher.stop()
         self.snapshot = (0.0, {})
+
+
+def _tree(root: _Provider, children: Iterable[_Provider],
+          apart: set) -> dict:
+    """The fields of a `capacity.Host` that its tree beyond the root's
+    counted classes gives, the consumers `apart` left out of its base.
+    """
+    limits: dict = {}
+    used: dict = {}
+    for p, key in [(root, '')] + [(c, c.uuid) for c in children]:
+        for rc, limit in p.extra.items():
+            limits[(key, rc)] = limit
+        for uuid, consumer in p.consumers.items():
+            if uuid in apart:
+                continue
+            for rc, n in consumer['resources'].items():
+                if rc in p.extra:
+                    used[(key, rc)] = used.get((key, rc), 0) + n
+    return dict(extra_capacity=capacity.extras(limits),
+                extra_base=capacity.extras(used),
+                child_traits=tuple((c.uuid, c.traits) for c in children))
 
 
 def _use(consumer: dict) -> capacity.Resources:

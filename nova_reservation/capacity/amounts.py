@@ -131,6 +131,14 @@ class Host:
     # Placement's bounds on one allocation of each class: (min_unit,
     # max_unit, step_size), each a Resources; None: none.
     units: Optional[tuple] = None
+    # The rest of its provider tree, as extras: what may be promised of
+    # each (provider, class) beyond `capacity` (the root's are provider
+    # ''), and what servers outside the ledger use of them.
+    extra_capacity: tuple = NO_EXTRAS
+    extra_base: tuple = NO_EXTRAS
+    # ((child provider uuid, its traits), ...): the traits of the
+    # providers below the root.
+    child_traits: tuple = ()
 
 
 class Need(NamedTuple):

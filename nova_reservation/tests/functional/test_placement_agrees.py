@@ -156,6 +156,16 @@ class PlacementAgreesTest(base.ReservationTestCase):
             offered = self.placement_offers(amounts, traits) & set(uuids)
             self.assertEqual(offered, self.planner_takes(uuids, amounts,
                                                          traits))
+            # Each node carries its tree: its children's vGPUs and traits.
+            hosts = {h.node: h for h in write.shared().pools()[0]}
+            for uuid, spec in zip(uuids, nodes):
+                children = self.children.get(uuid, [])
+                self.assertEqual(
+                    (capacity.extras({(c, 'VGPU'): 4 for c in children}),
+                     {c: frozenset(t) for c, t in zip(children,
+                                                      spec['children'])}),
+                    (hosts['rp-' + uuid].extra_capacity,
+                     dict(hosts['rp-' + uuid].child_traits)))
         finally:
             for uuid in uuids:
                 self.remove(uuid)

@@ -177,3 +177,100 @@ class HostViewTest(testtools.TestCase):
         answers['status'] = 404
         self.assertRaises(RuntimeError, self.hosts)
         self.assertFalse(issubclass(placement.Unavailable, RuntimeError))
+
+
+class GPUTreePlacement(RecordingPlacement):
+    """rp1 with A100s on its root and a child provider of vGPUs (a
+    physical GPU), as Nova's libvirt driver and a provider config file
+    report them; rp2 plain.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.generations['gpu0'] = 1
+        self.roots = {'gpu0': 'rp1'}
+        self.consumers['rp1']['vm3'] = {'resources': {
+            'VCPU': 1, 'MEMORY_MB': 512, 'CUSTOM_GPU_A100': 1}}
+        self.consumers['gpu0'] = {'vm1': {'resources': {'VGPU': 1}},
+                                  'vm3': {'resources': {'VGPU': 2}}}
+        self.traits['gpu0'] = ['CUSTOM_NVIDIA_A2']
+
+    def get(self, url, version=None):
+        if url == '/resource_providers':
+            self.urls.append(url)
+            return _Answer({'resource_providers': [
+                dict(uuid=u, name=('node-' + u if u not in self.roots
+                                   else 'rp1_pci_0000_81_00_0'),
+                     generation=g,
+                     root_provider_uuid=self.roots.get(u, u),
+                     parent_provider_uuid=self.roots.get(u))
+                for u, g in self.generations.items()]})
+        if url.endswith('/inventories') and '/gpu0/' in url:
+            self.urls.append(url)
+            return _Answer({'inventories': {'VGPU': dict(
+                total=4, reserved=0, allocation_ratio=1.0, max_unit=4)}})
+        answer = super().get(url, version)
+        if url.count('/') == 2:
+            uuid = url.split('/')[2]
+            answer._body['root_provider_uuid'] = self.roots.get(uuid, uuid)
+        if url == '/resource_providers/rp1/inventories':
+            answer._body['inventories']['CUSTOM_GPU_A100'] = dict(
+                total=2, reserved=0, allocation_ratio=1.0)
+        return answer
+
+
+class ProviderTreeTest(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.leased = set()
+        self.placement = GPUTreePlacement()
+        self.view = placement.HostView(lambda uuids: self.leased & set(uuids))
+
+    def hosts(self):
+        self.placement.urls = []
+        return {h.node: h for h in self.view.hosts(self.placement)}
+
+    def test_a_node_carries_its_tree_beyond_the_root_s_counted_classes(self):
+        hosts = self.hosts()
+        # The child is part of rp1, not a node of its own.
+        self.assertEqual({'node-rp1', 'node-rp2'}, set(hosts))
+        rp1 = hosts['node-rp1']
+        self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 2,
+                                          ('gpu0', 'VGPU'): 4}),
+                         rp1.extra_capacity)
+        self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1,
+                                          ('gpu0', 'VGPU'): 3}),
+                         rp1.extra_base)
+        self.assertEqual((('gpu0', frozenset({'CUSTOM_NVIDIA_A2'})),),
+                         rp1.child_traits)
+        self.assertEqual(capacity.Resources(3, 1536, 10), rp1.base)
+        # A node of the counted classes only carries nothing more.
+        rp2 = hosts['node-rp2']
+        self.assertEqual((capacity.NO_EXTRAS, capacity.NO_EXTRAS, ()),
+                         (rp2.extra_capacity, rp2.extra_base,
+                          rp2.child_traits))
+
+    def test_lease_servers_are_left_out_of_every_provider_s_base(self):
+        self.leased = {'vm3'}
+        rp1 = self.hosts()['node-rp1']
+        self.assertEqual(capacity.extras({('gpu0', 'VGPU'): 1}),
+                         rp1.extra_base)
+        self.assertEqual(capacity.Resources(2, 1024, 10), rp1.base)
+
+    def test_a_claim_on_a_child_alone_is_read_for_a_lease_s_nodes(self):
+        self.hosts()
+        self.placement.urls = []
+        # A vGPU claimed since: only the child's generation moved.
+        self.placement.generations['gpu0'] = 2
+        self.placement.consumers['gpu0']['vm4'] = {'resources': {'VGPU': 1}}
+        hosts = self.view.hosts_of(self.placement, ['node-rp1'])
+        self.assertEqual(['/resource_providers/rp1',
+                          '/resource_providers/gpu0',
+                          '/resource_providers/gpu0/inventories',
+                          '/resource_providers/gpu0/allocations',
+                          '/resource_providers/gpu0/traits'],
+                         self.placement.urls)
+        self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1,
+                                          ('gpu0', 'VGPU'): 4}),
+                         hosts['node-rp1'].extra_base)
