@@ -16,7 +16,7 @@ Times are float seconds since the epoch (UTC).  A node's promised usage
 over time is its `timeline.Timeline`; this package says what fits where
 and when on nodes and their timelines: the values (`amounts`), where
 slots fit over an interval (`fit`), and when (`search`).  Its users name
-them from here.
+them from here; one server on a node's provider tree is `tree`'s.
 """
 
 from nova_reservation.capacity.amounts import assures  # noqa: F401
