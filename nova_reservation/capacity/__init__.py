@@ -21,6 +21,8 @@ them from here; one server on a node's provider tree is `tree`'s.
 
 from nova_reservation.capacity.amounts import assures  # noqa: F401
 from nova_reservation.capacity.amounts import counted  # noqa: F401
+from nova_reservation.capacity.amounts import extra_count  # noqa: F401
+from nova_reservation.capacity.amounts import extra_room  # noqa: F401
 from nova_reservation.capacity.amounts import extras  # noqa: F401
 from nova_reservation.capacity.amounts import extras_scaled  # noqa: F401
 from nova_reservation.capacity.amounts import extras_short  # noqa: F401
@@ -33,6 +35,7 @@ from nova_reservation.capacity.amounts import may_hold  # noqa: F401
 from nova_reservation.capacity.amounts import Need  # noqa: F401
 from nova_reservation.capacity.amounts import need_of  # noqa: F401
 from nova_reservation.capacity.amounts import NO_EXTRAS  # noqa: F401
+from nova_reservation.capacity.amounts import Placed  # noqa: F401
 from nova_reservation.capacity.amounts import RESOURCE_CLASSES  # noqa: F401
 from nova_reservation.capacity.amounts import Resources  # noqa: F401
 from nova_reservation.capacity.amounts import Slot  # noqa: F401

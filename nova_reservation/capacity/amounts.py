@@ -143,11 +143,34 @@ class Host:
 
 class Need(NamedTuple):
     """What one server of a reservation asks for: the resources of its
-    slot, and `traits` in Placement's syntax (``X`` its node must have,
-    ``!X`` it must not).
+    slot, `traits` in Placement's syntax (``X`` its node must have, ``!X``
+    it must not), and its `extras`.
     """
     resources: Resources
     traits: tuple = ()
+    extras: tuple = NO_EXTRAS
+
+
+class Placed(NamedTuple):
+    """Where a plan puts one slot: its node, and what it holds there."""
+    node: str
+    resources: Resources
+    extras: tuple = NO_EXTRAS
+
+
+def extra_room(host: Host, peak: Mapping[tuple, float]) -> dict:
+    """{(provider, class): what is left} of `host`'s extras beside its
+    base and `peak` (a timeline's `peak_extras`).
+    """
+    base = dict(host.extra_base)
+    return {key: n - base.get(key, 0) - peak.get(key, 0)
+            for key, n in host.extra_capacity}
+
+
+def extra_count(room: Mapping[tuple, float], need: tuple) -> float:
+    """How many slots of extras `need` `room` holds (inf: no extras)."""
+    return min((room.get(key, 0) // n for key, n in need if n),
+               default=float('inf'))
 
 
 def has_traits(host: Host, traits: Iterable[str]) -> bool:

@@ -22,9 +22,13 @@ import math
 from typing import Iterable, Optional, Sequence
 from typing import TYPE_CHECKING
 
+from nova_reservation.capacity.amounts import extra_count
+from nova_reservation.capacity.amounts import extra_room
 from nova_reservation.capacity.amounts import FOREVER
 from nova_reservation.capacity.amounts import Host
 from nova_reservation.capacity.amounts import INSTANT
+from nova_reservation.capacity.amounts import NO_EXTRAS
+from nova_reservation.capacity.amounts import Placed
 from nova_reservation.capacity.amounts import Resources
 from nova_reservation.capacity.amounts import ZERO
 
@@ -33,9 +37,22 @@ if TYPE_CHECKING:   # the timeline module imports the amounts
 
 
 def fits(host: Host, timeline: Optional['Timeline'], need: Resources,
-         start: float, end: float, exclude: Iterable[int] = ()) -> bool:
+         start: float, end: float, exclude: Iterable[int] = (),
+         extras: tuple = NO_EXTRAS) -> bool:
+    """Whether `host` holds `need` and `extras` over [start, end) beside
+    its base and the slots of `timeline` (but those of `exclude`).
+    """
     peak = timeline.peak(start, end, exclude) if timeline else ZERO
-    return (host.base + peak + need).fits_in(host.capacity)
+    if not (host.base + peak + need).fits_in(host.capacity):
+        return False
+    return not extras or extra_count(_extra_room(
+        host, timeline, start, end, exclude), extras) >= 1
+
+
+def _extra_room(host: Host, timeline: Optional['Timeline'], start: float,
+                end: float, exclude: Iterable[int] = ()) -> dict:
+    return extra_room(host, timeline.peak_extras(start, end, exclude)
+                      if timeline else {})
 
 
 def held_until(host: Host, timeline: Optional['Timeline'],
@@ -63,8 +80,10 @@ def held_until(host: Host, timeline: Optional['Timeline'],
 
 def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
          count: int, start: float, end: float,
-         affinity: Optional[bool] = None) -> Optional[list]:
-    """Choose a node for each of `count` slots of `need` over [start, end).
+         affinity: Optional[bool] = None,
+         extras: tuple = NO_EXTRAS) -> Optional[list]:
+    """Choose a node for each of `count` slots of `need` (and `extras`)
+    over [start, end).
 
     Returns the list of nodes (one per slot) or None if they do not all fit.
     Slots go to the node with the most free room (spread, like Nova's
@@ -72,6 +91,8 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
     each on a node of its own.
     """
     free = {}
+    # {node: how many slots of `extras` it holds}, for those that have any.
+    left: dict = {}
     need_v, need_m, need_d = need
     for h in hosts:
         # The room left over [start, end), in plain numbers: this runs
@@ -84,6 +105,12 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
         room_m = cap_m - base_m - peak_m
         room_d = cap_d - base_d - peak_d
         if need_v <= room_v and need_m <= room_m and need_d <= room_d:
+            if extras:
+                k = extra_count(_extra_room(h, timeline, start, end),
+                                extras)
+                if k < 1:
+                    continue
+                left[h.node] = k
             free[h.node] = Resources(room_v, room_m, room_d)
     if not free:
         return None
@@ -92,10 +119,14 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
     order = {n: i for i, n in enumerate(sorted(free))}
 
     def key(n):
-        return (-_score(free[n], need), -order[n], n)
+        score = _score(free[n], need)
+        if extras:
+            score = min(score, left[n])
+        return (-score, -order[n], n)
     if affinity:
         whole = need.scaled(count)
-        nodes = [n for n in free if whole.fits_in(free[n])]
+        nodes = [n for n in free if whole.fits_in(free[n]) and
+                 left.get(n, count) >= count]
         return [min(map(key, nodes))[-1]] * count if nodes else None
     heap = [key(n) for n in free]
     heapq.heapify(heap)
@@ -105,8 +136,11 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
             return None
         best = heapq.heappop(heap)[-1]
         free[best] = free[best] - need
+        if extras:
+            left[best] -= 1
         chosen.append(best)
-        if affinity is not False and need.fits_in(free[best]):
+        if affinity is not False and need.fits_in(free[best]) and (
+                left.get(best, 1) >= 1):
             heapq.heappush(heap, key(best))
     return chosen
 
@@ -119,7 +153,8 @@ def plan_hosts(hosts: Sequence[Host], timelines: dict, start: float,
     As many as `max_count`, at least `min_count`, else None.
     """
     free = sorted(h.node for h in hosts
-                  if fits(h, timelines.get(h.node), h.capacity, start, end))
+                  if fits(h, timelines.get(h.node), h.capacity, start, end,
+                          extras=h.extra_capacity))
     return free[:max_count] if len(free) >= min_count else None
 
 
@@ -129,9 +164,12 @@ def plan_whole(hosts: Sequence[Host], timelines: dict, start: float,
     None if the ledger promised any of them to a lease then.  The servers
     outside the ledger (`base`) do not count: they leave before.
     """
-    if all(fits(Host(h.node, h.capacity), timelines.get(h.node), h.capacity,
-                start, end) for h in hosts):
-        return [(h.node, h.capacity) for h in hosts]
+    if all(fits(Host(h.node, h.capacity,
+                     extra_capacity=h.extra_capacity),
+                timelines.get(h.node), h.capacity, start, end,
+                extras=h.extra_capacity) for h in hosts):
+        return [Placed(h.node, h.capacity, h.extra_capacity)
+                for h in hosts]
     return None
 
 

@@ -16,9 +16,11 @@ of what a placement callback holds over the nodes' timelines; pure.
 
 from typing import Callable, Optional, Sequence
 
+from nova_reservation.capacity.amounts import extra_room
 from nova_reservation.capacity.amounts import FOREVER
 from nova_reservation.capacity.amounts import Host
 from nova_reservation.capacity.amounts import INSTANT
+from nova_reservation.capacity.amounts import NO_EXTRAS
 from nova_reservation.capacity.amounts import Resources
 
 
@@ -104,20 +106,24 @@ def windows(timelines: dict, start: float, end: float, duration: float,
 
 
 def earliest_fit(hosts: Sequence[Host], timelines: dict, need: Resources,
-                 start: float, duration: float,
-                 horizon: float) -> Optional[float]:
+                 start: float, duration: float, horizon: float,
+                 extras: tuple = NO_EXTRAS) -> Optional[float]:
     """The earliest t in [start, horizon] at which some node holds `need`
-    over [t, t + duration), or None: `earliest_start` for one slot (or
-    slots that stay together), node by node.
+    and `extras` over [t, t + duration), or None: `earliest_start` for
+    one slot (or slots that stay together), node by node.
     """
     best = None
     for h in hosts:
         room = h.capacity - h.base - need
+        # What the timeline may use of each class the slots hold.
+        more = extra_room(h, {})
+        more = {key: more.get(key, 0) - n for key, n in extras} or None
         timeline = timelines.get(h.node)
         if timeline is None:
-            t = start if min(room) >= 0 and start <= horizon else None
+            t = start if min(room) >= 0 and start <= horizon and min(
+                (more or {}).values(), default=0) >= 0 else None
         else:
-            t = timeline.earliest_fit(start, duration, room, horizon)
+            t = timeline.earliest_fit(start, duration, room, horizon, more)
         if t is not None and (best is None or t < best):
             best = horizon = t
     return best

@@ -401,15 +401,16 @@ def claims(ctx, prefix: str = CLAIM_PREFIX) -> set:
 
 @api.writer
 def move_slots(ctx, planned: int, moves: dict) -> None:
-    """Put slots on other nodes ({slot id: (node, resources)}), if their
+    """Put slots on other nodes ({slot id: `capacity.Placed`}), if their
     new nodes are as they were at generation `planned`.
     """
-    gen = bump(ctx, planned, (node for node, _ in moves.values()))
-    for slot_id, (node, res) in moves.items():
+    gen = bump(ctx, planned, (node for node, _, _ in moves.values()))
+    for slot_id, (node, res, extras) in moves.items():
         ctx.session.execute(sa.update(models.Slot).where(
             models.Slot.id == slot_id).values(
             node=node, host=None, vcpus=res.vcpus, memory_mb=res.memory_mb,
-            disk_gb=res.disk_gb, generation=gen))
+            disk_gb=res.disk_gb, extras=extras_column(extras),
+            generation=gen))
 
 
 @api.reader

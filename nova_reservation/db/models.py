@@ -92,6 +92,9 @@ class Reservation(Base):
     amount = sa.Column(sa.Integer, nullable=False)
     # The traits its slots' nodes have (X) or lack (!X), comma-separated.
     traits = sa.Column(sa.Text)
+    # What each of its slots holds beyond vcpus, memory_mb and disk_gb
+    # (as `Slot.extras`); NULL: nothing.
+    extras = sa.Column(sa.Text)
     status = sa.Column(sa.String(32), nullable=False)
     generation = sa.Column(sa.BigInteger, nullable=False, index=True)
     deleted = sa.Column(sa.Boolean, nullable=False, default=False)

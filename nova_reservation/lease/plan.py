@@ -206,7 +206,8 @@ class Planner:
             chosen = capacity.plan_units(
                 units, timelines, start, end,
                 [nodes[a] for a in req.addresses], req.count)
-            return chosen and [(n, floatingips.UNIT) for n in chosen]
+            return chosen and [capacity.Placed(n, floatingips.UNIT)
+                               for n in chosen]
         if req.resource_type == resource_types.HOST:
             hyp = properties.parse(req.hypervisor_properties)
             res = properties.parse(req.resource_properties)
@@ -216,10 +217,13 @@ class Planner:
             nodes = capacity.plan_hosts(hosts, timelines, start, end,
                                         req.min_count, req.count)
             by_node = {h.node: h for h in hosts}
-            return nodes and [(n, by_node[n].capacity) for n in nodes]
+            return nodes and [capacity.Placed(n, by_node[n].capacity,
+                                              by_node[n].extra_capacity)
+                              for n in nodes]
         nodes = capacity.plan(shared, timelines, req.need, req.count, start,
-                              end, affinity=req.affinity)
-        return nodes and [(n, req.need) for n in nodes]
+                              end, affinity=req.affinity, extras=req.extras)
+        return nodes and [capacity.Placed(n, req.need, req.extras)
+                          for n in nodes]
 
     def plan(self, requests: Iterable[ReservationRequest], start: float,
              end: float, moved: Iterable = (), dropped: Iterable = (),
@@ -254,8 +258,10 @@ class Planner:
         fake_id = -1
         for slot in moved:
             fake_id = self.overlay(timelines, slot.reservation_id,
-                                   [(slot.node, slot.resources)], start,
-                                   end, fake_id)
+                                   [capacity.Placed(slot.node,
+                                                    slot.resources,
+                                                    slot.extras)],
+                                   start, end, fake_id)
         for req in requests:
             slots = self.place_one(req, pools, timelines, start, end)
             if not slots:
@@ -268,25 +274,29 @@ class Planner:
 
     @staticmethod
     def overlay(timelines, rid, slots, start, end, fake_id) -> int:
-        for node, res in slots:
+        for node, res, extras in slots:
             tl = timelines[node] = (timelines[node].copy()
                                     if node in timelines
                                     else timeline_mod.Timeline())
-            tl.add(capacity.Slot(fake_id, rid, node, start, end, res))
+            tl.add(capacity.Slot(fake_id, rid, node, start, end, res,
+                                 extras=extras))
             fake_id -= 1
         return fake_id
 
     def _check_moved(self, moved, pools, timelines, start, end) -> None:
         """A changed lease keeps its nodes: they must hold it then."""
         hosts = self._all_nodes(pools)
-        need_by_node = {}
+        need_by_node, extras_by_node = {}, {}
         for s in moved:
             need_by_node[s.node] = need_by_node.get(
                 s.node, capacity.ZERO) + s.resources
+            extras_by_node[s.node] = capacity.extras_sum(
+                extras_by_node.get(s.node, capacity.NO_EXTRAS), s.extras)
         for node, need in sorted(need_by_node.items()):
             host = hosts.get(node)
             if host is None or not capacity.fits(
-                    host, timelines.get(node), need, start, end):
+                    host, timelines.get(node), need, start, end,
+                    extras=extras_by_node[node]):
                 raise NoCapacity(
                     'Node %s can not hold the lease from %s to %s UTC: other '
                     'leases or servers use it then'
@@ -305,7 +315,8 @@ class Planner:
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
                 eligible[0], timelines, req.need.scaled(req.count), start,
-                end - start, horizon)
+                end - start, horizon,
+                capacity.extras_scaled(req.extras, req.count))
         else:
             earliest = capacity.earliest_start(
                 timelines, start, end - start, horizon,

@@ -78,15 +78,15 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
             if not placed:
                 degraded.add(res.lease_id)
                 continue
-            for slot, (node, resources) in zip(slots, placed):
-                moves[slot.id] = (node, resources)
+            for slot, p in zip(slots, placed):
+                moves[slot.id] = p
             fake_id = writer.overlay(timelines, rid, placed,
                                      slots[0].start, slots[0].end,
                                      fake_id)
         if all_or_none and degraded:
             return 0, sorted(degraded)
         added = [(slot.reservation_id,
-                  slot_row_of(*moves[slot.id], slot.start, slot.end))
+                  slot_row_of(moves[slot.id], slot.start, slot.end))
                  for slot in stranded if slot.id in moves and
                  writer.on_shared_pool(slot.reservation_id)]
         try:
@@ -126,7 +126,8 @@ def _replace(planner, res, slots: list, pools, timelines,
     req = ReservationRequest(
         resource_type=res.resource_type, count=len(slots),
         min_count=len(slots), need=slots[0].resources,
-        traits=traits_of(res), affinity=res.affinity,
+        traits=traits_of(res), extras=slots[0].extras,
+        affinity=res.affinity,
         hypervisor_properties=res.hypervisor_properties or '',
         resource_properties=res.resource_properties or '', nodes=nodes)
     staying = {s.node for s in planner.ledger.slots(res.id)

@@ -25,6 +25,7 @@ from oslo_utils import uuidutils
 from nova_reservation import capacity
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation import ledger as ledger_mod
 from nova_reservation.ledger import when_text  # noqa: F401 (its users)
 from nova_reservation import resource_types
@@ -43,6 +44,8 @@ class ReservationRequest:
     # The traits its slots' nodes must have (X) or not have (!X), as its
     # flavor asks Placement (`capacity.Need`).
     traits: tuple = ()
+    # What each slot holds beyond `need` (`capacity.extras`).
+    extras: tuple = capacity.NO_EXTRAS
     min_count: Optional[int] = None             # fewest hosts
     affinity: Optional[bool] = None
     flavor_id: Optional[str] = None
@@ -123,6 +126,7 @@ def request_of(res) -> ReservationRequest:
         need=None if host else capacity.Resources(
             res.vcpus, res.memory_mb, res.disk_gb),
         traits=traits_of(res),
+        extras=db_ledger.extras_value(res.extras),
         affinity=res.affinity, flavor_id=res.flavor_id,
         hypervisor_properties=res.hypervisor_properties or '',
         resource_properties=res.resource_properties or '',
@@ -150,6 +154,7 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         vcpus=need.vcpus, memory_mb=need.memory_mb,
         disk_gb=need.disk_gb, amount=req.count,
         traits=','.join(req.traits) or None,
+        extras=db_ledger.extras_column(req.extras),
         status=status.RESERVATION_PENDING,
         min_count=req.min_count,
         max_count=(req.count if req.resource_type == resource_types.HOST
@@ -169,25 +174,29 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
 
 
 def slot_rows(lease, slots, start_at=None, end_at=None) -> list:
+    """The columns of `slots` (`capacity.Placed`) over the lease's
+    interval (or [start_at, end_at)).
+    """
     if isinstance(lease, dict):
         start_at = start_at or lease['start_at']
         end_at = end_at or lease['end_at']
-    return [slot_row(node, res, start_at, end_at)
-            for node, res in slots]
+    return [slot_row(placed, start_at, end_at) for placed in slots]
 
 
-def slot_row(node: str, res: capacity.Resources,
-             start_at: datetime.datetime,
+def slot_row(placed: capacity.Placed, start_at: datetime.datetime,
              end_at: datetime.datetime) -> dict:
     """A slot's columns, as the store writes them."""
+    node, res, extras = placed
     return dict(node=node, vcpus=res.vcpus, memory_mb=res.memory_mb,
-                disk_gb=res.disk_gb, start_at=start_at, end_at=end_at)
+                disk_gb=res.disk_gb,
+                extras=db_ledger.extras_column(extras), start_at=start_at,
+                end_at=end_at)
 
 
-def slot_row_of(node: str, res: capacity.Resources, start: float,
+def slot_row_of(placed: capacity.Placed, start: float,
                 end: float) -> dict:
     """`slot_row` over [start, end) in seconds since the epoch."""
-    return slot_row(node, res, ledger_mod.from_epoch(start),
+    return slot_row(placed, ledger_mod.from_epoch(start),
                     ledger_mod.from_epoch(end))
 
 

@@ -151,7 +151,7 @@ class Writer(plan_mod.Planner):
             pieces += [(node, start, end, plan.timelines)
                        for req in requests
                        if req.resource_type in resource_types.SHARED_POOL
-                       for node, _ in plan.placed[req.id]]
+                       for node, _, _ in plan.placed[req.id]]
         taken = self._taken_meanwhile(pieces)
         if taken:
             undo()
@@ -300,11 +300,12 @@ class Writer(plan_mod.Planner):
                          (max(start, slot.end), end)):
                 if a < b:
                     added.append((slot.reservation_id, slot_row_of(
-                        slot.node, slot.resources, a, b)))
+                        capacity.Placed(slot.node, slot.resources,
+                                        slot.extras), a, b)))
         for req in growth:
             if req.resource_type in resource_types.SHARED_POOL:
-                added.extend((req.id, slot_row_of(node, res, start, end))
-                             for node, res in placed.get(req.id, ()))
+                added.extend((req.id, slot_row_of(p, start, end))
+                             for p in placed.get(req.id, ()))
         return added
 
     def change(self, lease, version: int, values: dict,

@@ -50,7 +50,8 @@ class QuotaRaceTest(testtools.TestCase):
             resource_type='flavor:instance', count=1, need=SLOT,
             flavor_id='1')
         return values, [(request.reservation_row(values, req),
-                         request.slot_rows(values, [(node, SLOT)]))]
+                         request.slot_rows(values, [
+                             capacity.Placed(node, SLOT)]))]
 
     def test_two_leases_for_the_last_of_a_quota(self):
         quota = quotas.Quota('p1', {'vcpus': 2})

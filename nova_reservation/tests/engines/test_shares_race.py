@@ -53,8 +53,9 @@ class ShareRaceTest(testtools.TestCase):
             flavor_id='1', shared_with=('other',))
         db_leases.create(STORE, None, self.lease, [(
             request.reservation_row(self.lease, self.req),
-            request.slot_rows(self.lease, [('node%d' % (i % 4), SLOT)
-                                           for i in range(40)]))], [])
+            request.slot_rows(self.lease, [
+                capacity.Placed('node%d' % (i % 4), SLOT)
+                for i in range(40)]))], [])
 
     def test_no_claim_after_the_share_is_taken_back(self):
         claimed, ended = [], []

@@ -53,7 +53,8 @@ class WholeNodesTest(unittest.TestCase):
     def test_nodes_whole_whatever_servers_outside_the_ledger_use(self):
         hosts = [capacity.Host('n1', FULL, base=FULL),
                  capacity.Host('n2', FULL)]
-        self.assertEqual([('n1', FULL), ('n2', FULL)],
+        self.assertEqual([capacity.Placed('n1', FULL),
+                          capacity.Placed('n2', FULL)],
                          capacity.plan_whole(hosts, {}, 0, 10))
 
     def test_any_slot_that_meets_the_window_refuses_it(self):

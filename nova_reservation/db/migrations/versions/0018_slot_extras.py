@@ -11,8 +11,8 @@
 #    under the License.
 
 """What a slot holds beyond vCPU, RAM and disk: its amounts of other
-resource classes, per provider of its node's tree (JSON; NULL: none, as
-every slot written before).
+resource classes, per provider of its node's tree, and what each slot of a
+reservation holds so (JSON; NULL: none, as every row written before).
 
 Revision ID: 0018
 Revises: 0017
@@ -30,4 +30,6 @@ depends_on = None
 
 def upgrade():
     with op.batch_alter_table('rsv_allocations') as batch:
+        batch.add_column(sa.Column('extras', sa.Text))
+    with op.batch_alter_table('rsv_reservations') as batch:
         batch.add_column(sa.Column('extras', sa.Text))

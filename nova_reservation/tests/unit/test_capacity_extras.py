@@ -1,0 +1,101 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+
+"""Where slots fit when they hold classes beyond vCPU, RAM and disk (a
+slot's extras): each node holds only as many as its tree has room for
+beside its base and the promises over the interval.
+"""
+
+import testtools
+
+from nova_reservation import capacity
+from nova_reservation import timeline as timeline_mod
+
+GPU = ('', 'CUSTOM_GPU_A100')
+ONE_GPU = capacity.extras({GPU: 1})
+SMALL = capacity.Resources(1, 512, 1)
+BIG = capacity.Resources(64, 65536, 1000)
+
+
+def gpu_node(name: str, gpus: int, used: int = 0) -> capacity.Host:
+    return capacity.Host(name, BIG, extra_capacity=capacity.extras(
+        {GPU: gpus}), extra_base=capacity.extras({GPU: used}))
+
+
+def promised(node: str, start: float, end: float, gpus: int,
+             slot_id: int = 1, res=capacity.ZERO) -> timeline_mod.Timeline:
+    return timeline_mod.Timeline([capacity.Slot(
+        slot_id, 'r', node, start, end, res,
+        extras=capacity.extras({GPU: gpus}))])
+
+
+class PlanTest(testtools.TestCase):
+
+    def test_a_node_holds_as_many_as_its_gpus_left(self):
+        hosts = [gpu_node('n1', 2, used=1), capacity.Host('n2', BIG)]
+        timelines = {'n1': promised('n1', 0, 10, 1)}
+        # n2 has no GPU at all; n1's second is promised until 10.
+        self.assertIsNone(capacity.plan(hosts, timelines, SMALL, 1, 5, 15,
+                                        extras=ONE_GPU))
+        self.assertEqual(['n1'], capacity.plan(hosts, timelines, SMALL, 1,
+                                               10, 20, extras=ONE_GPU))
+        self.assertIsNone(capacity.plan(hosts, timelines, SMALL, 2, 10, 20,
+                                        extras=ONE_GPU))
+        # Without extras, CPU alone: both nodes, as before.
+        self.assertEqual(2, len(capacity.plan(hosts, timelines, SMALL, 2,
+                                              5, 15)))
+
+    def test_spread_and_affinity_count_the_gpus(self):
+        hosts = [gpu_node('n1', 2), gpu_node('n2', 1)]
+        self.assertEqual(['n1', 'n1', 'n2'], sorted(capacity.plan(
+            hosts, {}, SMALL, 3, 0, 10, extras=ONE_GPU)))
+        self.assertIsNone(capacity.plan(hosts, {}, SMALL, 4, 0, 10,
+                                        extras=ONE_GPU))
+        self.assertEqual(['n1', 'n1'], capacity.plan(
+            hosts, {}, SMALL, 2, 0, 10, affinity=True, extras=ONE_GPU))
+        self.assertIsNone(capacity.plan(hosts, {}, SMALL, 3, 0, 10,
+                                        affinity=True, extras=ONE_GPU))
+        self.assertEqual(['n1', 'n2'], sorted(capacity.plan(
+            hosts, {}, SMALL, 2, 0, 10, affinity=False, extras=ONE_GPU)))
+
+    def test_a_slot_of_gpus_alone_keeps_a_whole_node_lease_off(self):
+        # Bare metal: a slot of no vCPU, RAM or disk, one node's class.
+        hosts = [gpu_node('n1', 1)]
+        timelines = {'n1': promised('n1', 0, 10, 1)}
+        self.assertEqual([], capacity.plan_hosts(hosts, timelines, 5, 15,
+                                                 0, 1))
+        self.assertEqual(['n1'], capacity.plan_hosts(hosts, timelines, 10,
+                                                     15, 1, 1))
+        self.assertIsNone(capacity.plan_whole(hosts, timelines, 5, 15))
+        # A whole node holds its tree too.
+        self.assertEqual([capacity.Placed('n1', BIG, capacity.extras(
+            {GPU: 1}))], capacity.plan_whole(hosts, timelines, 10, 15))
+
+    def test_fits_with_extras_and_without_the_excluded(self):
+        host = gpu_node('n1', 1)
+        timeline = promised('n1', 0, 10, 1, slot_id=7)
+        self.assertFalse(capacity.fits(host, timeline, SMALL, 0, 5,
+                                       extras=ONE_GPU))
+        self.assertTrue(capacity.fits(host, timeline, SMALL, 0, 5,
+                                      exclude=[7], extras=ONE_GPU))
+        self.assertTrue(capacity.fits(host, timeline, SMALL, 0, 5))
+
+    def test_the_earliest_fit_waits_for_a_gpu(self):
+        hosts = [gpu_node('n1', 1), gpu_node('n2', 1, used=1)]
+        timelines = {'n1': promised('n1', 0, 30, 1)}
+        self.assertEqual(30, capacity.earliest_fit(
+            hosts, timelines, SMALL, 0, 10, 100, ONE_GPU))
+        self.assertIsNone(capacity.earliest_fit(
+            hosts, timelines, SMALL, 0, 10, 100,
+            capacity.extras({GPU: 2})))
+        self.assertEqual(0, capacity.earliest_fit(hosts, timelines, SMALL,
+                                                  0, 10, 100))
