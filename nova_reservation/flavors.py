@@ -69,6 +69,11 @@ def asked(resource_request) -> tuple:
             for item in value.split(','):
                 rc, amount = item.split(':')
                 amounts[rc] = amounts.get(rc, 0) + int(amount)
+                if key != 'resources' and (
+                        rc not in capacity.RESOURCE_CLASSES):
+                    # A numbered group may be given a child provider.
+                    conditions.append('%s in request group %s'
+                                      % (item, key[len('resources'):]))
         elif key.startswith(('required', 'root_required')):
             if value.startswith('in:'):
                 conditions.append('any trait of ' + value[3:])
@@ -120,7 +125,8 @@ def need(flavor, volume_backed: bool = False) -> capacity.Need:
     traits asked of the providers of any group are the node's.
     """
     amounts, traits, conditions = asked_of(flavor, volume_backed)
-    return capacity.Need(capacity.need_of(amounts, conditions), traits)
+    resources, extras = capacity.need_of(amounts, conditions)
+    return capacity.Need(resources, traits, extras)
 
 
 def counted(flavor, volume_backed: bool = False) -> capacity.Resources:
@@ -143,6 +149,17 @@ def need_of_request(spec_obj) -> capacity.Resources:
     return capacity.counted(asked(
         scheduler_utils.ResourceRequest.from_request_spec(
             spec_obj, enable_pinning_translate=False))[0])
+
+
+def extras_of_request(spec_obj) -> tuple:
+    """What the server of a scheduler's request asks for of the classes
+    beyond vCPU, RAM and disk (dedicated CPUs as PCPU, as Nova asks for
+    them first), as a slot's extras on its node's own provider.
+    """
+    amounts = asked(scheduler_utils.ResourceRequest.from_request_spec(
+        spec_obj))[0]
+    return capacity.extras({('', rc): n for rc, n in amounts.items()
+                            if rc not in capacity.RESOURCE_CLASSES})
 
 
 def need_finder(ctx) -> Callable:

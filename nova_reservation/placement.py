@@ -52,10 +52,15 @@ def _capacity(inventories: dict) -> capacity.Resources:
 
 
 def _extra(inventories: dict, root: bool) -> dict:
-    """{class: what may be allocated} of a provider's classes that a
-    `capacity.Resources` does not hold (a child's: all of them).
+    """{class: (what may be allocated, (min_unit, max_unit, step_size))}
+    of a provider's classes that a `capacity.Resources` does not hold (a
+    child's: all of them).
     """
-    return {rc: _limit(inventory) for rc, inventory in inventories.items()
+    return {rc: (_limit(inventory),
+                 (inventory.get('min_unit', 1),
+                  inventory.get('max_unit', 2 ** 31 - 1),
+                  inventory.get('step_size', 1)))
+            for rc, inventory in inventories.items()
             if not (root and rc in capacity.RESOURCE_CLASSES)}
 
 
@@ -268,15 +273,31 @@ class Usage:
                 for field in ('capacity', 'used'))
         self.snapshot = (began, used)
 
-    def node(self, uuid: str) -> tuple:
-        """(capacity, used) of the provider `uuid` now (two requests)."""
+    def _now(self, uuid: str) -> tuple:
+        """(inventories, usages) of the provider `uuid` now (two
+        requests).
+        """
         client = self._client()
         inventories = _json(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
         usages = _json(client.get('/resource_providers/%s/usages' % uuid,
                                   version=PLACEMENT_VERSION))['usages']
+        return inventories, usages
+
+    def node(self, uuid: str) -> tuple:
+        """(capacity, used) of the provider `uuid` now."""
+        inventories, usages = self._now(uuid)
         return _capacity(inventories), capacity.counted(usages)
+
+    def extras_now(self, uuid: str) -> dict:
+        """{class: (capacity, used)} of the provider `uuid`'s classes
+        beyond vCPU, RAM and disk, now.
+        """
+        inventories, usages = self._now(uuid)
+        return {rc: (_limit(inventory), usages.get(rc, 0))
+                for rc, inventory in inventories.items()
+                if rc not in capacity.RESOURCE_CLASSES}
 
     def claims(self, consumer: str) -> set:
         """The providers on which `consumer` holds an allocation now."""
@@ -303,9 +324,11 @@ def _tree(root: _Provider, children: Iterable[_Provider],
     """
     limits: dict = {}
     used: dict = {}
+    units = []
     for p, key in [(root, '')] + [(c, c.uuid) for c in children]:
-        for rc, limit in p.extra.items():
+        for rc, (limit, bounds) in p.extra.items():
             limits[(key, rc)] = limit
+            units.append(((key, rc), bounds))
         for uuid, consumer in p.consumers.items():
             if uuid in apart:
                 continue
@@ -314,6 +337,7 @@ def _tree(root: _Provider, children: Iterable[_Provider],
                     used[(key, rc)] = used.get((key, rc), 0) + n
     return dict(extra_capacity=capacity.extras(limits),
                 extra_base=capacity.extras(used),
+                extra_units=tuple(sorted(units)),
                 child_traits=tuple((c.uuid, c.traits) for c in children))
 
 

@@ -225,7 +225,8 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
                           % flavor_id)
         return plan_request.ReservationRequest(
             resource_type=kind, count=amount, need=need.resources,
-            traits=need.traits, affinity=affinity, flavor_id=flavor_id)
+            traits=need.traits, extras=need.extras, affinity=affinity,
+            flavor_id=flavor_id)
     if value.get('resource_properties') not in (None, '', '[]'):
         raise Invalid(prefix + 'resource_properties', 'is not supported '
                       'for virtual:instance; leave it empty')

@@ -19,6 +19,7 @@ slots fit over an interval (`fit`), and when (`search`).  Its users name
 them from here; one server on a node's provider tree is `tree`'s.
 """
 
+from nova_reservation.capacity.amounts import absent  # noqa: F401
 from nova_reservation.capacity.amounts import assures  # noqa: F401
 from nova_reservation.capacity.amounts import counted  # noqa: F401
 from nova_reservation.capacity.amounts import extra_count  # noqa: F401
@@ -27,6 +28,8 @@ from nova_reservation.capacity.amounts import extras  # noqa: F401
 from nova_reservation.capacity.amounts import extras_scaled  # noqa: F401
 from nova_reservation.capacity.amounts import extras_short  # noqa: F401
 from nova_reservation.capacity.amounts import extras_sum  # noqa: F401
+from nova_reservation.capacity.amounts import extras_text  # noqa: F401
+from nova_reservation.capacity.amounts import extras_within  # noqa: F401
 from nova_reservation.capacity.amounts import FOREVER  # noqa: F401
 from nova_reservation.capacity.amounts import has_traits  # noqa: F401
 from nova_reservation.capacity.amounts import Host  # noqa: F401
@@ -45,6 +48,7 @@ from nova_reservation.capacity.amounts import used_share  # noqa: F401
 from nova_reservation.capacity.amounts import ZERO  # noqa: F401
 from nova_reservation.capacity.fit import _score  # noqa: F401
 from nova_reservation.capacity.fit import fits  # noqa: F401
+from nova_reservation.capacity.fit import fits_for_good  # noqa: F401
 from nova_reservation.capacity.fit import free_counts  # noqa: F401
 from nova_reservation.capacity.fit import held_until  # noqa: F401
 from nova_reservation.capacity.fit import how_many  # noqa: F401

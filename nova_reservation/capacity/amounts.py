@@ -90,6 +90,33 @@ def extras_scaled(value: tuple, factor: float) -> tuple:
     return extras({key: n * factor for key, n in value})
 
 
+def extras_within(need: tuple, held: tuple) -> bool:
+    """Whether a slot holding extras `held` has all of `need`."""
+    have = dict(held)
+    return all(n <= have.get(key, 0) for key, n in need)
+
+
+def extras_text(value: tuple) -> str:
+    """Extras as a refusal names them ("CUSTOM_GPU_A100:2, ...")."""
+    return ', '.join('%s:%g' % (rc if not provider else
+                                '%s of %s' % (rc, provider), n)
+                     for (provider, rc), n in value)
+
+
+def absent(hosts: Iterable['Host'], need: tuple) -> str:
+    """What a refusal says of the classes of extras `need` that none of
+    `hosts` has ('' if each has some).
+    """
+    found = sorted(rc for key, rc in (k for k, _ in need)
+                   if not any(dict(h.extra_capacity).get((key, rc))
+                              for h in hosts))
+    if not found:
+        return ''
+    return ('no node that may hold it has %s on its own provider (a class '
+            'of a child provider, such as a physical GPU\'s VGPU, is not '
+            'held yet)' % ', '.join(found))
+
+
 def extras_short(used: Mapping[tuple, float], need: tuple,
                  limits: Mapping[tuple, float]) -> Optional[tuple]:
     """The first (provider, class) of `need` that does not fit in
@@ -136,6 +163,8 @@ class Host:
     # ''), and what servers outside the ledger use of them.
     extra_capacity: tuple = NO_EXTRAS
     extra_base: tuple = NO_EXTRAS
+    # (((provider, class), (min_unit, max_unit, step_size)), ...).
+    extra_units: tuple = ()
     # ((child provider uuid, its traits), ...): the traits of the
     # providers below the root.
     child_traits: tuple = ()
@@ -192,7 +221,15 @@ def takes(host: Host, need: Resources) -> bool:
 
 def may_hold(host: Host, need: Need) -> bool:
     """Whether `host` may hold slots of `need`, room aside."""
-    return has_traits(host, need.traits) and takes(host, need.resources)
+    if not (has_traits(host, need.traits) and
+            takes(host, need.resources)):
+        return False
+    bounds = dict(host.extra_units)
+    for key, n in need.extras:
+        low, high, step = bounds.get(key, (1, 2 ** 31 - 1, 1))
+        if not (low <= n <= high and n % step == 0):
+            return False
+    return True
 
 
 def assures(held: Iterable[str], asked: Iterable[str]) -> bool:
@@ -215,20 +252,21 @@ def counted(asked: Mapping[str, float]) -> Resources:
 
 
 def need_of(asked: Mapping[str, float],
-            conditions: Sequence[str] = ()) -> Resources:
-    """What a server takes, or `Uncounted` naming what a slot of the ledger
-    cannot hold: a resource class it does not count, or `conditions` the
-    ledger does not check when it places a slot (devices, providers other
+            conditions: Sequence[str] = ()) -> tuple:
+    """(Resources, extras) of what a server takes, its classes beyond
+    `Resources` from its node's own provider (provider ''), or `Uncounted`
+    naming the `conditions` the ledger does not check when it places a
+    slot (devices, classes of numbered request groups, providers other
     than the node's).
     """
-    beyond = ['%s:%g' % (rc, n) for rc, n in sorted(asked.items())
-              if rc not in RESOURCE_CLASSES and n]
-    beyond.extend(conditions)
-    if beyond:
+    if conditions:
         raise Uncounted('asks for %s, which a lease cannot hold (a slot '
-                        'holds %s)' % (', '.join(beyond),
-                                       ', '.join(RESOURCE_CLASSES)))
-    return counted(asked)
+                        'holds classes of its node\'s own provider, asked '
+                        'for outside of numbered request groups)'
+                        % ', '.join(conditions))
+    return counted(asked), extras({
+        ('', rc): n for rc, n in asked.items()
+        if rc not in RESOURCE_CLASSES})
 
 
 class Uncounted(ValueError):

@@ -49,6 +49,20 @@ def fits(host: Host, timeline: Optional['Timeline'], need: Resources,
         host, timeline, start, end, exclude), extras) >= 1
 
 
+def fits_for_good(host: Host, timeline: Optional['Timeline'],
+                  need: Resources, now: float,
+                  extras: tuple = NO_EXTRAS) -> bool:
+    """Whether an ordinary server (no end) of `need` and `extras` fits on
+    `host` from `now` on beside what the ledger promised, as the filter
+    judges it: its extras only where some of the class is promised (the
+    rest is Placement's to judge).
+    """
+    promised = timeline.peak_extras_after(now) if timeline and extras \
+        else {}
+    return fits(host, timeline, need, now, FOREVER, extras=tuple(
+        (key, n) for key, n in extras if promised.get(key)))
+
+
 def _extra_room(host: Host, timeline: Optional['Timeline'], start: float,
                 end: float, exclude: Iterable[int] = ()) -> dict:
     return extra_room(host, timeline.peak_extras(start, end, exclude)
@@ -210,11 +224,12 @@ def how_many(room: Resources, need: Resources) -> int:
 
 
 def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
-                start: float, end: float) -> list:
-    """[(t, count)]: how many slots of `need` the nodes hold from each t
-    on (until the next t, or `end`), each node's room counted on its own
-    (slots are not split across nodes).  Merged where the count does
-    not change.
+                start: float, end: float,
+                extras: tuple = NO_EXTRAS) -> list:
+    """[(t, count)]: how many slots of `need` (and `extras`) the nodes
+    hold from each t on (until the next t, or `end`), each node's room
+    counted on its own (slots are not split across nodes).  Merged where
+    the count does not change.
     """
     deltas: dict = {}
     for h in hosts:
@@ -222,8 +237,18 @@ def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
         steps = (timeline.levels(start, end) if timeline is not None
                  else [(start, ZERO)])
         before = 0
-        for t, usage in steps:
-            count = how_many(h.capacity - h.base - usage, need)
+        for i, (t, usage) in enumerate(steps):
+            room = h.capacity - h.base - usage
+            if extras:
+                # The usage of a step holds until the next; a slot of no
+                # vCPU, RAM or disk (bare metal) counts by its extras.
+                until = steps[i + 1][0] if i + 1 < len(steps) else end
+                count = int(min(
+                    _score(room, need) if need.fits_in(room) else 0,
+                    extra_count(_extra_room(h, timeline, t, until),
+                                extras)))
+            else:
+                count = how_many(room, need)
             if count != before:
                 deltas[t] = deltas.get(t, 0) + count - before
                 before = count

@@ -12,6 +12,7 @@
 
 """ReservationFilter: the scheduler's time-aware view of the ledger."""
 
+import functools
 import time
 from typing import Callable, Optional
 
@@ -150,7 +151,11 @@ class ReservationFilter(filters.BaseHostFilter):
         request to the next while neither changes.
         """
         need = need_v, need_m, need_d = flavors.need_of_request(spec_obj)
-        peaks = view.peaks_after(self.clock())
+        now = self.clock()
+        peaks = view.peaks_after(now)
+        # What it asks beyond vCPU, RAM and disk (a GPU): rare, and
+        # checked first on the nodes that promise some of it.
+        wanted = flavors.extras_of_request(spec_obj)
         table, rooms = self._rooms
         if table is not peaks:
             rooms = {}
@@ -169,6 +174,12 @@ class ReservationFilter(filters.BaseHostFilter):
                     host_state, freepool, verdicts, enrolled):
                 continue
             name = host_state.nodename
+            if wanted and not extras_fit(
+                    view.timelines.get(name), wanted, now,
+                    functools.partial(self._extras_now, host_state.uuid)):
+                LOG.debug('ReservationFilter: %s would take %s promised to '
+                          'a lease', name, capacity.extras_text(wanted))
+                continue
             room = rooms.get(name)
             # Inline, not calls: this is the scheduler's hottest loop.
             if room is None or room is not UNLIMITED and not (
@@ -242,6 +253,19 @@ class ReservationFilter(filters.BaseHostFilter):
             self._placed = (peaks, used, rooms)
         return used, rooms
 
+    def _extras_now(self, uuid: str) -> dict:
+        """`placement.Usage.extras_now` of a node; nothing (so no room
+        for what is promised) without a usage view or an answer.
+        """
+        if self.usage is None:
+            return {}
+        try:
+            return self.usage.extras_now(uuid)
+        except Exception as e:   # Placement's failures are many
+            LOG.warning('ReservationFilter: no count of node %s from '
+                        'Placement: %s', uuid, e)
+            return {}
+
     def _preemptible(self, view: ledger_mod.View, spec_obj,
                      host_states) -> list:
         """The hosts where a preemptible boot takes only what the ledger
@@ -285,6 +309,29 @@ def is_preemptible(spec_obj) -> bool:
     if isinstance(value, list):
         value = value[0] if len(value) == 1 else None
     return str(value).lower() == 'true'
+
+
+def extras_fit(timeline, wanted: tuple, now: float,
+               counts: Callable[[], dict]) -> bool:
+    """Whether a boot that asks for extras `wanted` leaves a node's
+    promised extras room from `now` on, on Placement's count now
+    (`counts()`: {class: (capacity, used)} of the node, read only where
+    some of `wanted` is promised). What lease servers use counts in
+    Placement's and in the promise: it errs on the side of keeping
+    ordinary boots off.
+    """
+    if timeline is None:
+        return True
+    promised = timeline.peak_extras_after(now)
+    found = None
+    for (provider, rc), n in wanted:
+        held = promised.get((provider, rc))
+        if held:
+            found = counts() if found is None else found
+            total, used = found.get(rc, (0, 0))
+            if n > total - used - held:
+                return False
+    return True
 
 
 def _fits_placed(placed: tuple, host_state, peak: tuple, need: tuple,

@@ -122,6 +122,7 @@ class Boots(into.IntoReservations):
                             'availability_zone', 'a preemptible boot can '
                             'not force a host: the scheduler keeps it off '
                             'what running leases and servers need')
+                    self._check_preemptible(server, found)
                     return self._boot_preemptible(req, ctx, server, hints,
                                                   body, preempt)
                 if forced:
@@ -227,6 +228,20 @@ class Boots(into.IntoReservations):
                           lease_id)
         return resp
 
+    @staticmethod
+    def _check_preemptible(server: dict, found) -> None:
+        """InvalidParam naming flavorRef if a preemptible server of the
+        boot's flavor would ask for classes a lease's slot holds beyond
+        vCPU, RAM and disk: the engine moves preemptible servers off by
+        those three alone.
+        """
+        extras = params.extras(server, found)
+        if extras:
+            raise params.InvalidParam(
+                'flavorRef', 'the flavor asks for %s, which a preemptible '
+                'server can not take: it yields vCPU, RAM and disk to '
+                'leases, not these' % capacity.extras_text(extras))
+
     def _boot_preemptible(self, req: webob.Request, ctx, server: dict,
                           hints: dict, body: dict,
                           preempt: params.PreemptibleRequest):
@@ -290,7 +305,8 @@ class Boots(into.IntoReservations):
             values, [plan_request.ReservationRequest(
                 resource_type=resource_types.SERVER, count=count,
                 need=need.resources, traits=need.traits,
-                flavor_id=flavor.flavorid, flavor_name=flavor.name,
+                extras=need.extras, flavor_id=flavor.flavorid,
+                flavor_name=flavor.name,
                 affinity=affinity)],
             list(lease.occurrences) if lease.occurrences else None,
             token=lease.client_token, digest=digest, servers=True)
@@ -369,7 +385,10 @@ class Boots(into.IntoReservations):
             raise lease_service.Refused(
                 409, 'availability_zone: %s is reservable: only its leases '
                 'boot there' % where)
-        if not self.planner.fits_for_good(nodes, need):
+        extras = params.extras(server, found)
+        if not self.planner.fits_for_good(nodes, need, extras):
             raise lease_service.Refused(
                 409, 'availability_zone: %s has no room for %s that no '
-                'lease has been promised' % (where, need.describe()))
+                'lease has been promised' % (where, need.describe() + (
+                    ' and ' + capacity.extras_text(extras)
+                    if extras else '')))

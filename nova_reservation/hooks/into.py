@@ -176,6 +176,13 @@ class IntoReservations:
                     'flavorRef', 'the flavor (%s) is larger than the '
                     'reserved slots (%s)' % (need.resources.describe(),
                                              slot.describe()))
+            held = plan_request.extras_of(res)
+            if not capacity.extras_within(need.extras, held):
+                raise params.InvalidParam(
+                    'flavorRef', 'the flavor asks for %s; the reserved '
+                    'slots hold %s' % (capacity.extras_text(need.extras),
+                                       capacity.extras_text(held) or
+                                       'none of it'))
             placed_for = plan_request.traits_of(res)
             if not capacity.assures(placed_for, need.traits):
                 raise params.InvalidParam(
@@ -229,6 +236,8 @@ class IntoReservations:
                        db_api.utcnow())
                    if need.resources.fits_in(capacity.Resources(
                        res.vcpus, res.memory_mb, res.disk_gb)) and
+                   capacity.extras_within(need.extras,
+                                          plan_request.extras_of(res)) and
                    capacity.assures(plan_request.traits_of(res),
                                     need.traits) and
                    self._allowed(ctx, res)}

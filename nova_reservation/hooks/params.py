@@ -256,6 +256,17 @@ def need(server: dict, found) -> capacity.Need:
     return _of_flavor(server, found, flavors.need)
 
 
+def extras(server: dict, found) -> tuple:
+    """What a server of the boot asks for of the classes a slot holds
+    beyond vCPU, RAM and disk (`capacity.extras`); none for a flavor
+    whose servers no slot can hold.
+    """
+    try:
+        return need(server, found).extras
+    except InvalidParam:
+        return capacity.NO_EXTRAS
+
+
 def counted_need(server: dict, found) -> capacity.Resources:
     """What a server of the boot takes of the classes the ledger counts
     (an ordinary boot may ask for more), or InvalidParam naming flavorRef

@@ -81,7 +81,7 @@ def pools_for(pools: tuple, req: ReservationRequest) -> tuple:
     """
     shared, reservable = within(pools, req.nodes)
     if req.resource_type in resource_types.SHARED_POOL:
-        need = capacity.Need(req.need, req.traits)
+        need = capacity.Need(req.need, req.traits, req.extras)
         shared = [h for h in shared if capacity.may_hold(h, need)]
     return shared, reservable
 
@@ -329,7 +329,9 @@ class Planner:
             message += '; the earliest start that fits is %s UTC' % when
         else:
             message += '; no start up to %s UTC fits' % when_text(horizon)
-        return NoCapacity(message, when)
+        if req.resource_type in resource_types.SHARED_POOL and req.extras:
+            message += '; ' + capacity.absent(eligible[0], req.extras)
+        return NoCapacity(message.rstrip('; '), when)
 
     def windows(self, req: ReservationRequest, after: datetime.datetime,
                 before: datetime.datetime, duration: float,
@@ -381,7 +383,7 @@ class Planner:
             'reservations': view.reservations,
             'free': {name: capacity.free_counts(
                 [h for h in shared if capacity.may_hold(h, need)],
-                timelines, need.resources, start, end)
+                timelines, need.resources, start, end, need.extras)
                 for name, need in needs.items()}}
 
     def yielding(self, uuids: Iterable[str]) -> tuple:
@@ -432,17 +434,17 @@ class Planner:
         return (info is not None and
                 info.resource_type in resource_types.SHARED_POOL)
 
-    def fits_for_good(self, nodes: Iterable[str],
-                      need: capacity.Resources) -> bool:
-        """Whether each of `nodes` can take `need` from now on for good
-        (an ordinary server) without what the ledger promised to leases.
+    def fits_for_good(self, nodes: Iterable[str], need: capacity.Resources,
+                      extras: tuple = capacity.NO_EXTRAS) -> bool:
+        """Whether each of `nodes` can take `need` (and `extras`) from now
+        on for good (an ordinary server) without what the ledger promised.
         """
         self.ledger.refresh()
         now = self.clock()
         for fresh in (False, True):
             hosts = {h.node: h for h in self.nodes.hosts(self.client, fresh)}
-            if all(n in hosts and capacity.fits(
+            if all(n in hosts and capacity.fits_for_good(
                     hosts[n], self.ledger.timelines.get(n), need, now,
-                    capacity.FOREVER) for n in nodes):
+                    extras) for n in nodes):
                 return True
         return False

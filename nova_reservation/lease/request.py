@@ -79,9 +79,11 @@ class ReservationRequest:
             return '%d floating IP(s) of network %s%s' % (
                 self.count, self.network_id, ' (%s among them)' % ', '.join(
                     self.addresses) if self.addresses else '')
-        return '%d x %s (%s each%s)' % (
+        return '%d x %s (%s%s each%s)' % (
             self.count, self.flavor_name or self.flavor_id or
             self.resource_type, self.need.describe(),
+            ' and ' + capacity.extras_text(self.extras)
+            if self.extras else '',
             ', on nodes with traits %s' % ','.join(self.traits)
             if self.traits else '')
 
@@ -126,7 +128,7 @@ def request_of(res) -> ReservationRequest:
         need=None if host else capacity.Resources(
             res.vcpus, res.memory_mb, res.disk_gb),
         traits=traits_of(res),
-        extras=db_ledger.extras_value(res.extras),
+        extras=extras_of(res),
         affinity=res.affinity, flavor_id=res.flavor_id,
         hypervisor_properties=res.hypervisor_properties or '',
         resource_properties=res.resource_properties or '',
@@ -143,6 +145,11 @@ def request_of(res) -> ReservationRequest:
 def traits_of(res) -> tuple:
     """The traits a reservation row's slots were placed for."""
     return tuple(res.traits.split(',')) if res.traits else ()
+
+
+def extras_of(res) -> tuple:
+    """What each slot of a reservation row holds beyond its three sizes."""
+    return db_ledger.extras_value(res.extras)
 
 
 def reservation_row(lease, req: ReservationRequest) -> dict:

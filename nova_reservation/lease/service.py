@@ -323,7 +323,7 @@ def waiting_cell(reservation_id: str) -> str:
     res = db_leases.reservation(store, reservation_id)
     lease = db_leases.get(store, res.lease_id)
     req = request_of(res)
-    need = capacity.Need(req.need, req.traits)
+    need = capacity.Need(req.need, req.traits, req.extras)
     planner = write.shared()
     planner.ledger.refresh()
     start, end = (ledger_mod.to_epoch(lease.start_at),
@@ -340,7 +340,8 @@ def waiting_cell(reservation_id: str) -> str:
         hosts = [h for h in shared
                  if h.node in nodes and capacity.may_hold(h, need)]
         held = min(count for _, count in capacity.free_counts(
-            hosts, planner.ledger.timelines, req.need, start, end))
+            hosts, planner.ledger.timelines, req.need, start, end,
+            req.extras))
         rank = (held, len(hosts), -index)
         if best is None or rank > best[0]:
             best = (rank, cell.uuid)

@@ -327,6 +327,7 @@ def _growth(lease, entries: list) -> tuple:
             need=capacity.Resources(shaped['vcpus'], shaped['memory_mb'],
                                     shaped['disk_gb']),
             traits=plan_request.traits_of(res),
+            extras=plan_request.extras_of(res),
             # Extra slots are placed as before: anywhere they fit.
             affinity=shaped['affinity'] if shape else None,
             hypervisor_properties=shaped['hypervisor_properties'] or '',

@@ -11,11 +11,15 @@
 #    under the License.
 
 """What a server of a flavor takes is what Nova asks Placement for: a
-lease's slot holds VCPU, MEMORY_MB and DISK_GB, so a flavor that asks for
-more (GPUs, vGPUs, dedicated CPUs, PCI devices) is refused by name on
-every road into the ledger, never accepted and broken at its start, while
-an override of a standard class counts as Nova asks it, and the traits it
-asks for choose the nodes of its slots as Placement chooses its servers'.
+lease's slot holds VCPU, MEMORY_MB and DISK_GB and the other classes of
+its node's own provider, so a flavor that asks for a class no node has
+there is refused by name (a 409), one that asks for what a slot can not
+hold (devices outside of Placement, numbered request groups) with a 400,
+on every road into the ledger, never accepted and broken at its start,
+while an override of a standard class counts as Nova asks it, and the
+traits it asks for choose the nodes of its slots as Placement chooses its
+servers'. Leases of such a class where a node has it:
+``test_gpu_leases``.
 """
 
 import urllib.parse
@@ -24,14 +28,20 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
-# {flavor id: (its extra specs, what a refusal names)}.
+# {flavor id: (its extra specs, what a refusal names)}: what no slot holds
+# (a 400).
 BEYOND = {
-    'g1.a100': ({'resources:CUSTOM_GPU_A100': '1'}, 'CUSTOM_GPU_A100:1'),
-    'g1.vgpu': ({'resources:VGPU': '1'}, 'VGPU:1'),
-    'c1.dedicated': ({'hw:cpu_policy': 'dedicated'}, 'PCPU:1'),
     'pci': ({'pci_passthrough:alias': 'a100:2'}, 'PCI devices a100:2'),
     'isolated': ({'resources1:VGPU': '1', 'resources2:VGPU': '1',
-                  'group_policy': 'isolate'}, 'VGPU:2'),
+                  'group_policy': 'isolate'},
+                 'VGPU:1 in request group 1, VGPU:1 in request group 2'),
+}
+# What a slot holds where a node has it on its own provider, and no node
+# here has (a 409).
+ABSENT = {
+    'g1.a100': ({'resources:CUSTOM_GPU_A100': '1'}, 'CUSTOM_GPU_A100'),
+    'g1.vgpu': ({'resources:VGPU': '1'}, 'VGPU'),
+    'c1.dedicated': ({'hw:cpu_policy': 'dedicated'}, 'PCPU'),
 }
 # 100 vCPUs as a flavor (a node has 64 at Nova's ratio of 4), one as
 # Placement is asked: `resources:VCPU` overrides the flavor's vcpus.
@@ -42,7 +52,8 @@ class ResourceClassTest(base.BootTestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        for flavor_id, (specs, _) in BEYOND.items():
+        for flavor_id, (specs, _) in list(BEYOND.items()) + list(
+                ABSENT.items()):
             self._flavor(flavor_id, 1, 512, specs)
         self._flavor(OVERRIDE, 100, 4096, {'resources:VCPU': '1'},
                      **{'OS-FLV-EXT-DATA:ephemeral': 1, 'swap': 512})
@@ -56,25 +67,38 @@ class ResourceClassTest(base.BootTestCase):
 
     def _refusal(self, flavor_id: str) -> str:
         return ('flavor %s asks for %s, which a lease cannot hold (a slot '
-                'holds VCPU, MEMORY_MB, DISK_GB)'
+                "holds classes of its node's own provider, asked for "
+                'outside of numbered request groups)'
                 % (flavor_id, BEYOND[flavor_id][1]))
+
+    @staticmethod
+    def _absent(flavor_id: str) -> str:
+        return ('no node that may hold it has %s on its own provider'
+                % ABSENT[flavor_id][1])
 
     def assert_nothing_written(self) -> None:
         self.assertEqual([], self.leases())
         self.assertEqual([], self.api.get_servers())
 
+    def post_lease(self, flavor_id: str):
+        return self.rsv('POST', '/leases', {
+            'name': 'l', 'start_date': base.soon(3600),
+            'end_date': base.soon(7200), 'reservations': [{
+                'resource_type': 'flavor:instance', 'flavor_id': flavor_id,
+                'amount': 1, 'affinity': 'None'}]})
+
     def test_a_lease_of_a_flavor_asking_more_is_refused_by_name(self):
         for flavor_id in BEYOND:
-            resp = self.rsv('POST', '/leases', {
-                'name': 'l', 'start_date': base.soon(3600),
-                'end_date': base.soon(7200), 'reservations': [{
-                    'resource_type': 'flavor:instance',
-                    'flavor_id': flavor_id, 'amount': 1,
-                    'affinity': 'None'}]})
+            resp = self.post_lease(flavor_id)
             self.assertEqual(400, resp.status_code, resp.text)
             self.assertEqual('reservations[0].flavor_id: '
                              + self._refusal(flavor_id),
                              resp.json()['error_message'])
+        for flavor_id in ABSENT:
+            resp = self.post_lease(flavor_id)
+            self.assertEqual(409, resp.status_code, resp.text)
+            self.assertIn(self._absent(flavor_id),
+                          resp.json()['error_message'])
         self.assert_nothing_written()
 
     def test_a_boot_lease_of_a_flavor_asking_more_is_refused_by_name(self):
@@ -84,23 +108,41 @@ class ResourceClassTest(base.BootTestCase):
             self.assertEqual(400, resp.status, resp.content)
             self.assertEqual('flavorRef: ' + self._refusal(flavor_id),
                              resp.body['badRequest']['message'])
+        for flavor_id in ABSENT:
+            resp = self.boot(base.params(base.when(60), base.when(120)),
+                             flavor=flavor_id)
+            self.assertEqual(409, resp.status, resp.content)
+            self.assertIn(self._absent(flavor_id),
+                          resp.body['conflictingRequest']['message'])
         self.assert_nothing_written()
 
     def test_a_boot_into_a_slot_asking_more_is_refused(self):
         rid = self.running_lease(1)
         resp = self.boot_into(rid, flavor='g1.a100')
         self.assertEqual(400, resp.status, resp.content)
-        self.assertEqual('flavorRef: ' + self._refusal('g1.a100'),
+        self.assertEqual('flavorRef: the flavor asks for CUSTOM_GPU_A100:1; '
+                         'the reserved slots hold none of it',
+                         resp.body['badRequest']['message'])
+        resp = self.boot_into(rid, flavor='pci')
+        self.assertEqual(400, resp.status, resp.content)
+        self.assertEqual('flavorRef: ' + self._refusal('pci'),
                          resp.body['badRequest']['message'])
         self.assertEqual({}, self.bound(rid))
         self.assertEqual([], self.api.get_servers())
 
     def test_the_availability_search_refuses_it_by_name(self):
         resp = self.rsv('GET', '/availability?' + urllib.parse.urlencode(
-            dict(flavor_id='g1.vgpu', amount=1, duration='1h')))
+            dict(flavor_id='isolated', amount=1, duration='1h')))
         self.assertEqual(400, resp.status_code, resp.text)
-        self.assertIn('flavor_id: ' + self._refusal('g1.vgpu'),
+        self.assertIn('flavor_id: ' + self._refusal('isolated'),
                       resp.json()['error_message'])
+        # A class no node has: no window, ever.
+        resp = self.rsv('GET', '/availability?' + urllib.parse.urlencode(
+            dict(flavor_id='g1.vgpu', amount=1, duration='1h')))
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assertEqual((None, []), (
+            resp.json()['availability']['earliest_start'],
+            resp.json()['availability']['windows']))
 
     def test_the_calendar_counts_no_free_gpu(self):
         resp = self.rsv('GET', '/ledger')
@@ -108,6 +150,7 @@ class ResourceClassTest(base.BootTestCase):
         free = {f['flavor_id']: f for f in resp.json()['ledger']['free']}
         self.assertIn(base.ONE_PER_NODE, free)
         self.assertEqual(set(), set(BEYOND) & set(free))
+        self.assertEqual({0}, {free[f]['steps'][0]['count'] for f in ABSENT})
         # The override's server takes one vCPU and 4 GB: one a node.
         self.assertEqual(1, free[OVERRIDE]['vcpus'])
         self.assertEqual(2, free[OVERRIDE]['steps'][0]['count'])

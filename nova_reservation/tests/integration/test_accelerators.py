@@ -14,19 +14,23 @@
 mechanisms (``tools/localcloud up --accelerators``): compute1 two physical
 GPUs of VGPU on child providers, compute2 CUSTOM_GPU_A100 from a provider
 config file, compute3 dedicated CPUs (PCPU). An ordinary boot of each
-flavor lands where Placement has its device; a lease of it is refused by
-name (a slot holds VCPU, MEMORY_MB and DISK_GB), never accepted and left
-to find no device at its start; a lease of a flavor that only requires
-a node's trait is placed on that node, and its server booted there.
+flavor lands where Placement has its device; a lease of a class of a
+node's own provider (the A100s, PCPU) is placed on that node beside what
+ordinary servers use and never past it, and its server booted there with
+its device; a lease of a child provider's class (VGPU) is refused by
+name, never accepted and left to find no device at its start; a lease of
+a flavor that only requires a node's trait is placed on that node, and
+its server booted there.
 """
 
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 
-# flavor: (the node that has its device, its resource class).
-DEVICES = {'g1.vgpu': ('compute1', 'VGPU'),
-           'g1.a100': ('compute2', 'CUSTOM_GPU_A100'),
-           'c1.dedicated': ('compute3', 'PCPU')}
+# flavor: (the node that has its device, its resource class, how many
+# servers of it the node holds).
+DEVICES = {'g1.vgpu': ('compute1', 'VGPU', 8),
+           'g1.a100': ('compute2', 'CUSTOM_GPU_A100', 2),
+           'c1.dedicated': ('compute3', 'PCPU', 2)}
 
 
 class AcceleratorTest(base.BlazarCLI):
@@ -42,12 +46,20 @@ class AcceleratorTest(base.BlazarCLI):
             cloud.url('placement'), uuid), headers=headers).json()['name']:
             allocation['resources'] for uuid, allocation in found.items()}
 
-    def test_each_device_is_booted_where_it_is_and_never_leased(self):
+    def lease_cli(self, name: str, flavor_id: str, amount: int):
+        return self.run_cli(
+            'alice', 'openstack', 'reservation', 'lease', 'create',
+            '--start-date', base.minutes(60), '--end-date',
+            base.minutes(120), '--reservation',
+            'resource_type=flavor:instance,flavor_id=%s,amount=%d'
+            % (flavor_id, amount), name, '-f', 'json', check=False)
+
+    def test_each_device_is_booted_where_it_is_and_leased_there(self):
         flavors = {f['name']: f['id'] for f in self.rest(
             cloud.url('nova') + '/flavors')['flavors']}
         self.assertLessEqual(set(DEVICES), set(flavors),
                              'tools/localcloud up --accelerators')
-        for flavor, (node, rc) in DEVICES.items():
+        for flavor, (node, rc, holds) in DEVICES.items():
             name = '%s-%s' % (flavor, self.suffix)
             server_id, = self.boot('alice', name, flavor)
             server = self.settled(server_id)
@@ -64,27 +76,40 @@ class AcceleratorTest(base.BlazarCLI):
                 self.assertEqual(1 if rc != 'PCPU' else 2, used[node][rc])
             flavor_id = flavors[flavor]
             lease = 'lease-' + name
-            done = self.run_cli(
-                'alice', 'openstack', 'reservation', 'lease', 'create',
-                '--start-date', base.minutes(60), '--end-date',
-                base.minutes(120), '--reservation',
-                'resource_type=flavor:instance,flavor_id=%s,amount=1'
-                % flavor_id, lease, check=False)
-            self.assert_lease_refused(
-                done, 'reservations[0].flavor_id', 'flavor %s asks for %s:'
-                % (flavor_id, rc), 'which a lease cannot hold')
-            self.assert_nothing_written(lease)
-            # A boot with lease_params: a 400 naming flavorRef.
-            boot = 'leased-' + name
-            done = self.run_cli(
-                'alice', 'nova', 'boot', '--flavor', flavor, '--image',
-                'cirros', '--nic', 'none', '--hint',
-                'lease_params=' + base.lease_params(
-                    boot, base.utc(3600), base.utc(7200)), boot,
-                check=False)
-            self.assert_refused(done, '400', 'flavorRef: flavor %s asks '
-                                'for %s:' % (flavor_id, rc))
-            self.assert_nothing_written(boot)
+            if rc == 'VGPU':
+                done = self.lease_cli(lease, flavor_id, 1)
+                self.assert_lease_refused(
+                    done, 'no node that may hold it has VGPU on its own '
+                    'provider')
+                self.assert_nothing_written(lease)
+                # A boot with lease_params: a 409 naming it too.
+                boot = 'leased-' + name
+                done = self.run_cli(
+                    'alice', 'nova', 'boot', '--flavor', flavor, '--image',
+                    'cirros', '--nic', 'none', '--hint',
+                    'lease_params=' + base.lease_params(
+                        boot, base.utc(3600), base.utc(7200)), boot,
+                    check=False)
+                self.assert_refused(done, '409', 'no node that may hold it '
+                                    'has VGPU')
+                self.assert_nothing_written(boot)
+                continue
+            # The rest of the node's devices, beside the ordinary server:
+            # all of them, and not one more.
+            done = self.lease_cli(lease + '-more', flavor_id, holds)
+            self.assert_lease_refused(done, 'Not enough capacity',
+                                      '%s:' % rc)
+            self.assert_nothing_written(lease + '-more')
+            done = self.lease_cli(lease, flavor_id, holds - 1)
+            self.assertEqual(0, done.returncode, done.stderr)
+            lease_id = base.parse_json(done.stdout)['id']
+            self.addCleanup(self.delete_lease, lease_id)
+            self.assertEqual([(node, rc)] * (holds - 1), [
+                (row['node'], rc) for row in self.store(
+                    'SELECT a.node, a.extras FROM rsv_allocations a JOIN '
+                    'rsv_reservations r ON a.reservation_id = r.id WHERE '
+                    'r.lease_id = %s AND a.deleted = 0', lease_id)
+                if rc in row['extras']])
 
     def test_a_lease_of_a_node_s_trait_is_placed_and_booted_there(self):
         # compute2 has the trait CUSTOM_GPU_A100 from its provider config
@@ -99,25 +124,40 @@ class AcceleratorTest(base.BlazarCLI):
         admin.post('%s/flavors/%s/os-extra_specs' % (
             cloud.url('nova'), flavor['id']), json={'extra_specs': {
                 'trait:CUSTOM_GPU_A100': 'required'}})
+        self.booted_into_a_lease('trait-' + self.suffix, flavor['id'],
+                                 flavor_name, 'compute2')
+
+    def test_a_lease_of_a_gpu_is_booted_with_its_gpu(self):
+        flavors = {f['name']: f['id'] for f in self.rest(
+            cloud.url('nova') + '/flavors')['flavors']}
+        server_id = self.booted_into_a_lease(
+            'gpu-' + self.suffix, flavors['g1.a100'], 'g1.a100', 'compute2')
+        self.assertEqual(1, self.allocations(server_id)['compute2'][
+            'CUSTOM_GPU_A100'])
+
+    def booted_into_a_lease(self, name: str, flavor_id: str,
+                            flavor_name: str, node: str) -> str:
+        """A server booted into a lease of one server of the flavor that
+        starts at once, its slot and its server on `node`: its id.
+        """
         resp = base.CLOUD.session('alice').post(base.LEASES, json={
-            'name': 'trait-' + self.suffix, 'start_date': base.utc(5),
+            'name': name, 'start_date': base.utc(5),
             'end_date': base.utc(900), 'reservations': [{
-                'resource_type': 'flavor:instance',
-                'flavor_id': flavor['id'], 'amount': 1,
-                'affinity': 'None'}]}, raise_exc=False)
+                'resource_type': 'flavor:instance', 'flavor_id': flavor_id,
+                'amount': 1, 'affinity': 'None'}]}, raise_exc=False)
         self.assertEqual(201, resp.status_code, resp.text)
         lease = resp.json()['lease']
         self.addCleanup(self.delete_lease, lease['id'])
         rid = lease['reservations'][0]['id']
-        self.assertEqual(['compute2'], [r['node'] for r in self.store(
+        self.assertEqual([node], [r['node'] for r in self.store(
             'SELECT node FROM rsv_allocations WHERE reservation_id = %s '
             'AND deleted = 0', rid)])
         self.wait_for_lease('lease active', lease['id'],
                             lambda x: x and x['status'] == 'ACTIVE',
                             timeout=90, interval=2)
-        server_id, = self.boot('alice', 'trait-' + self.suffix, flavor_name,
+        server_id, = self.boot('alice', name, flavor_name,
                                'reservation=' + rid)
         server = self.settled(server_id)
         self.assertEqual('ACTIVE', server['status'], server)
-        self.assertEqual('compute2',
-                         server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertEqual(node, server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        return server_id

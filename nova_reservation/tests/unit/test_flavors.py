@@ -23,8 +23,9 @@ from nova_reservation import flavors
 
 objects.register_all()
 
-REFUSAL = ('asks for %s, which a lease cannot hold (a slot holds VCPU, '
-           'MEMORY_MB, DISK_GB)')
+REFUSAL = ('asks for %s, which a lease cannot hold (a slot holds classes '
+           "of its node's own provider, asked for outside of numbered "
+           'request groups)')
 
 
 def flavor(vcpus=2, memory_mb=2048, root_gb=20, ephemeral_gb=0, swap=0,
@@ -80,19 +81,34 @@ class NeedTest(testtools.TestCase):
             'hw:tpm_version': '2.0', 'hw:tpm_model': 'tpm-crb'}),
             traits=('COMPUTE_SECURITY_TPM_2_0', 'COMPUTE_SECURITY_TPM_CRB'))
 
-    def test_what_a_slot_cannot_hold_is_named(self):
-        self.assert_refused('CUSTOM_GPU_A100:1', **{
+    def assert_extras(self, extras: dict, **extra_specs) -> None:
+        self.assertEqual(capacity.extras(
+            {('', rc): n for rc, n in extras.items()}),
+            flavors.need(flavor(**extra_specs)).extras)
+
+    def test_classes_beyond_a_slot_s_three_are_its_node_s_extras(self):
+        self.assert_extras({'CUSTOM_GPU_A100': 1}, **{
             'resources:CUSTOM_GPU_A100': '1'})
-        self.assert_refused('VGPU:2', **{
-            'resources1:VGPU': '1', 'resources2:VGPU': '1',
-            'group_policy': 'isolate'})
+        self.assert_extras({'VGPU': 1}, **{'resources:VGPU': '1'})
         # Dedicated CPUs are PCPU in Placement, not VCPU.
-        self.assert_refused('PCPU:2', **{'hw:cpu_policy': 'dedicated'})
-        self.assert_refused('PCPU:2', **{
-            'hw:cpu_policy': 'dedicated', 'hw:cpu_thread_policy': 'isolate'})
-        self.assert_refused('CUSTOM_BAREMETAL_GOLD:1', **{
-            'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0',
-            'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
+        self.assert_extras({'PCPU': 2}, **{'hw:cpu_policy': 'dedicated'})
+        self.assertEqual((0, 2048, 20), flavors.need(flavor(**{
+            'hw:cpu_policy': 'dedicated'})).resources)
+        # Bare metal: one unit of the node's class, none of the others.
+        self.assertEqual(capacity.Need(capacity.ZERO, (), capacity.extras(
+            {('', 'CUSTOM_BAREMETAL_GOLD'): 1})), flavors.need(flavor(**{
+                'resources:CUSTOM_BAREMETAL_GOLD': '1',
+                'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                'resources:DISK_GB': '0'})))
+        self.assert_extras({}, **{'hw:cpu_policy': 'shared'})
+
+    def test_what_a_slot_cannot_hold_is_named(self):
+        # A numbered group may be given a child provider's class.
+        self.assert_refused('VGPU:1 in request group 1, VGPU:1 in request '
+                            'group 2', **{
+                                'resources1:VGPU': '1',
+                                'resources2:VGPU': '1',
+                                'group_policy': 'isolate'})
         # Devices that Nova asks for outside of Placement.
         self.assert_refused('PCI devices a100:2', **{
             'pci_passthrough:alias': 'a100:2'})
@@ -139,15 +155,16 @@ class NeedTest(testtools.TestCase):
         def find(ctx, flavor_id):
             read.append(flavor_id)
             return {'plain': flavor(),
-                    'gpu': flavor(**{'resources:VGPU': '1'})}.get(flavor_id)
+                    'pci': flavor(**{'pci_passthrough:alias': 'a:1'}),
+                    }.get(flavor_id)
         self.patch(flavors, 'find', find)
         need = flavors.need_finder(None)
         for _ in range(2):
             self.assertEqual((2, 2048, 20), need('plain').resources)
             self.assertIsNone(need('gone'))
-            e = self.assertRaises(capacity.Uncounted, need, 'gpu')
-            self.assertEqual(REFUSAL % 'VGPU:1', str(e))
-        self.assertEqual(['plain', 'gone', 'gpu'], read)
+            e = self.assertRaises(capacity.Uncounted, need, 'pci')
+            self.assertEqual(REFUSAL % 'PCI devices a:1', str(e))
+        self.assertEqual(['plain', 'gone', 'pci'], read)
 
     def test_a_scheduler_request_counts_the_standard_classes(self):
         # What a GPU boot takes of the node beside its GPU, and a port's
@@ -169,13 +186,15 @@ class CountedTest(testtools.TestCase):
     def test_counted_and_uncounted(self):
         self.assertEqual((4, 8, 0), capacity.counted({
             'VCPU': 4, 'MEMORY_MB': 8, 'VGPU': 1}))
-        self.assertEqual((4, 8, 1), capacity.need_of({
+        self.assertEqual(((4, 8, 1), ()), capacity.need_of({
             'VCPU': 4, 'MEMORY_MB': 8, 'DISK_GB': 1, 'VGPU': 0}))
+        self.assertEqual(((1, 0, 0), capacity.extras({
+            ('', 'CUSTOM_A'): 2, ('', 'VGPU'): 1})), capacity.need_of(
+            {'VCPU': 1, 'VGPU': 1, 'CUSTOM_A': 2}))
         e = self.assertRaises(capacity.Uncounted, capacity.need_of,
                               {'VCPU': 1, 'VGPU': 1, 'CUSTOM_A': 2},
                               ['member_of=in:agg1'])
-        self.assertEqual(REFUSAL % 'CUSTOM_A:2, VGPU:1, member_of=in:agg1',
-                         str(e))
+        self.assertEqual(REFUSAL % 'member_of=in:agg1', str(e))
 
     def test_a_node_s_traits(self):
         host = capacity.Host('n1', capacity.ZERO,
