@@ -13,15 +13,11 @@
 """Bare-metal nodes on a machine without Ironic, in Ironic's shape: one
 nova-compute service serving several nodes, each its own compute node and
 resource provider with one unit of a ``CUSTOM_BAREMETAL_<class>`` class
-and that class's trait (a provider config file), and flavors that ask for
-the class and none of the standard ones.  What the local cloud runs with
-``tools/localcloud up --baremetal``; no Nova import (the driver is
-`devcloud.nodes_driver`).
+and that class's trait (reported by its driver, as Ironic's reports a
+node's resource class), and flavors that ask for the class and none of the
+standard ones.  What the local cloud runs with ``tools/localcloud up
+--baremetal``; no Nova import (the driver is `devcloud.nodes_driver`).
 """
-
-import yaml
-
-from devcloud import accelerators
 
 # As nova-compute of the local cloud loads it (`localcloud.nova_compute`).
 DRIVER = 'fake_nodes.FakeNodesDriver'
@@ -41,15 +37,7 @@ FLAVORS = {
 }
 
 
-def provider_config() -> str:
-    """A provider config file (schema 1.0) that gives each node one unit
-    of its class and the class's trait, naming the node.
-    """
-    return yaml.safe_dump({
-        'meta': {'schema_version': '1.0'},
-        'providers': [{
-            'identification': {'name': node},
-            'inventories': {'additional': [{rc: accelerators.inventory(1)}]},
-            'traits': {'additional': [rc]},
-        } for node, rc in sorted(NODES.items())],
-    }, default_flow_style=False)
+def options() -> dict:
+    """The driver's ``[fake_nodes]`` options: the nodes and their classes."""
+    return dict(nodes=','.join(NODES), classes=','.join(
+        '%s:%s' % item for item in sorted(NODES.items())))

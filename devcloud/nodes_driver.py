@@ -13,8 +13,10 @@
 """A fake compute driver that serves several nodes from one nova-compute,
 as Ironic's driver does: Nova's fake driver with the nodes of its
 ``[fake_nodes] nodes`` option, each with a UUID that stays the same from
-one start to the next (``compute_driver = fake_nodes.FakeNodesDriver`` in
-the local cloud's nova-compute, ``devcloud.localcloud.nova_compute``).
+one start to the next and, as Ironic reports a node's resource class,
+one unit of its class of ``[fake_nodes] classes`` and that class's trait
+(``compute_driver = fake_nodes.FakeNodesDriver`` in the local cloud's
+nova-compute, ``devcloud.localcloud.nova_compute``).
 """
 
 import uuid
@@ -22,6 +24,7 @@ import uuid
 from nova.virt import fake
 from oslo_config import cfg
 
+from devcloud import accelerators
 from devcloud import baremetal
 
 GROUP = baremetal.DRIVER_GROUP
@@ -32,6 +35,9 @@ OPTS = [
     cfg.ListOpt('nodes', default=[],
                 help='The nodes this nova-compute serves (none: one, named '
                      'as its host).'),
+    cfg.DictOpt('classes', default={},
+                help='node:class pairs: the custom resource class of each '
+                     'node, of which it reports one unit and the trait.'),
 ]
 CONF = cfg.CONF
 CONF.register_opts(OPTS, group=GROUP)
@@ -58,3 +64,14 @@ class FakeNodesDriver(fake.FakeDriver):
 
     def get_nodenames_by_uuid(self, refresh=False) -> dict:
         return {node_uuid(n): n for n in self.get_available_nodes()}
+
+    def update_provider_tree(self, provider_tree, nodename,
+                             allocations=None) -> None:
+        super().update_provider_tree(provider_tree, nodename,
+                                     allocations=allocations)
+        rc = CONF[GROUP].classes.get(nodename)
+        if rc:
+            found = dict(provider_tree.data(nodename).inventory)
+            found[rc] = accelerators.inventory(1)
+            provider_tree.update_inventory(nodename, found)
+            provider_tree.add_traits(nodename, rc)

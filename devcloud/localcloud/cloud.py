@@ -990,21 +990,16 @@ class LocalCloud:
 
     def start_baremetal(self) -> None:
         """One nova-compute (in cell1) that serves the bare-metal nodes,
-        as Ironic's does, with their classes and traits from a provider
-        config file (``up --baremetal``).
+        as Ironic's does, each reporting its class and trait as Ironic's
+        driver does (``up --baremetal``).
         """
         host = baremetal.SERVICE
         state = os.path.join(self.data, host)
-        location = os.path.join(state, 'provider_config')
-        os.makedirs(location, exist_ok=True)
-        with open(os.path.join(location, 'nodes.yaml'), 'w') as f:
-            f.write(baremetal.provider_config())
         self._write_ini(host + '.conf', {
             'DEFAULT': dict(host=host, state_path=state,
                             instances_path=os.path.join(state, 'instances'),
                             compute_driver=baremetal.DRIVER),
-            baremetal.DRIVER_GROUP: dict(nodes=','.join(baremetal.NODES)),
-            'compute': dict(provider_config_location=location)})
+            baremetal.DRIVER_GROUP: baremetal.options()})
         self.start('nova-' + host, sys.executable, '-m',
                    PACKAGE + '.nova_compute', *self._nova_args(db=False),
                    '--config-file', os.path.join(self.etc, host + '.conf'))

@@ -11,16 +11,15 @@
 #    under the License.
 
 """The local cloud's bare-metal nodes (``up --baremetal``): one fake
-nova-compute serving several nodes with UUIDs that outlive a restart, and
-their classes and traits read back through Nova's provider config parser.
+nova-compute serving several nodes with UUIDs that outlive a restart,
+each reporting one unit of its class and its trait, as Ironic's driver
+reports a node's resource class.
 """
 
-import os
 import sys
-import tempfile
 from unittest import mock
 
-from nova.compute import provider_config
+from nova.compute import provider_tree
 import nova.conf
 from nova.virt import fake
 from oslo_config import fixture as config_fixture
@@ -71,20 +70,26 @@ class FakeNodesDriverTest(testtools.TestCase):
                                                    baremetal.DRIVER))
 
 
-class ProviderConfigTest(testtools.TestCase):
+class NodeClassTest(testtools.TestCase):
 
-    def test_each_node_gets_one_unit_of_its_class_and_its_trait(self):
-        with tempfile.TemporaryDirectory() as location:
-            with open(os.path.join(location, 'nodes.yaml'), 'w') as f:
-                f.write(baremetal.provider_config())
-            found = provider_config.get_provider_configs(location)
-        self.assertEqual(sorted(baremetal.NODES), sorted(found))
+    def test_each_node_reports_one_unit_of_its_class_and_its_trait(self):
+        conf = self.useFixture(config_fixture.Config(nova.conf.CONF))
+        conf.config(group=nodes_driver.GROUP, **baremetal.options())
+        driver = nodes_driver.FakeNodesDriver(fake.FakeVirtAPI())
+        driver.init_host(baremetal.SERVICE)
+        tree = provider_tree.ProviderTree()
         for node, rc in baremetal.NODES.items():
-            self.assertEqual([{rc: {
+            tree.new_root(node, nodes_driver.node_uuid(node))
+            driver.update_provider_tree(tree, node)
+            data = tree.data(node)
+            self.assertEqual({
                 'total': 1, 'reserved': 0, 'min_unit': 1, 'max_unit': 1,
-                'step_size': 1, 'allocation_ratio': 1.0}}],
-                found[node]['inventories']['additional'])
-            self.assertEqual([rc], found[node]['traits']['additional'])
+                'step_size': 1, 'allocation_ratio': 1.0},
+                data.inventory[rc])
+            self.assertIn(rc, data.traits)
+            # One class a node: not the other's.
+            self.assertEqual({rc}, {c for c in data.inventory
+                                    if c.startswith('CUSTOM_')})
         # A bare-metal flavor asks for its class and no standard one.
         specs = baremetal.FLAVORS['bm.gold'][3]
         self.assertEqual({'resources:CUSTOM_BAREMETAL_GOLD': '1',
