@@ -38,6 +38,10 @@ STORE = db_api.Context()
 
 NODES = {'n%d' % i: (4, 8192, 80) for i in range(3)}
 SLOT = capacity.Resources(1, 2048, 20)
+# Each node's GPUs, on its own provider; a slot of one, a bare-metal one
+# of nothing else.
+GPUS = 2
+ONE_GPU = capacity.extras({('', 'CUSTOM_GPU'): 1})
 
 
 class Placement:
@@ -66,7 +70,7 @@ class Placement:
             v, m, d = NODES[node]
             return self.Resp({'inventories': {
                 'VCPU': {'total': v}, 'MEMORY_MB': {'total': m},
-                'DISK_GB': {'total': d}}})
+                'DISK_GB': {'total': d}, 'CUSTOM_GPU': {'total': GPUS}}})
         if url.endswith('/traits'):
             return self.Resp({'traits': ['COMPUTE_NODE']})
         return self.Resp({'allocations': {}})
@@ -109,11 +113,12 @@ class RaceTest(testtools.TestCase):
                     start_at=now + datetime.timedelta(hours=1),
                     end_at=now + datetime.timedelta(hours=1 + hours))
 
-    def create(self, amount: int) -> dict:
+    def create(self, amount: int, need: capacity.Resources = SLOT,
+               extras: tuple = capacity.NO_EXTRAS) -> dict:
         lease = self.lease()
         request = lease_request.ReservationRequest(
-            resource_type=resource_types.FLAVOR, count=amount, need=SLOT,
-            flavor_id='f')
+            resource_type=resource_types.FLAVOR, count=amount, need=need,
+            extras=extras, flavor_id='f')
         self.planner().create(lease, [request], schedule.lease_events(
             lease, db_api.utcnow()))
         return dict(lease, reservation_id=request.id)
@@ -125,6 +130,9 @@ class RaceTest(testtools.TestCase):
             peak = timeline.peak(0, float('inf'))
             self.assertTrue(peak.fits_in(capacity.Resources(*NODES[node])),
                             (node, peak))
+            gpus = timeline.peak_extras(0, float('inf'))
+            self.assertLessEqual(max(gpus.values(), default=0), GPUS,
+                                 (node, gpus))
 
     def test_20_boots_into_5_free_slots(self):
         rid = self.create(5)['reservation_id']
@@ -145,6 +153,18 @@ class RaceTest(testtools.TestCase):
         made = [r for r in results if isinstance(r, dict)]
         self.assertEqual(12, len(made))
         self.assertEqual(12, len(db_leases.get_all(STORE)))
+        self.assertNoOverbooking()
+
+    def test_20_leases_for_the_last_gpus_and_bare_metal_nodes(self):
+        # 6 GPUs (2 a node); 20 leases of one GPU each ask at once, half
+        # of them of a GPU alone (a bare-metal flavor's slot).
+        results = together(20, lambda i: self.create(
+            1, SLOT if i % 2 else capacity.ZERO, ONE_GPU))
+        unexpected = [r for r in results if isinstance(r, Exception) and
+                      not isinstance(r, lease_request.NoCapacity)]
+        self.assertEqual([], unexpected)
+        self.assertEqual(3 * GPUS, len([r for r in results
+                                        if isinstance(r, dict)]))
         self.assertNoOverbooking()
 
     def test_10_changes_of_one_lease_at_once(self):
