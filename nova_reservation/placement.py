@@ -273,29 +273,34 @@ class Usage:
                 for field in ('capacity', 'used'))
         self.snapshot = (began, used)
 
-    def _now(self, uuid: str) -> tuple:
-        """(inventories, usages) of the provider `uuid` now (two
-        requests).
-        """
+    def node(self, uuid: str) -> tuple:
+        """(capacity, used) of the provider `uuid` now (two requests)."""
         client = self._client()
         inventories = _json(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
         usages = _json(client.get('/resource_providers/%s/usages' % uuid,
                                   version=PLACEMENT_VERSION))['usages']
-        return inventories, usages
-
-    def node(self, uuid: str) -> tuple:
-        """(capacity, used) of the provider `uuid` now."""
-        inventories, usages = self._now(uuid)
         return _capacity(inventories), capacity.counted(usages)
 
-    def extras_now(self, uuid: str) -> dict:
+    def extras_now(self, uuid: str, leased) -> dict:
         """{class: (capacity, used)} of the provider `uuid`'s classes
-        beyond vCPU, RAM and disk, now.
+        beyond vCPU, RAM and disk, now, used by consumers other than the
+        servers `leased` (which the ledger's promises hold).
         """
-        inventories, usages = self._now(uuid)
-        return {rc: (_limit(inventory), usages.get(rc, 0))
+        client = self._client()
+        inventories = _json(client.get(
+            '/resource_providers/%s/inventories' % uuid,
+            version=PLACEMENT_VERSION))['inventories']
+        consumers = _json(client.get(
+            '/resource_providers/%s/allocations' % uuid,
+            version=PLACEMENT_VERSION))['allocations']
+        used: dict = {}
+        for consumer, allocation in consumers.items():
+            if consumer not in leased:
+                for rc, n in allocation['resources'].items():
+                    used[rc] = used.get(rc, 0) + n
+        return {rc: (_limit(inventory), used.get(rc, 0))
                 for rc, inventory in inventories.items()
                 if rc not in capacity.RESOURCE_CLASSES}
 

@@ -176,7 +176,8 @@ class ReservationFilter(filters.BaseHostFilter):
             name = host_state.nodename
             if wanted and not extras_fit(
                     view.timelines.get(name), wanted, now,
-                    functools.partial(self._extras_now, host_state.uuid)):
+                    functools.partial(self._extras_now, host_state.uuid,
+                                      view.bound)):
                 LOG.debug('ReservationFilter: %s would take %s promised to '
                           'a lease', name, capacity.extras_text(wanted))
                 continue
@@ -253,14 +254,14 @@ class ReservationFilter(filters.BaseHostFilter):
             self._placed = (peaks, used, rooms)
         return used, rooms
 
-    def _extras_now(self, uuid: str) -> dict:
+    def _extras_now(self, uuid: str, leased) -> dict:
         """`placement.Usage.extras_now` of a node; nothing (so no room
         for what is promised) without a usage view or an answer.
         """
         if self.usage is None:
             return {}
         try:
-            return self.usage.extras_now(uuid)
+            return self.usage.extras_now(uuid, leased)
         except Exception as e:   # Placement's failures are many
             LOG.warning('ReservationFilter: no count of node %s from '
                         'Placement: %s', uuid, e)
@@ -315,10 +316,8 @@ def extras_fit(timeline, wanted: tuple, now: float,
                counts: Callable[[], dict]) -> bool:
     """Whether a boot that asks for extras `wanted` leaves a node's
     promised extras room from `now` on, on Placement's count now
-    (`counts()`: {class: (capacity, used)} of the node, read only where
-    some of `wanted` is promised). What lease servers use counts in
-    Placement's and in the promise: it errs on the side of keeping
-    ordinary boots off.
+    (`counts()`: {class: (capacity, used outside of the leases' servers)}
+    of the node, read only where some of `wanted` is promised).
     """
     if timeline is None:
         return True

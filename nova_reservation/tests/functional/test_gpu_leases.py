@@ -100,6 +100,12 @@ class GPULeaseTest(base.BootTestCase):
             '/allocations/%s' % uuid).body['allocations'].values()
         self.assertEqual(1, allocation['resources'][GPU])
         self.assertEqual({uuid: 'gpu1'}, self.bound(rid))
+        # The lease's server uses the GPU it was promised, not another:
+        # the second is an ordinary boot's, and then none is.
+        first = self.boot(None, flavor='g1.a100', name='ordinary')
+        self.assertEqual('gpu1', self.node_of(first.body['server']['id']))
+        second = self.boot(None, flavor='g1.a100', name='none-left')
+        self._wait_for_state_change(second.body['server'], 'ERROR')
 
     def test_an_ordinary_boot_takes_no_promised_gpu(self):
         # One GPU promised from an hour on: one left for ordinary boots
