@@ -224,6 +224,8 @@ def may_hold(host: Host, need: Need) -> bool:
     if not (has_traits(host, need.traits) and
             takes(host, need.resources)):
         return False
+    if not need.extras:
+        return True
     bounds = dict(host.extra_units)
     for key, n in need.extras:
         low, high, step = bounds.get(key, (1, 2 ** 31 - 1, 1))

@@ -99,3 +99,18 @@ class PlanTest(testtools.TestCase):
             capacity.extras({GPU: 2})))
         self.assertEqual(0, capacity.earliest_fit(hosts, timelines, SMALL,
                                                   0, 10, 100))
+
+
+class UnitBoundsTest(testtools.TestCase):
+
+    def test_a_node_holds_no_slot_of_more_than_its_max_unit(self):
+        host = capacity.Host('n1', BIG, extra_capacity=capacity.extras(
+            {GPU: 8}), extra_units=((GPU, (1, 2, 1)),))
+        for gpus, held in ((1, True), (2, True), (3, False)):
+            self.assertEqual(held, capacity.may_hold(host, capacity.Need(
+                SMALL, (), capacity.extras({GPU: gpus}))), gpus)
+        # A step of two: whole pairs only.
+        paired = capacity.Host('n2', BIG, extra_units=((GPU, (2, 8, 2)),))
+        self.assertEqual([False, True, False, True], [
+            capacity.may_hold(paired, capacity.Need(
+                SMALL, (), capacity.extras({GPU: n}))) for n in (1, 2, 3, 4)])

@@ -244,6 +244,9 @@ class ProviderTreeTest(testtools.TestCase):
                          rp1.extra_base)
         self.assertEqual((('gpu0', frozenset({'CUSTOM_NVIDIA_A2'})),),
                          rp1.child_traits)
+        # Placement's bounds of one allocation, its defaults where unset.
+        self.assertEqual(((('', 'CUSTOM_GPU_A100'), (1, 2 ** 31 - 1, 1)),
+                          (('gpu0', 'VGPU'), (1, 4, 1))), rp1.extra_units)
         self.assertEqual(capacity.Resources(3, 1536, 10), rp1.base)
         # A node of the counted classes only carries nothing more.
         rp2 = hosts['node-rp2']
