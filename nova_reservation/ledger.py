@@ -139,18 +139,32 @@ class View:
         changes, so that a request looks each host up once in a small dict
         instead of searching its timeline.
         """
+        return self._stretch(t)[2]
+
+    def nodes_with_extras(self, t: float) -> frozenset:
+        """The nodes whose slots hold classes beyond vCPU, RAM and disk
+        (a GPU): those an ordinary boot that asks for some is checked on.
+        """
+        return self._stretch(t)[3]
+
+    def _stretch(self, t: float) -> tuple:
+        """(from, until, `peaks_after`, `nodes_with_extras`) of the
+        stretch of time that holds t.
+        """
         known = self._peaks[0] if self._peaks else None
         if known is not None and known[0] <= t < known[1]:
-            return known[2]
-        peaks, until = {}, float('inf')
+            return known
+        peaks, until, extra = {}, float('inf'), set()
         for node, timeline in self.timelines.items():
             peak = timeline.peak_after(t)
             if any(peak):
                 peaks[node] = peak
+            if timeline.holds_extras:
+                extra.add(node)
             until = min(until, timeline.next_change(t))
         # One assignment: a request that reads it meanwhile sees either.
-        self._peaks[:] = [(t, until, peaks)]
-        return peaks
+        self._peaks[:] = [(t, until, peaks, frozenset(extra))]
+        return self._peaks[0]
 
     def reservation(self, reservation_id: str) -> Optional[ReservationInfo]:
         return self.reservations.get(reservation_id)

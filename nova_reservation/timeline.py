@@ -115,6 +115,11 @@ class Timeline:
                 for i, rid in enumerate(columns.reservations)
                 if rid == reservation_id]
 
+    @property
+    def holds_extras(self) -> bool:
+        """Whether a slot of the node holds classes beyond `Resources`."""
+        return bool(self._slots.extras)
+
     def has_reservation(self, reservation_id: str) -> bool:
         return reservation_id in self._slots.reservations
 

@@ -153,9 +153,10 @@ class ReservationFilter(filters.BaseHostFilter):
         need = need_v, need_m, need_d = flavors.need_of_request(spec_obj)
         now = self.clock()
         peaks = view.peaks_after(now)
-        # What it asks beyond vCPU, RAM and disk (a GPU): rare, and
-        # checked first on the nodes that promise some of it.
-        wanted = flavors.extras_of_request(spec_obj)
+        # What it asks beyond vCPU, RAM and disk (a GPU), read only where
+        # some node's slots hold such classes, and checked there first.
+        extra_nodes = view.nodes_with_extras(now)
+        wanted = extra_nodes and flavors.extras_of_request(spec_obj)
         table, rooms = self._rooms
         if table is not peaks:
             rooms = {}
@@ -174,7 +175,7 @@ class ReservationFilter(filters.BaseHostFilter):
                     host_state, freepool, verdicts, enrolled):
                 continue
             name = host_state.nodename
-            if wanted and not extras_fit(
+            if wanted and name in extra_nodes and not extras_fit(
                     view.timelines.get(name), wanted, now,
                     functools.partial(self._extras_now, host_state.uuid,
                                       view.bound)):
