@@ -156,10 +156,8 @@ def extras_of_request(spec_obj) -> tuple:
     beyond vCPU, RAM and disk (dedicated CPUs as PCPU, as Nova asks for
     them first), as a slot's extras on its node's own provider.
     """
-    amounts = asked(scheduler_utils.ResourceRequest.from_request_spec(
-        spec_obj))[0]
-    return capacity.extras({('', rc): n for rc, n in amounts.items()
-                            if rc not in capacity.RESOURCE_CLASSES})
+    return capacity.root_extras(asked(
+        scheduler_utils.ResourceRequest.from_request_spec(spec_obj))[0])
 
 
 def need_finder(ctx) -> Callable:

@@ -194,6 +194,8 @@ class HostView:
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:
+        # The children as the view has them now (`hosts_of` may have just
+        # read some again).
         below = self._children()
         uuids = [uuid for p in providers for uuid in p.consumers]
         uuids += [uuid for p in providers for c in below.get(p.uuid, ())

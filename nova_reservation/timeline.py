@@ -232,7 +232,7 @@ class Timeline:
 
     def peak_extras_after(self, t: float) -> dict:
         """`peak_extras` from t on, for ever."""
-        return self.peak_extras(t, FOREVER * 2)
+        return self.peak_extras(t, FOREVER)
 
     def peak_after(self, t: float) -> tuple:
         """Highest usage at any instant from t on, per resource, as a

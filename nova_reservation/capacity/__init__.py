@@ -26,7 +26,6 @@ from nova_reservation.capacity.amounts import extra_count  # noqa: F401
 from nova_reservation.capacity.amounts import extra_room  # noqa: F401
 from nova_reservation.capacity.amounts import extras  # noqa: F401
 from nova_reservation.capacity.amounts import extras_scaled  # noqa: F401
-from nova_reservation.capacity.amounts import extras_short  # noqa: F401
 from nova_reservation.capacity.amounts import extras_sum  # noqa: F401
 from nova_reservation.capacity.amounts import extras_text  # noqa: F401
 from nova_reservation.capacity.amounts import extras_within  # noqa: F401
@@ -41,6 +40,7 @@ from nova_reservation.capacity.amounts import NO_EXTRAS  # noqa: F401
 from nova_reservation.capacity.amounts import Placed  # noqa: F401
 from nova_reservation.capacity.amounts import RESOURCE_CLASSES  # noqa: F401
 from nova_reservation.capacity.amounts import Resources  # noqa: F401
+from nova_reservation.capacity.amounts import root_extras  # noqa: F401
 from nova_reservation.capacity.amounts import Slot  # noqa: F401
 from nova_reservation.capacity.amounts import takes  # noqa: F401
 from nova_reservation.capacity.amounts import Uncounted  # noqa: F401

@@ -104,7 +104,7 @@ def extras_text(value: tuple) -> str:
 
 
 def absent(hosts: Iterable['Host'], need: tuple) -> str:
-    """What a refusal says of the classes of extras `need` that none of
+    """What a refusal adds of the classes of extras `need` that none of
     `hosts` has ('' if each has some).
     """
     found = sorted(rc for key, rc in (k for k, _ in need)
@@ -112,21 +112,9 @@ def absent(hosts: Iterable['Host'], need: tuple) -> str:
                               for h in hosts))
     if not found:
         return ''
-    return ('no node that may hold it has %s on its own provider (a class '
-            'of a child provider, such as a physical GPU\'s VGPU, is not '
-            'held yet)' % ', '.join(found))
-
-
-def extras_short(used: Mapping[tuple, float], need: tuple,
-                 limits: Mapping[tuple, float]) -> Optional[tuple]:
-    """The first (provider, class) of `need` that does not fit in
-    `limits` beside `used` (None: all fit); a class `limits` does not
-    name has no room.
-    """
-    for key, n in need:
-        if used.get(key, 0) + n > limits.get(key, 0):
-            return key
-    return None
+    return ('; no node that may hold it has %s on its own provider (a '
+            'class of a child provider, such as a physical GPU\'s VGPU, is '
+            'not held yet)' % ', '.join(found))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -266,9 +254,15 @@ def need_of(asked: Mapping[str, float],
                         'holds classes of its node\'s own provider, asked '
                         'for outside of numbered request groups)'
                         % ', '.join(conditions))
-    return counted(asked), extras({
-        ('', rc): n for rc, n in asked.items()
-        if rc not in RESOURCE_CLASSES})
+    return counted(asked), root_extras(asked)
+
+
+def root_extras(asked: Mapping[str, float]) -> tuple:
+    """The extras of what a server asks Placement for ({resource class:
+    amount}) beyond `Resources`, on its node's own provider.
+    """
+    return extras({('', rc): n for rc, n in asked.items()
+                   if rc not in RESOURCE_CLASSES})
 
 
 class Uncounted(ValueError):

@@ -116,8 +116,10 @@ def earliest_fit(hosts: Sequence[Host], timelines: dict, need: Resources,
     for h in hosts:
         room = h.capacity - h.base - need
         # What the timeline may use of each class the slots hold.
-        more = extra_room(h, {})
-        more = {key: more.get(key, 0) - n for key, n in extras} or None
+        more = None
+        if extras:
+            free = extra_room(h, {})
+            more = {key: free.get(key, 0) - n for key, n in extras}
         timeline = timelines.get(h.node)
         if timeline is None:
             t = start if min(room) >= 0 and start <= horizon and min(

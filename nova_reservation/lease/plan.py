@@ -329,9 +329,9 @@ class Planner:
             message += '; the earliest start that fits is %s UTC' % when
         else:
             message += '; no start up to %s UTC fits' % when_text(horizon)
-        if req.resource_type in resource_types.SHARED_POOL and req.extras:
-            message += '; ' + capacity.absent(eligible[0], req.extras)
-        return NoCapacity(message.rstrip('; '), when)
+        if req.resource_type in resource_types.SHARED_POOL:
+            message += capacity.absent(eligible[0], req.extras)
+        return NoCapacity(message, when)
 
     def windows(self, req: ReservationRequest, after: datetime.datetime,
                 before: datetime.datetime, duration: float,

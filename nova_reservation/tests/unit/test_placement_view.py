@@ -266,7 +266,9 @@ class ProviderTreeTest(testtools.TestCase):
         self.placement.urls = []
         # A vGPU claimed since: only the child's generation moved.
         self.placement.generations['gpu0'] = 2
-        self.placement.consumers['gpu0']['vm4'] = {'resources': {'VGPU': 1}}
+        # (A new answer, as Placement's are: not the one read before.)
+        self.placement.consumers['gpu0'] = dict(
+            self.placement.consumers['gpu0'], vm4={'resources': {'VGPU': 1}})
         hosts = self.view.hosts_of(self.placement, ['node-rp1'])
         self.assertEqual(['/resource_providers/rp1',
                           '/resource_providers/gpu0',
