@@ -25,6 +25,7 @@ array each, only for those the node's slots hold.
 
 import array
 import bisect
+import operator
 from typing import Iterable, Optional
 
 from nova_reservation.capacity.amounts import FOREVER
@@ -155,9 +156,7 @@ class Timeline:
         i = bisect.bisect_left(times, t)
         if i == len(times) or times[i] != t:
             times.insert(i, t)
-            for values in self._levels:
-                values.insert(i, values[i - 1] if i else 0)
-            for values in self._extra:
+            for values in (*self._levels, *self._extra):
                 values.insert(i, values[i - 1] if i else 0)
         return i
 
@@ -173,7 +172,7 @@ class Timeline:
                 v, m, d = sizes[size]
                 steps.append((start, v, m, d))
                 steps.append((end, -v, -m, -d))
-        steps.sort(key=_first)
+        steps.sort(key=operator.itemgetter(0))
         times = array.array('d')
         vcpus: list = []
         memory: list = []
@@ -229,10 +228,6 @@ class Timeline:
         found = {key: max(values[lo:hi + 1])
                  for key, values in zip(self._columns, self._extra)}
         return {key: n for key, n in found.items() if n}
-
-    def peak_extras_after(self, t: float) -> dict:
-        """`peak_extras` from t on, for ever."""
-        return self.peak_extras(t, FOREVER)
 
     def peak_after(self, t: float) -> tuple:
         """Highest usage at any instant from t on, per resource, as a
@@ -373,7 +368,7 @@ class Timeline:
         """The instant T such that every interval of the same length that
         starts in [start, T) has, per resource, a peak at least that of
         [start, end): the end of the last step of [start, end) at its peak
-        (the earliest over the resources; FOREVER if the peak is zero).
+        (the earliest over every class; FOREVER if the peak is zero).
         An interval that starts before T still covers that step.
         """
         if not self._slots.ids or end <= start:
@@ -382,16 +377,18 @@ class Timeline:
             self._build()
         lo, hi = self._steps(start, end)
         until = FOREVER
-        for values, top in zip(self._levels, self.peak(start, end)):
+        for values, top in self._tops(self.peak(start, end),
+                                      self.peak_extras(start, end)):
             if top > 0:
                 # The last step at the peak: a search from the right, in C.
                 last = hi - values[hi:lo - 1 if lo else None:-1].index(top)
                 until = min(until, self._times[last + 1])
         return until
 
-    def next_rise(self, t: float, peak: Resources) -> float:
+    def next_rise(self, t: float, peak: Resources,
+                  extras: Optional[dict] = None) -> float:
         """The first instant from t on at which the usage goes above
-        `peak` in some resource, or FOREVER.
+        `peak` (and `extras`, as `peak_extras`, if given), or FOREVER.
         """
         if not self._slots.ids:
             return FOREVER
@@ -400,12 +397,18 @@ class Timeline:
         times = self._times
         first = bisect.bisect_left(times, t)
         found = len(times)
-        for values, top in zip(self._levels, peak):
+        for values, top in self._tops(peak, extras):
             for k in range(first, found):
                 if values[k] > top:
                     found = k
                     break
         return times[found] if found < len(times) else FOREVER
+
+    def _tops(self, peak: Resources, extras: Optional[dict]) -> list:
+        """[(level array, its top in `peak`, or in `extras` if given)]."""
+        return list(zip(self._levels, peak)) + [
+            (values, extras.get(key, 0)) for key, values in zip(
+                self._columns, self._extra) if extras is not None]
 
     def meeting(self, start: float, end: float) -> list:
         """The slots whose interval meets [start, end), by start."""
@@ -444,7 +447,3 @@ class Timeline:
         times = self._times
         return (max(bisect.bisect_right(times, start) - 1, 0),
                 bisect.bisect_left(times, end) - 1)
-
-
-def _first(step: tuple) -> float:
-    return step[0]

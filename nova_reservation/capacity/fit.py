@@ -57,7 +57,7 @@ def fits_for_good(host: Host, timeline: Optional['Timeline'],
     judges it: its extras only where some of the class is promised (the
     rest is Placement's to judge).
     """
-    promised = timeline.peak_extras_after(now) if timeline and extras \
+    promised = timeline.peak_extras(now, FOREVER) if timeline and extras \
         else {}
     return fits(host, timeline, need, now, FOREVER, extras=tuple(
         (key, n) for key, n in extras if promised.get(key)))

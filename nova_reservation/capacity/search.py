@@ -73,7 +73,8 @@ def latest_start(timelines: dict, start: float, duration: float,
             t, step = ahead, step * 2
             continue
         step = duration
-        rise = min((tl.next_rise(t + duration, tl.peak(t, t + duration))
+        rise = min((tl.next_rise(t + duration, tl.peak(t, t + duration),
+                                 tl.peak_extras(t, t + duration))
                     for tl in timelines), default=FOREVER)
         t = max(t, rise - duration)   # covers no more than t did
         if t >= horizon:

@@ -322,7 +322,7 @@ def extras_fit(timeline, wanted: tuple, now: float,
     """
     if timeline is None:
         return True
-    promised = timeline.peak_extras_after(now)
+    promised = timeline.peak_extras(now, capacity.FOREVER)
     found = None
     for (provider, rc), n in wanted:
         held = promised.get((provider, rc))

@@ -53,6 +53,22 @@ def timelines(rows) -> dict:
     return {n: timeline_mod.Timeline(a) for n, a in nodes.items()}
 
 
+def runs_that_fit(place, start: int, end: int, duration: int) -> list:
+    """Brute force: usage changes at whole numbers, so every start on a
+    half grid, and the runs [(first, last)] of those that fit.
+    """
+    runs: list = []
+    for k in range(2 * start, 2 * end + 1):
+        t = k / 2
+        if place(t, t + duration) is None:
+            continue
+        if runs and runs[-1][1] == t - 0.5:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+    return [tuple(r) for r in runs]
+
+
 intervals = st.tuples(st.integers(0, 100), st.integers(1, 30)).map(
     lambda p: (p[0], p[0] + p[1]))
 allocations = st.lists(st.tuples(intervals, st.integers(1, 4),
@@ -282,18 +298,7 @@ class PlanTest(unittest.TestCase):
         def place(a, b):
             return capacity.plan(hosts, tl, need, count, a, b,
                                  affinity=affinity)
-        # Brute force: usage changes at whole numbers, so every start on
-        # a half grid, and the runs of those that fit.
-        runs = []
-        for k in range(2 * start, 2 * end + 1):
-            t = k / 2
-            if place(t, t + duration) is None:
-                continue
-            if runs and runs[-1][1] == t - 0.5:
-                runs[-1][1] = t
-            else:
-                runs.append([t, t])
-        expected = [tuple(r) for r in runs[:limit]]
+        expected = runs_that_fit(place, start, end, duration)[:limit]
         found = capacity.windows(tl, start, end, duration, place, limit)
         self.assertEqual(expected, [(a, round(b, 3)) for a, b in found])
         if found:

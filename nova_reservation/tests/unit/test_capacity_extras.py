@@ -15,9 +15,13 @@ slot's extras): each node holds only as many as its tree has room for
 beside its base and the promises over the interval.
 """
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import testtools
 
 from nova_reservation import capacity
+from nova_reservation.tests.unit import test_capacity
 from nova_reservation import timeline as timeline_mod
 
 GPU = ('', 'CUSTOM_GPU_A100')
@@ -114,3 +118,39 @@ class UnitBoundsTest(testtools.TestCase):
         self.assertEqual([False, True, False, True], [
             capacity.may_hold(paired, capacity.Need(
                 SMALL, (), capacity.extras({GPU: n}))) for n in (1, 2, 3, 4)])
+
+
+class SearchTest(testtools.TestCase):
+    """When slots fit on nodes whose only class is beyond the three (bare
+    metal): the instants where usage drops or rises are those of the
+    class, which the search must see.
+    """
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(['n0', 'n1', 'n2']),
+                              st.integers(0, 100), st.integers(1, 30),
+                              st.integers(1, 2)), max_size=20),
+           st.integers(1, 3), st.integers(1, 40), st.integers(0, 60),
+           st.integers(0, 150), st.integers(1, 6))
+    def test_windows_are_the_runs_of_starts_that_fit(
+            self, rows, count, duration, start, span, limit):
+        slots: dict = {}
+        for i, (node, a, length, gpus) in enumerate(rows):
+            slots.setdefault(node, []).append(capacity.Slot(
+                i, 'r%d' % i, node, a, a + length, capacity.ZERO,
+                extras=capacity.extras({GPU: gpus})))
+        tl = {n: timeline_mod.Timeline(s) for n, s in slots.items()}
+        hosts = [capacity.Host(n, capacity.ZERO,
+                               extra_capacity=capacity.extras({GPU: 2}))
+                 for n in ('n0', 'n1', 'n2')]
+        end = start + span
+
+        def place(a, b):
+            return capacity.plan(hosts, tl, capacity.ZERO, count, a, b,
+                                 extras=ONE_GPU)
+        runs = test_capacity.runs_that_fit(place, start, end, duration)
+        found = capacity.windows(tl, start, end, duration, place, limit)
+        self.assertEqual(runs[:limit], [(a, round(b, 3)) for a, b in found])
+        self.assertEqual(
+            runs[0][0] if runs else None,
+            capacity.earliest_start(tl, start, duration, end, place))

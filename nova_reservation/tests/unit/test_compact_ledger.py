@@ -192,7 +192,7 @@ class TimelineAgainstReferenceTest(testtools.TestCase):
                             end),
             timeline.peak_extras(start, end, exclude=some))
         self.assertEqual(ref_peak_extras(live, start, 10 ** 7),
-                         timeline.peak_extras_after(start))
+                         timeline.peak_extras(start, capacity.FOREVER))
         for extra_room in ({GPU: 2}, {GPU: 3, VGPU: 1}, {VGPU: 0},
                            {('c2', 'VGPU'): 0}):
             self.assertEqual(
