@@ -355,7 +355,8 @@ def _capacity(slots: list, placement: Callable, now: float,
                              ledger_mod.to_epoch(s['start_at']),
                              ledger_mod.to_epoch(s['end_at']),
                              capacity.Resources(s['vcpus'], s['memory_mb'],
-                                                s['disk_gb']))
+                                                s['disk_gb']),
+                             extras=db_ledger.extras_value(s.get('extras')))
         whole.setdefault(s['node'], timeline_mod.Timeline()).add(slot)
         if s['reservation_id'] in windows:
             timelines.setdefault(s['node'], timeline_mod.Timeline())
@@ -378,6 +379,7 @@ def _capacity(slots: list, placement: Callable, now: float,
         # Ordinary servers (not held by the ledger) run for good;
         # preemptible ones yield to the leases that start.
         ordinary = yielding = capacity.ZERO
+        ordinary_extras: dict = {}   # {class: amount} beyond the three
         for consumer, alloc in placement(path + '/allocations')[
                 'allocations'].items():
             use = capacity.counted(alloc['resources'])
@@ -389,6 +391,10 @@ def _capacity(slots: list, placement: Callable, now: float,
                 # it; it leaves before the window starts) uses it as an
                 # ordinary server does meanwhile.
                 ordinary = ordinary + use
+                for rc, n in alloc['resources'].items():
+                    ordinary_extras[rc] = ordinary_extras.get(rc, 0) + n
+        found += _extras(rp['name'], inventories, now, ordinary_extras,
+                         timeline, whole[rp['name']])
         peak = timeline.peak(now, float('inf')) + ordinary
         if not whole[rp['name']].peak(now, float('inf')).fits_in(limit):
             found.append('node %s is promised %s of its %s' % (
@@ -402,4 +408,25 @@ def _capacity(slots: list, placement: Callable, now: float,
                 started + ordinary + yielding).fits_in(limit):
             found.append('node %s: preemptible servers (%s) take what its '
                          'running leases hold' % (rp['name'], yielding))
+    return found
+
+
+def _extras(node: str, inventories: dict, now: float, ordinary: dict,
+            timeline: timeline_mod.Timeline,
+            whole: timeline_mod.Timeline) -> list:
+    """Where the classes beyond vCPU, RAM and disk that the slots of
+    `node` hold on its own provider (a GPU, a bare-metal class) are
+    promised past its inventory: by every slot (`whole`, windows too), or
+    by the leases' (`timeline`) besides its `ordinary` use.
+    """
+    found = []
+    held = timeline.peak_extras(now, float('inf'))
+    for (provider, rc), n in whole.peak_extras(now, float('inf')).items():
+        inventory = inventories.get(rc)
+        limit = inventory and int((inventory['total'] - inventory[
+            'reserved']) * inventory['allocation_ratio']) or 0
+        promised = max(n, held.get((provider, rc), 0) + ordinary.get(rc, 0))
+        if not provider and promised > limit:
+            found.append('node %s is promised %d of its %d %s' % (
+                node, promised, limit, rc))
     return found

@@ -14,7 +14,8 @@
 as Ironic's driver does: Nova's fake driver with the nodes of its
 ``[fake_nodes] nodes`` option, each with a UUID that stays the same from
 one start to the next and, as Ironic reports a node's resource class,
-one unit of its class of ``[fake_nodes] classes`` and that class's trait
+one unit of its class of ``[fake_nodes] classes`` and that class's trait,
+and no vCPU, RAM or disk at all, as Ironic's nodes
 (``compute_driver = fake_nodes.FakeNodesDriver`` in the local cloud's
 nova-compute, ``devcloud.localcloud.nova_compute``).
 """
@@ -60,6 +61,11 @@ class FakeNodesDriver(fake.FakeDriver):
     def get_available_resource(self, nodename) -> dict:
         resources = super().get_available_resource(nodename)
         resources['uuid'] = node_uuid(nodename)
+        if CONF[GROUP].classes.get(nodename):
+            # Ironic's nodes report none: their flavors ask for the class.
+            resources.update(vcpus=0, vcpus_used=0, memory_mb=0,
+                             memory_mb_used=0, local_gb=0, local_gb_used=0,
+                             disk_available_least=0)
         return resources
 
     def get_nodenames_by_uuid(self, refresh=False) -> dict:
@@ -67,11 +73,11 @@ class FakeNodesDriver(fake.FakeDriver):
 
     def update_provider_tree(self, provider_tree, nodename,
                              allocations=None) -> None:
-        super().update_provider_tree(provider_tree, nodename,
-                                     allocations=allocations)
         rc = CONF[GROUP].classes.get(nodename)
-        if rc:
-            found = dict(provider_tree.data(nodename).inventory)
-            found[rc] = accelerators.inventory(1)
-            provider_tree.update_inventory(nodename, found)
-            provider_tree.add_traits(nodename, rc)
+        if not rc:
+            super().update_provider_tree(provider_tree, nodename,
+                                         allocations=allocations)
+            return
+        provider_tree.update_inventory(nodename,
+                                       {rc: accelerators.inventory(1)})
+        provider_tree.add_traits(nodename, rc)

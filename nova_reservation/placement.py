@@ -22,6 +22,9 @@ from nova_reservation import refresher
 PLACEMENT_VERSION = '1.14'
 # Provider summaries of every resource class, not only those asked for.
 SUMMARIES_VERSION = '1.27'
+# The trait Nova's resource tracker sets on each compute node's provider:
+# what makes a node, whatever it has (an Ironic node has no VCPU).
+COMPUTE_NODE = 'COMPUTE_NODE'
 
 
 class Unavailable(Exception):
@@ -81,7 +84,7 @@ class _Provider(NamedTuple):
     root: str               # the uuid of its tree's root
     generation: int
     name: str
-    compute: bool           # has VCPU: a compute node
+    compute: bool           # a compute node: a root Nova marks as one
     consumers: dict         # {consumer uuid: its allocation here}
     capacity: capacity.Resources
     used: capacity.Resources   # by every consumer
@@ -173,12 +176,12 @@ class HostView:
             return known
         root = rp.get('root_provider_uuid') or rp['uuid']
         inventories, consumers, traits = self._read(client, rp['uuid'],
-                                                    root != rp['uuid'])
+                                                    root == rp['uuid'])
         total = _capacity(inventories)
         used = _sum(_use(c) for c in consumers.values())
         return _Provider(rp['uuid'], root, rp['generation'], rp['name'],
-                         'VCPU' in inventories, consumers, total, used,
-                         traits,
+                         root == rp['uuid'] and COMPUTE_NODE in traits,
+                         consumers, total, used, traits,
                          capacity.Host(node=rp['name'], capacity=total,
                                        base=used, traits=traits,
                                        units=_units(inventories)),
@@ -222,19 +225,19 @@ class HostView:
         return hosts
 
     @staticmethod
-    def _read(client, uuid: str, child: bool) -> tuple:
+    def _read(client, uuid: str, root: bool) -> tuple:
         inventories = _json(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
-        consumers, traits = {}, frozenset()
-        if 'VCPU' in inventories or child:
+        # Setting traits moves the generation too.
+        traits = frozenset(_json(client.get(
+            '/resource_providers/%s/traits' % uuid,
+            version=PLACEMENT_VERSION))['traits'])
+        consumers = {}
+        if COMPUTE_NODE in traits or not root:
             consumers = _json(client.get(
                 '/resource_providers/%s/allocations' % uuid,
                 version=PLACEMENT_VERSION))['allocations']
-            # Setting traits moves the generation too.
-            traits = frozenset(_json(client.get(
-                '/resource_providers/%s/traits' % uuid,
-                version=PLACEMENT_VERSION))['traits'])
         return inventories, consumers, traits
 
 

@@ -15,13 +15,17 @@
 The format is Blazar's: a JSON list ``[op, "$key", value]``, or
 ``["and", req, req, ...]`` (``"or"`` works too).  Unlike Blazar, values
 that both read as numbers are compared as numbers, so ``[">=", "$vcpus",
-"16"]`` holds for 32 vCPUs.
+"16"]`` holds for 32 vCPUs.  A property of several values (a node's
+``traits``) holds a term if one of its values does, and ``!=`` if none
+equals: ``["==", "$traits", "CUSTOM_GPU_A100"]`` selects the nodes that
+have that trait, ``["!=", "$traits", "CUSTOM_GPU_A100"]`` those without.
 """
 
 import json
 import operator
 from typing import Any, Callable, Optional
 
+from nova_reservation import capacity
 from nova_reservation import validation
 
 OPERATORS = {'=': operator.eq, '==': operator.eq, '!=': operator.ne,
@@ -88,5 +92,40 @@ def _build(req: Any) -> Callable[[dict], bool]:
         raise InvalidRequirements('%s: the key must be a string starting '
                                   'with $' % json.dumps(req)[:200])
     name, wanted = key[1:], req[2]
-    return lambda props: name in props and _compare(head, props[name],
-                                                    wanted)
+    return lambda props: name in props and _holds(head, props[name], wanted)
+
+
+def _holds(op: str, actual: Any, wanted: Any) -> bool:
+    if not isinstance(actual, (list, tuple, frozenset, set)):
+        return _compare(op, actual, wanted)
+    if op == '!=':
+        return not any(_compare('==', a, wanted) for a in actual)
+    return any(_compare(op, a, wanted) for a in actual)
+
+
+def hypervisor(node: capacity.Host, host) -> dict:
+    """What hypervisor_properties of a host reservation are matched on:
+    the enrolled `host`'s record (db.models.Host) and the `node`'s traits
+    in Placement (those of its whole tree).
+    """
+    return {'vcpus': host.vcpus, 'memory_mb': host.memory_mb,
+            'local_gb': host.local_gb,
+            'hypervisor_type': host.hypervisor_type,
+            'hypervisor_version': host.hypervisor_version,
+            'hypervisor_hostname': host.hypervisor_hostname,
+            'service_name': host.service_name,
+            'traits': _traits(node)}
+
+
+def resource(node: capacity.Host, host) -> dict:
+    """What resource_properties of a host reservation are matched on: the
+    enrolled `host`'s extra capabilities (Blazar's) and the `node`'s
+    traits, unless a capability has that name.
+    """
+    return dict({'traits': _traits(node)},
+                **json.loads(host.extra_capabilities or '{}'))
+
+
+def _traits(node: capacity.Host) -> frozenset:
+    """The traits of `node`'s providers, its children's too."""
+    return node.traits.union(*(t for _, t in node.child_traits))

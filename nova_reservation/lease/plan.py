@@ -21,7 +21,6 @@ nodes (Placement) and the ledger for it.  The writes are `lease.write`'s.
 """
 
 import datetime
-import json
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
@@ -53,16 +52,6 @@ class Plan(NamedTuple):
     """
     placed: dict
     timelines: dict
-
-
-def host_properties(host) -> dict:
-    """What hypervisor_properties of a host reservation are matched on."""
-    return {'vcpus': host.vcpus, 'memory_mb': host.memory_mb,
-            'local_gb': host.local_gb,
-            'hypervisor_type': host.hypervisor_type,
-            'hypervisor_version': host.hypervisor_version,
-            'hypervisor_hostname': host.hypervisor_hostname,
-            'service_name': host.service_name}
 
 
 def within(pools: tuple, nodes: Optional[frozenset]) -> tuple:
@@ -212,8 +201,8 @@ class Planner:
             hyp = properties.parse(req.hypervisor_properties)
             res = properties.parse(req.resource_properties)
             hosts = [n for n, row in reservable
-                     if hyp(host_properties(row)) and
-                     res(json.loads(row.extra_capabilities or '{}'))]
+                     if hyp(properties.hypervisor(n, row)) and
+                     res(properties.resource(n, row))]
             nodes = capacity.plan_hosts(hosts, timelines, start, end,
                                         req.min_count, req.count)
             by_node = {h.node: h for h in hosts}

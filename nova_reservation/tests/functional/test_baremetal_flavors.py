@@ -10,13 +10,16 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Leases of a bare-metal flavor (one unit of a node's class, none of the
-standard ones) on the nodes of one nova-compute service, as Ironic's are:
-a lease of N gold nodes takes N gold nodes, never a silver one, and a
-boot into it lands on one of them.
+"""Leases of bare-metal nodes in Ironic's shape: nodes of one nova-compute
+service, each with one unit of its class and no vCPU, RAM or disk.  A
+lease of N gold nodes of a bare-metal flavor takes N gold nodes, never a
+silver one, and a boot into it lands on one of them; a host reservation
+selects nodes by their traits and capabilities as Blazar's language has
+them.
 """
 
 import sys
+import urllib.parse
 
 from devcloud import baremetal
 from devcloud import nodes_driver
@@ -45,15 +48,13 @@ class BareMetalFlavorTest(base.BootTestCase):
             self.admin_api.post_extra_spec(name, {'extra_specs': specs})
 
     def reported(self) -> dict:
-        """{node: its bare-metal class} as Placement has them now."""
+        """{node: its one class} as Placement has them now."""
         found = {}
         for rp in self.placement.get('/resource_providers').body[
                 'resource_providers']:
-            for rc in self.placement.get('/resource_providers/%s/'
-                                         'inventories' % rp['uuid']).body[
-                    'inventories']:
-                if rc.startswith('CUSTOM_BAREMETAL_'):
-                    found[rp['name']] = rc
+            [found[rp['name']]] = self.placement.get(
+                '/resource_providers/%s/inventories' % rp['uuid']).body[
+                    'inventories']
         return found
 
     def post_lease(self, amount: int, start: float = 1):
@@ -89,3 +90,71 @@ class BareMetalFlavorTest(base.BootTestCase):
         allocation, = self.placement.get(
             '/allocations/%s' % uuid).body['allocations'].values()
         self.assertEqual({baremetal.GOLD: 1}, allocation['resources'])
+
+    def test_nodes_are_matched_on_their_traits_and_capabilities(self):
+        for name, caps in (('bm1', {'node_type': 'gpu_rtx_6000'}),
+                           ('bm3', {'node_type': 'compute'})):
+            resp = self.admin_rsv('POST', '/os-hosts', dict(name=name, **caps))
+            self.assertEqual(201, resp.status_code, resp.text)
+
+        def host_lease(count: int, **wanted):
+            return self.rsv('POST', '/leases', {
+                'name': 'nodes', 'start_date': base.soon(2),
+                'end_date': base.soon(3600), 'reservations': [dict(
+                    resource_type='physical:host', min=count, max=count,
+                    **wanted)]})
+
+        # Two nodes without the gold trait are asked for: one is enrolled.
+        resp = host_lease(2, hypervisor_properties=(
+            '["!=", "$traits", "%s"]' % baremetal.GOLD))
+        self.assertEqual(409, resp.status_code, resp.text)
+        silver = host_lease(1, hypervisor_properties=(
+            '["==", "$traits", "%s"]' % baremetal.SILVER))
+        gpu = host_lease(1, resource_properties=(
+            '["and", ["==", "$node_type", "gpu_rtx_6000"], '
+            '["==", "$traits", "%s"]]' % baremetal.GOLD))
+        for resp, node in ((silver, 'bm3'), (gpu, 'bm1')):
+            self.assertEqual(201, resp.status_code, resp.text)
+            rid = resp.json()['lease']['reservations'][0]['id']
+            self.assertEqual([node], [s.node for s in db_ledger.slots(
+                STORE, rid)])
+        lease = gpu.json()['lease']
+        self.wait_for_start(lease)
+        resp = self.boot_into(lease['reservations'][0]['id'],
+                              flavor='bm.gold')
+        self.assertEqual(202, resp.status, resp.content)
+        self.assertEqual('bm1', self.node_of(resp.body['server']['id']))
+        # The gold node no one enrolled is everyone's meanwhile.
+        ordinary = self._create_server(
+            name='ordinary', image_uuid=base.IMAGE, flavor_id='bm.gold',
+            networks='none')
+        self.assertEqual('bm2',
+                         ordinary['OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assert_invariants()
+
+    def test_a_window_on_a_gold_node_leaves_the_other(self):
+        # bm1 is under maintenance from soon for two hours: one gold node
+        # is left meanwhile, both once the window has ended.
+        resp = self.admin_rsv('POST', '/leases', {
+            'name': 'window', 'start_date': base.soon(60),
+            'end_date': base.soon(7200), 'reservations': [{
+                'resource_type': 'maintenance', 'hosts': ['bm1'],
+                'reason': 'firmware'}]})
+        self.assertEqual(201, resp.status_code, resp.text)
+        window = resp.json()['lease']
+        self.assertEqual(409, self.post_lease(2).status_code)
+        resp = self.post_lease(1)
+        self.assertEqual(201, resp.status_code, resp.text)
+        rid = resp.json()['lease']['reservations'][0]['id']
+        self.assertEqual(['bm2'], [s.node for s in db_ledger.slots(
+            STORE, rid)])
+        # When two gold nodes are free for an hour: from the window's end
+        # (the lease above holds bm2 for its hour).
+        resp = self.rsv('GET', '/availability?' + urllib.parse.urlencode({
+            'resource_type': 'flavor:instance', 'flavor_id': 'bm.gold',
+            'amount': 2, 'duration': '1h'}))
+        self.assertEqual(200, resp.status_code, resp.text)
+        found = resp.json()['availability']
+        self.assertEqual(window['end_date'], found['earliest_start'],
+                         found)
+        self.assert_invariants()

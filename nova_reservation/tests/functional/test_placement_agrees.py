@@ -26,6 +26,7 @@ from oslo_utils import uuidutils
 from nova_reservation import capacity
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import write
+from nova_reservation import placement
 from nova_reservation import resource_types
 from nova_reservation.tests.functional import base
 
@@ -93,9 +94,11 @@ class PlacementAgreesTest(base.ReservationTestCase):
         self.placement.put('/resource_providers/%s/inventories' % uuid, {
             'resource_provider_generation': 0,
             'inventories': spec['inventories']}, version='1.20')
+        # A compute node: Nova's trait on it.
         self.placement.put('/resource_providers/%s/traits' % uuid, {
             'resource_provider_generation': 1,
-            'traits': sorted(spec['traits'])}, version='1.20')
+            'traits': sorted({placement.COMPUTE_NODE, *spec['traits']})},
+            version='1.20')
         for i, traits in enumerate(spec['children']):
             # A physical GPU: its traits are not the node's.
             child = uuidutils.generate_uuid()

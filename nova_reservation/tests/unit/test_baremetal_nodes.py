@@ -87,9 +87,13 @@ class NodeClassTest(testtools.TestCase):
                 'step_size': 1, 'allocation_ratio': 1.0},
                 data.inventory[rc])
             self.assertIn(rc, data.traits)
-            # One class a node: not the other's.
-            self.assertEqual({rc}, {c for c in data.inventory
-                                    if c.startswith('CUSTOM_')})
+            # Its class alone, as Ironic's nodes: no vCPU, RAM or disk.
+            self.assertEqual([rc], list(data.inventory))
+            resources = driver.get_available_resource(node)
+            self.assertEqual((0, 0, 0), (resources['vcpus'],
+                                         resources['memory_mb'],
+                                         resources['local_gb']))
+            self.assertEqual(nodes_driver.node_uuid(node), resources['uuid'])
         # A bare-metal flavor asks for its class and no standard one.
         specs = baremetal.FLAVORS['bm.gold'][3]
         self.assertEqual({'resources:CUSTOM_BAREMETAL_GOLD': '1',

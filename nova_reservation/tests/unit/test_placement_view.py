@@ -42,7 +42,8 @@ class RecordingPlacement:
         self.consumers = {'rp1': {'vm1': {'resources': {
             'VCPU': 2, 'MEMORY_MB': 1024, 'DISK_GB': 10}}},
             'rp2': {}, 'shared': {}}
-        self.traits = {'rp1': ['COMPUTE_NODE', 'CUSTOM_GOLD'], 'rp2': []}
+        self.traits = {'rp1': ['COMPUTE_NODE', 'CUSTOM_GOLD'],
+                       'rp2': ['COMPUTE_NODE'], 'shared': []}
 
     def get(self, url, version=None):
         self.urls.append(url)
@@ -96,7 +97,7 @@ class HostViewTest(testtools.TestCase):
 
     def test_only_moved_providers_are_read_again(self):
         self.hosts()
-        self.assertEqual(8, len(self.placement.urls))   # list + 3 + 3 + 1
+        self.assertEqual(9, len(self.placement.urls))   # list + 3 + 3 + 2
         self.hosts()
         self.assertEqual(['/resource_providers'], self.placement.urls)
         self.placement.generations['rp2'] = 2
@@ -105,8 +106,8 @@ class HostViewTest(testtools.TestCase):
         hosts = self.hosts()
         self.assertEqual(['/resource_providers',
                           '/resource_providers/rp2/inventories',
-                          '/resource_providers/rp2/allocations',
-                          '/resource_providers/rp2/traits'],
+                          '/resource_providers/rp2/traits',
+                          '/resource_providers/rp2/allocations'],
                          self.placement.urls)
         self.assertEqual(capacity.Resources(1, 512, 1),
                          hosts['node-rp2'].base)
@@ -122,12 +123,22 @@ class HostViewTest(testtools.TestCase):
         hosts = self.hosts()
         self.assertEqual({'COMPUTE_NODE', 'CUSTOM_GOLD'},
                          hosts['node-rp1'].traits)
-        self.assertEqual(frozenset(), hosts['node-rp2'].traits)
+        self.assertEqual({'COMPUTE_NODE'}, hosts['node-rp2'].traits)
         # Setting a provider's traits moves its generation.
-        self.placement.traits['rp2'] = ['CUSTOM_GOLD']
-        self.assertEqual(frozenset(), self.hosts()['node-rp2'].traits)
+        self.placement.traits['rp2'] = ['COMPUTE_NODE', 'CUSTOM_GOLD']
+        self.assertEqual({'COMPUTE_NODE'}, self.hosts()['node-rp2'].traits)
         self.placement.generations['rp2'] = 2
-        self.assertEqual({'CUSTOM_GOLD'}, self.hosts()['node-rp2'].traits)
+        self.assertEqual({'COMPUTE_NODE', 'CUSTOM_GOLD'},
+                         self.hosts()['node-rp2'].traits)
+
+    def test_a_node_is_a_provider_nova_marks_as_one(self):
+        # An Ironic node has its class alone, no VCPU: still a node.  A
+        # root that Nova did not make (Neutron's, say) is none, whatever
+        # it has.
+        self.placement.traits.update(rp2=[], shared=['COMPUTE_NODE'])
+        hosts = self.hosts()
+        self.assertEqual({'node-rp1', 'node-shared'}, set(hosts))
+        self.assertEqual(capacity.ZERO, hosts['node-shared'].capacity)
 
     def test_a_gone_provider_is_forgotten(self):
         self.hosts()
@@ -147,8 +158,8 @@ class HostViewTest(testtools.TestCase):
         self.assertEqual(['/resource_providers/rp1',
                           '/resource_providers/rp2',
                           '/resource_providers/rp2/inventories',
-                          '/resource_providers/rp2/allocations',
-                          '/resource_providers/rp2/traits'],
+                          '/resource_providers/rp2/traits',
+                          '/resource_providers/rp2/allocations'],
                          self.placement.urls)
         self.assertEqual({'node-rp1', 'node-rp2'}, set(hosts))
         self.assertEqual(capacity.Resources(8, 2048, 50),
@@ -273,8 +284,8 @@ class ProviderTreeTest(testtools.TestCase):
         self.assertEqual(['/resource_providers/rp1',
                           '/resource_providers/gpu0',
                           '/resource_providers/gpu0/inventories',
-                          '/resource_providers/gpu0/allocations',
-                          '/resource_providers/gpu0/traits'],
+                          '/resource_providers/gpu0/traits',
+                          '/resource_providers/gpu0/allocations'],
                          self.placement.urls)
         self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1,
                                           ('gpu0', 'VGPU'): 4}),

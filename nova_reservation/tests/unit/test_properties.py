@@ -10,8 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
+import types
 import unittest
 
+from nova_reservation import capacity
 from nova_reservation import properties
 
 
@@ -32,6 +34,35 @@ class PropertiesTest(unittest.TestCase):
         self.assertTrue(match({'hypervisor_type': 'fake',
                                'memory_mb': 2048}))
         self.assertFalse(match({'hypervisor_type': 'QEMU', 'gpu': 'true'}))
+
+    def test_a_property_of_several_values_holds_if_one_does(self):
+        gpu = properties.parse('["==", "$traits", "CUSTOM_GPU"]')
+        not_gpu = properties.parse('["!=", "$traits", "CUSTOM_GPU"]')
+        big = properties.parse('[">=", "$sizes", "16"]')
+        for traits, has in ((['CUSTOM_GPU', 'HW_X'], True), (['HW_X'], False),
+                            ([], False)):
+            self.assertEqual(has, gpu({'traits': traits}))
+            self.assertEqual(not has, not_gpu({'traits': traits}))
+        self.assertTrue(big({'sizes': ['8', 32]}))
+        self.assertFalse(big({'sizes': ['8', 'x']}))
+
+    def test_a_node_s_traits_are_its_tree_s(self):
+        node = capacity.Host(
+            node='bm1', capacity=capacity.ZERO,
+            traits=frozenset({'COMPUTE_NODE', 'CUSTOM_BAREMETAL_GOLD'}),
+            child_traits=(('gpu0', frozenset({'CUSTOM_A100'})),))
+        row = types.SimpleNamespace(
+            vcpus=0, memory_mb=0, local_gb=0, hypervisor_type='ironic',
+            hypervisor_version=1, hypervisor_hostname='bm1',
+            service_name='ironic-compute',
+            extra_capabilities='{"node_type": "gpu_a100"}')
+        every = {'COMPUTE_NODE', 'CUSTOM_BAREMETAL_GOLD', 'CUSTOM_A100'}
+        self.assertEqual(every, properties.hypervisor(node, row)['traits'])
+        self.assertEqual({'traits': every, 'node_type': 'gpu_a100'},
+                         properties.resource(node, row))
+        # An operator's capability of that name is the one matched.
+        row.extra_capabilities = '{"traits": "mine"}'
+        self.assertEqual({'traits': 'mine'}, properties.resource(node, row))
 
     def test_empty_matches_all(self):
         self.assertTrue(properties.parse('')({}))
