@@ -51,6 +51,7 @@ from nova_reservation.db import models
 from nova_reservation import floatingips
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
+from nova_reservation import placement as placement_mod
 from nova_reservation import schedule
 from nova_reservation import timeline as timeline_mod
 
@@ -372,7 +373,9 @@ def _capacity(slots: list, placement: Callable, now: float,
         if timeline is None:
             continue
         path = '/resource_providers/%s' % rp['uuid']
-        inventories = placement(path + '/inventories')['inventories']
+        allocations = placement(path + '/allocations')['allocations']
+        inventories = placement_mod.counted_inventories(
+            placement(path + '/inventories')['inventories'], allocations)
         limit = capacity.counted({
             rc: (i['total'] - i['reserved']) * i['allocation_ratio']
             for rc, i in inventories.items()})
@@ -380,8 +383,7 @@ def _capacity(slots: list, placement: Callable, now: float,
         # preemptible ones yield to the leases that start.
         ordinary = yielding = capacity.ZERO
         ordinary_extras: dict = {}   # {class: amount} beyond the three
-        for consumer, alloc in placement(path + '/allocations')[
-                'allocations'].items():
+        for consumer, alloc in allocations.items():
             use = capacity.counted(alloc['resources'])
             if consumer in preemptible:
                 yielding = yielding + use

@@ -57,6 +57,15 @@ class FakeNodesDriver(fake.FakeDriver):
     def init_host(self, host) -> None:
         self._host = host
         self._set_nodes(list(CONF[GROUP].nodes) or [host])
+        self._in_use: dict = {}   # {server uuid: its node}
+
+    def spawn(self, context, instance, *args, **kwargs) -> None:
+        super().spawn(context, instance, *args, **kwargs)
+        self._in_use[instance.uuid] = instance.node
+
+    def destroy(self, context, instance, *args, **kwargs) -> None:
+        super().destroy(context, instance, *args, **kwargs)
+        self._in_use.pop(instance.uuid, None)
 
     def get_available_resource(self, nodename) -> dict:
         resources = super().get_available_resource(nodename)
@@ -78,6 +87,9 @@ class FakeNodesDriver(fake.FakeDriver):
             super().update_provider_tree(provider_tree, nodename,
                                          allocations=allocations)
             return
-        provider_tree.update_inventory(nodename,
-                                       {rc: accelerators.inventory(1)})
+        # Ironic's driver reserves a node's unit while a server is on it.
+        in_use = (nodename in self._in_use.values() and
+                  not CONF.workarounds.skip_reserve_in_use_ironic_nodes)
+        provider_tree.update_inventory(nodename, {rc: dict(
+            accelerators.inventory(1), reserved=int(in_use))})
         provider_tree.add_traits(nodename, rc)

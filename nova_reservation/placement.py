@@ -49,6 +49,28 @@ def _limit(inventory: dict) -> float:
             inventory.get('allocation_ratio', 1.0))
 
 
+def counted_inventories(inventories: dict, consumers: dict) -> dict:
+    """A provider's `inventories` as the ledger counts them, given its
+    `consumers` ({uuid: allocation}): a class wholly reserved while
+    consumers hold some of it has that much of its reserve counted as
+    theirs, not as lost.  Ironic's driver reserves a node's unit while a
+    server is on it (unless ``[workarounds]
+    skip_reserve_in_use_ironic_nodes``): the unit is the server's, which
+    the ledger may promise to the lease that runs it.
+    """
+    used: dict = {}
+    for consumer in consumers.values():
+        for rc, n in consumer['resources'].items():
+            used[rc] = used.get(rc, 0) + n
+    found = dict(inventories)
+    for rc, inventory in inventories.items():
+        reserved = inventory.get('reserved', 0)
+        if used.get(rc) and reserved and reserved >= inventory['total']:
+            found[rc] = dict(inventory,
+                             reserved=max(0, reserved - used[rc]))
+    return found
+
+
 def _capacity(inventories: dict) -> capacity.Resources:
     return capacity.counted({rc: _limit(inventory)
                              for rc, inventory in inventories.items()})
@@ -177,6 +199,7 @@ class HostView:
         root = rp.get('root_provider_uuid') or rp['uuid']
         inventories, consumers, traits = self._read(client, rp['uuid'],
                                                     root == rp['uuid'])
+        inventories = counted_inventories(inventories, consumers)
         total = _capacity(inventories)
         used = _sum(_use(c) for c in consumers.values())
         return _Provider(rp['uuid'], root, rp['generation'], rp['name'],
@@ -300,6 +323,7 @@ class Usage:
         consumers = _json(client.get(
             '/resource_providers/%s/allocations' % uuid,
             version=PLACEMENT_VERSION))['allocations']
+        inventories = counted_inventories(inventories, consumers)
         used: dict = {}
         for consumer, allocation in consumers.items():
             if consumer not in leased:

@@ -21,6 +21,8 @@ them.
 import sys
 import urllib.parse
 
+from nova import context as nova_context
+
 from devcloud import baremetal
 from devcloud import nodes_driver
 from nova_reservation.db import ledger as db_ledger
@@ -40,7 +42,8 @@ class BareMetalFlavorTest(base.BootTestCase):
         sys.modules.setdefault(nodes_driver.MODULE, nodes_driver)
         self.flags(compute_driver=baremetal.DRIVER)
         self.flags(group=baremetal.DRIVER_GROUP, **baremetal.options())
-        self.cloud.start_compute(baremetal.SERVICE, sorted(baremetal.NODES))
+        self.service = self.cloud.start_compute(baremetal.SERVICE,
+                                                sorted(baremetal.NODES))
         self.assertEqual(baremetal.NODES, self.reported())
         for name, (vcpus, ram, disk, specs) in baremetal.FLAVORS.items():
             self.admin_api.post_flavor({'flavor': dict(
@@ -90,6 +93,20 @@ class BareMetalFlavorTest(base.BootTestCase):
         allocation, = self.placement.get(
             '/allocations/%s' % uuid).body['allocations'].values()
         self.assertEqual({baremetal.GOLD: 1}, allocation['resources'])
+        # As Ironic's driver does, the node's unit is reserved while the
+        # server is on it: still the lease's, which grows into the night.
+        self.service.manager.update_available_resource(
+            nova_context.get_admin_context())
+        [rp] = [p['uuid'] for p in self.placement.get(
+            '/resource_providers?name=%s' % self.node_of(uuid)).body[
+                'resource_providers']]
+        self.assertEqual(1, self.placement.get(
+            '/resource_providers/%s/inventories' % rp).body[
+                'inventories'][baremetal.GOLD]['reserved'])
+        resp = self.rsv('PUT', '/leases/%s' % lease['id'],
+                        {'end_date': base.soon(7200)})
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assert_invariants()
 
     def test_nodes_are_matched_on_their_traits_and_capabilities(self):
         for name, caps in (('bm1', {'node_type': 'gpu_rtx_6000'}),

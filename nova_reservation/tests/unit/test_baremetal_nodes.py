@@ -94,6 +94,18 @@ class NodeClassTest(testtools.TestCase):
                                          resources['memory_mb'],
                                          resources['local_gb']))
             self.assertEqual(nodes_driver.node_uuid(node), resources['uuid'])
+        # As Ironic's: a node's unit is reserved while a server is on it.
+        instance = mock.Mock(uuid='vm1', node='bm1', flavor=mock.Mock(
+            vcpus=0, memory_mb=0, root_gb=0))
+        instance.name = 'vm1'
+        driver.spawn(None, instance, None, [], None, {})
+        driver.update_provider_tree(tree, 'bm1')
+        self.assertEqual(1, tree.data('bm1').inventory[baremetal.GOLD][
+            'reserved'])
+        driver.destroy(None, instance, None)
+        driver.update_provider_tree(tree, 'bm1')
+        self.assertEqual(0, tree.data('bm1').inventory[baremetal.GOLD][
+            'reserved'])
         # A bare-metal flavor asks for its class and no standard one.
         specs = baremetal.FLAVORS['bm.gold'][3]
         self.assertEqual({'resources:CUSTOM_BAREMETAL_GOLD': '1',

@@ -290,3 +290,24 @@ class ProviderTreeTest(testtools.TestCase):
         self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1,
                                           ('gpu0', 'VGPU'): 4}),
                          hosts['node-rp1'].extra_base)
+
+
+class CountedInventoriesTest(testtools.TestCase):
+    """A unit wholly reserved while a server holds it (Ironic's node in
+    use) is that server's; any other reserve is lost to everyone.
+    """
+
+    def test_a_reserve_while_in_use_is_the_consumers(self):
+        gold = dict(total=1, reserved=1, allocation_ratio=1.0)
+        ram = dict(total=4096, reserved=512, allocation_ratio=1.0)
+        inventories = {'CUSTOM_GOLD': gold, 'MEMORY_MB': ram}
+        running = {'vm1': {'resources': {'CUSTOM_GOLD': 1,
+                                         'MEMORY_MB': 1024}}}
+        found = placement.counted_inventories(inventories, running)
+        self.assertEqual(0, found['CUSTOM_GOLD']['reserved'])
+        # A host's own reserve of RAM stays, whatever servers use.
+        self.assertEqual(ram, found['MEMORY_MB'])
+        # Reserved with nothing on it (Ironic's node in maintenance).
+        self.assertEqual(inventories,
+                         placement.counted_inventories(inventories, {}))
+        self.assertEqual(gold, inventories['CUSTOM_GOLD'])   # unchanged
