@@ -126,6 +126,14 @@ def resource(node: capacity.Host, host) -> dict:
                 **json.loads(host.extra_capabilities or '{}'))
 
 
+def node(node: capacity.Host) -> dict:
+    """What resource_properties of an instance reservation are matched on:
+    a node of the shared pool, which has no enrolled record, by its name
+    and its traits.
+    """
+    return {'hypervisor_hostname': node.node, 'traits': _traits(node)}
+
+
 def _traits(node: capacity.Host) -> frozenset:
     """The traits of `node`'s providers, its children's too."""
     return node.traits.union(*(t for _, t in node.child_traits))

@@ -70,7 +70,8 @@ def reservation(res, bindings: list, lease_status: str,
             # Blazar's instance reservation fields, for both kinds.
             view.update(affinity=res.affinity, vcpus=res.vcpus,
                         memory_mb=res.memory_mb, disk_gb=res.disk_gb,
-                        resource_properties='', aggregate_id=None,
+                        resource_properties=res.resource_properties or '',
+                        aggregate_id=None,
                         server_group_id=res.server_group_id)
     if res.resource_type in shares.SHAREABLE:
         shared_with = sorted(shares.projects(res.shared_with))

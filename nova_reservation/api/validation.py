@@ -213,6 +213,9 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
             before_end=before_end)
     amount = whole(prefix + 'amount', value.get('amount'))
     affinity = parse_affinity(prefix + 'affinity', value.get('affinity'))
+    # The shared pool's nodes, by their traits.
+    wanted = parse_requirements(prefix + 'resource_properties',
+                                value.get('resource_properties'))
     if kind == resource_types.FLAVOR:
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         try:
@@ -226,15 +229,13 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
         return plan_request.ReservationRequest(
             resource_type=kind, count=amount, need=need.resources,
             traits=need.traits, extras=need.extras, affinity=affinity,
-            flavor_id=flavor_id)
-    if value.get('resource_properties') not in (None, '', '[]'):
-        raise Invalid(prefix + 'resource_properties', 'is not supported '
-                      'for virtual:instance; leave it empty')
+            flavor_id=flavor_id, resource_properties=wanted)
     need = capacity.Resources(*(
         whole(prefix + field, value.get(field, 0), *SLOT_LIMITS[field])
         for field in ('vcpus', 'memory_mb', 'disk_gb')))
     return plan_request.ReservationRequest(resource_type=kind, count=amount,
-                                           need=need, affinity=affinity)
+                                           need=need, affinity=affinity,
+                                           resource_properties=wanted)
 
 
 def before_end_minutes(value, start: datetime.datetime,

@@ -66,12 +66,16 @@ def within(pools: tuple, nodes: Optional[frozenset]) -> tuple:
 def pools_for(pools: tuple, req: ReservationRequest) -> tuple:
     """`pools` with only the nodes that may hold `req`'s slots: its
     `nodes`, and in the shared pool those that Placement would give one
-    of its servers, room aside (`capacity.may_hold`).
+    of its servers, room aside (`capacity.may_hold`), and whose traits
+    meet its resource_properties.
     """
     shared, reservable = within(pools, req.nodes)
     if req.resource_type in resource_types.SHARED_POOL:
         need = capacity.Need(req.need, req.traits, req.extras)
         shared = [h for h in shared if capacity.may_hold(h, need)]
+        if req.resource_properties:
+            wanted = properties.parse(req.resource_properties)
+            shared = [h for h in shared if wanted(properties.node(h))]
     return shared, reservable
 
 

@@ -93,6 +93,7 @@ RESERVATION_FIELDS = {
                       'maxLength': 255, 'pattern': common.NO_CONTROL,
                       'description': 'a flavor id'},
         'amount': common.WHOLE, 'affinity': common.AFFINITY,
+        'resource_properties': common.REQUIREMENTS,
         **SHARING,
     },
     'virtual:instance': {

@@ -310,6 +310,39 @@ class TraitTest(base.BootTestCase):
                       resp.json()['error_message'])
         self.assertEqual(['host2'], self.nodes(lease))
 
+    def test_instance_reservations_choose_nodes_by_their_traits(self):
+        # Blazar's resource_properties on instance reservations, matched
+        # on the shared pool's nodes by their traits: a flavor without
+        # traits, and one of a size, each kept to its kind of node.
+        self.gold('host2')
+
+        def post(wanted: str, **reservation):
+            return self.rsv('POST', '/leases', {
+                'name': 'by-trait', 'start_date': base.soon(1),
+                'end_date': base.soon(3600), 'reservations': [dict(
+                    amount=1, affinity='None', resource_properties=wanted,
+                    **reservation)]})
+        gold = '["==", "$traits", "CUSTOM_GOLD"]'
+        plain = '["!=", "$traits", "CUSTOM_GOLD"]'
+        flavor = dict(resource_type='flavor:instance',
+                      flavor_id=base.ONE_PER_NODE)
+        sized = dict(resource_type='virtual:instance', vcpus=2,
+                     memory_mb=4096, disk_gb=1)
+        resp = post(plain, **flavor)
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual(['host1'], self.nodes(resp.json()['lease']))
+        self.assertEqual(plain, resp.json()['lease']['reservations'][0][
+            'resource_properties'])
+        # The one plain node is taken; the gold one is not asked for.
+        self.assertEqual(409, post(plain, **sized).status_code)
+        resp = post(gold, **sized)
+        self.assertEqual(201, resp.status_code, resp.text)
+        self.assertEqual(['host2'], self.nodes(resp.json()['lease']))
+        resp = post('["==", "$traits"]', **flavor)
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertIn('reservations[0].resource_properties: ',
+                      resp.json()['error_message'])
+
     def test_the_calendar_counts_the_nodes_with_the_trait(self):
         self.gold('host2')
         resp = self.rsv('GET', '/ledger')
