@@ -20,6 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from nova_reservation import capacity
+from nova_reservation.tests.unit import base
 from nova_reservation import timeline as timeline_mod
 
 R = capacity.Resources
@@ -51,22 +52,6 @@ def timelines(rows) -> dict:
         nodes.setdefault(node, []).append(
             alloc(i, a, b, cpus, node=node, ram=ram))
     return {n: timeline_mod.Timeline(a) for n, a in nodes.items()}
-
-
-def runs_that_fit(place, start: int, end: int, duration: int) -> list:
-    """Brute force: usage changes at whole numbers, so every start on a
-    half grid, and the runs [(first, last)] of those that fit.
-    """
-    runs: list = []
-    for k in range(2 * start, 2 * end + 1):
-        t = k / 2
-        if place(t, t + duration) is None:
-            continue
-        if runs and runs[-1][1] == t - 0.5:
-            runs[-1][1] = t
-        else:
-            runs.append([t, t])
-    return [tuple(r) for r in runs]
 
 
 intervals = st.tuples(st.integers(0, 100), st.integers(1, 30)).map(
@@ -298,7 +283,7 @@ class PlanTest(unittest.TestCase):
         def place(a, b):
             return capacity.plan(hosts, tl, need, count, a, b,
                                  affinity=affinity)
-        expected = runs_that_fit(place, start, end, duration)[:limit]
+        expected = base.runs_that_fit(place, start, end, duration)[:limit]
         found = capacity.windows(tl, start, end, duration, place, limit)
         self.assertEqual(expected, [(a, round(b, 3)) for a, b in found])
         if found:

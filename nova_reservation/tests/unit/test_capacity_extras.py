@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import testtools
 
 from nova_reservation import capacity
-from nova_reservation.tests.unit import test_capacity
+from nova_reservation.tests.unit import base
 from nova_reservation import timeline as timeline_mod
 
 GPU = ('', 'CUSTOM_GPU_A100')
@@ -148,7 +148,7 @@ class SearchTest(testtools.TestCase):
         def place(a, b):
             return capacity.plan(hosts, tl, capacity.ZERO, count, a, b,
                                  extras=ONE_GPU)
-        runs = test_capacity.runs_that_fit(place, start, end, duration)
+        runs = base.runs_that_fit(place, start, end, duration)
         found = capacity.windows(tl, start, end, duration, place, limit)
         self.assertEqual(runs[:limit], [(a, round(b, 3)) for a, b in found])
         self.assertEqual(
