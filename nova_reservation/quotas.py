@@ -16,7 +16,11 @@ out).
 
 Four limits: the most vCPUs, MB of RAM and whole hosts the project holds
 reserved at any instant, and the most vCPU-hours it holds reserved in any
-calendar month (UTC).  A whole host counts with all of its vCPUs and RAM.
+calendar month (UTC); and two for each resource class beyond vCPU, RAM and
+disk that an operator limits (a GPU): the most units held at any instant
+(named as the class, ``CUSTOM_GPU_A100``) and the most unit-hours in a
+month (``CUSTOM_GPU_A100_hours_per_month``).  A whole host counts with all
+of its vCPUs, RAM and devices.
 A write is refused only where it makes a figure both above its limit and
 larger than it was, so that a shrink, a delete or a rename always goes
 through, even for a project above a limit an admin has just lowered.
@@ -24,8 +28,10 @@ through, even for a project above a limit an admin has just lowered.
 
 import dataclasses
 import datetime
-from typing import Iterable, NamedTuple, Optional
+import re
+from typing import Callable, Iterable, NamedTuple, Optional
 
+from nova_reservation import capacity
 from nova_reservation import ledger
 
 # The limits, each with what it counts (the words of a refusal).
@@ -37,6 +43,29 @@ LIMITS = tuple(AT_ANY_INSTANT) + (PER_MONTH,)
 UNLIMITED = -1
 # vCPU-hours are compared with this much slack (float sums).
 EPSILON = 1e-6
+# A class's limit per month: its name, then this.
+HOURS = '_hours_per_month'
+# A resource class's name, as Placement has them.
+CLASS = re.compile(r'^[A-Z][A-Z0-9_]*$')
+LONGEST_NAME = 255
+
+
+def class_limit(name: str) -> Optional[tuple]:
+    """(resource class, whether per month) of the limit `name` of a class
+    beyond vCPU, RAM and disk, or None if it is no such limit.
+    """
+    per_month = name.endswith(HOURS)
+    rc = name[:-len(HOURS)] if per_month else name
+    if (len(name) <= LONGEST_NAME and CLASS.match(rc) and
+            rc not in capacity.RESOURCE_CLASSES):
+        return rc, per_month
+    return None
+
+
+def is_limit(name) -> bool:
+    """Whether `name` names a limit (a project may have)."""
+    return isinstance(name, str) and (name in LIMITS or
+                                      class_limit(name) is not None)
 
 
 class Piece(NamedTuple):
@@ -48,15 +77,27 @@ class Piece(NamedTuple):
     vcpus: int
     memory_mb: int
     hosts: int
+    # What it holds beyond vCPU, RAM and disk (`capacity.extras`).
+    extras: tuple = capacity.NO_EXTRAS
+
+    def amounts(self) -> dict:
+        """{limit at any instant: what it holds of it}."""
+        found = {'vcpus': self.vcpus, 'memory_mb': self.memory_mb,
+                 'hosts': self.hosts}
+        for (_, rc), n in self.extras:
+            found[rc] = found.get(rc, 0) + n
+        return found
 
 
 @dataclasses.dataclass(frozen=True)
 class Usage:
     """A project's figures: {limit: (peak, first instant of it or None)}
-    for the limits at any instant, and {"YYYY-MM": vCPU-hours}.
+    for the limits at any instant (each class it holds too), {"YYYY-MM":
+    vCPU-hours}, and {class: {"YYYY-MM": unit-hours}}.
     """
     peaks: dict
     months: dict
+    class_months: dict = dataclasses.field(default_factory=dict)
 
     def month(self, key: str) -> float:
         return self.months.get(key, 0.0)
@@ -70,8 +111,7 @@ class Quota(NamedTuple):
     limits: dict
 
     def enforced(self) -> bool:
-        return any(self.limits.get(n, UNLIMITED) > UNLIMITED
-                   for n in LIMITS)
+        return any(most > UNLIMITED for most in self.limits.values())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,11 +127,13 @@ class Excess:
     when: str
 
     def message(self) -> str:
-        what = AT_ANY_INSTANT.get(self.limit)
-        if what is None:
-            counted = 'vCPU-hours reserved in month %s' % self.when
+        rc, per_month = class_limit(self.limit) or (
+            'vCPU', self.limit == PER_MONTH)
+        if per_month:
+            counted = '%s-hours reserved in month %s' % (rc, self.when)
         else:
-            counted = '%s reserved at %s UTC' % (what, self.when)
+            counted = '%s reserved at %s UTC' % (
+                AT_ANY_INSTANT.get(self.limit, rc), self.when)
         return ('Quota exceeded: project %s may reserve at most %d (%s); '
                 'it has %s and this asks for %s more, %s in all (%s)' % (
                     self.project_id, self.most, self.limit,
@@ -128,9 +170,9 @@ def peaks(pieces: Iterable[Piece]) -> dict:
     best = {name: (0, None) for name in AT_ANY_INSTANT}
     for when, starts, p in changes:
         sign = 1 if starts else -1
-        for name in AT_ANY_INSTANT:
-            held[name] += sign * getattr(p, name)
-            if starts and held[name] > best[name][0]:
+        for name, n in p.amounts().items():
+            held[name] = held.get(name, 0) + sign * n
+            if starts and held[name] > best.get(name, (0,))[0]:
                 best[name] = (held[name], when)
     return best
 
@@ -144,18 +186,19 @@ def _next_month(day: datetime.datetime) -> datetime.datetime:
     return (first + datetime.timedelta(days=32)).replace(day=1)
 
 
-def monthly(pieces: Iterable[Piece]) -> dict:
-    """{"YYYY-MM": vCPU-hours} of `pieces`, each cut at the months'
-    boundaries (UTC).
+def monthly(pieces: Iterable[Piece],
+            amount: Callable[[Piece], float] = lambda p: p.vcpus) -> dict:
+    """{"YYYY-MM": hours of `amount` (vCPUs)} of `pieces`, each cut at the
+    months' boundaries (UTC).
     """
     found: dict = {}
     for p in pieces:
-        start = p.start
-        while start < p.end and p.vcpus:
+        start, held = p.start, amount(p)
+        while start < p.end and held:
             cut = min(p.end, ledger.to_epoch(_next_month(
                 ledger.from_epoch(start))))
             key = month_of(start)
-            found[key] = found.get(key, 0.0) + p.vcpus * (cut - start) / 3600
+            found[key] = found.get(key, 0.0) + held * (cut - start) / 3600
             start = cut
     return found
 
@@ -166,7 +209,11 @@ def usage(held: Iterable[Piece], spent: Iterable[Piece] = ()) -> Usage:
     leases held before now, in the months only.
     """
     held = list(held)
-    return Usage(peaks(held), monthly(held + list(spent)))
+    every = held + list(spent)
+    classes = {rc for p in every for (_, rc), _ in p.extras}
+    return Usage(peaks(held), monthly(every), {
+        rc: monthly(every, lambda p, rc=rc: p.amounts().get(rc, 0))
+        for rc in classes})
 
 
 def exceeded(quota: Quota, before: Usage, after: Usage) -> Optional[Excess]:
@@ -180,13 +227,26 @@ def exceeded(quota: Quota, before: Usage, after: Usage) -> Optional[Excess]:
         if most > UNLIMITED and would > most and would > had:
             return Excess(quota.project_id, name, most, had, would,
                           ledger.when_text(when))
-    most = quota.limits.get(PER_MONTH, UNLIMITED)
-    if most > UNLIMITED:
-        for key in sorted(after.months):
-            had, would = before.month(key), after.month(key)
+    for name, most in sorted(quota.limits.items()):
+        found = class_limit(name) or ((None, True) if name == PER_MONTH
+                                      else None)
+        if most <= UNLIMITED or found is None:
+            continue
+        rc, per_month = found
+        if not per_month:
+            had = before.peaks.get(rc, (0, None))[0]
+            would, when = after.peaks.get(rc, (0, None))
+            if would > most and would > had:
+                return Excess(quota.project_id, name, most, had, would,
+                              ledger.when_text(when))
+            continue
+        was, will = ((before.months, after.months) if rc is None else
+                     (before.class_months.get(rc, {}),
+                      after.class_months.get(rc, {})))
+        for key in sorted(will):
+            had, would = was.get(key, 0.0), will[key]
             if would > most + EPSILON and would > had + EPSILON:
-                return Excess(quota.project_id, PER_MONTH, most, had, would,
-                              key)
+                return Excess(quota.project_id, name, most, had, would, key)
     return None
 
 
@@ -196,7 +256,9 @@ def limits_of(defaults: dict, tagged: dict, overrides: dict) -> tuple:
     cloud's default.
     """
     found, source = {}, {}
-    for name in LIMITS:
+    named = {n for given in (defaults, tagged, overrides) for n in given
+             if class_limit(n) is not None}
+    for name in LIMITS + tuple(sorted(named)):
         for where, given in (('project', overrides), ('tag', tagged),
                              ('default', defaults)):
             if given.get(name) is not None:
@@ -218,7 +280,7 @@ def tagged_limits(tags: Iterable[str], prefix: str) -> dict:
         if not isinstance(tag, str) or not tag.startswith(prefix + ':'):
             continue
         name, sep, value = tag[len(prefix) + 1:].partition('=')
-        if sep and name in LIMITS and (value.isdigit() or value == '-1') \
+        if sep and is_limit(name) and (value.isdigit() or value == '-1') \
                 and len(value) <= 12:
             found[name] = int(value)
     return found

@@ -30,7 +30,9 @@ def rows(quota: dict) -> list:
     "unlimited".
     """
     found = []
-    for name in LIMITS:
+    # Then a resource class's limits, as the API gives them.
+    for name in LIMITS + tuple(sorted(set(quota) - set(LIMITS) -
+                                      {'project_id'})):
         item = quota[name]
         found.append((name, 'unlimited' if item['limit'] == -1
                       else item['limit'], item['source'], item['in_use'],
@@ -55,6 +57,15 @@ def limit(text: str) -> Optional[int]:
             '%r: give a whole number, -1 or "unlimited", or "default"'
             % text)
     return value
+
+
+def class_limit(text: str) -> tuple:
+    """(name, limit) of ``<limit>=<N|unlimited|default>`` (pure)."""
+    name, sep, value = text.partition('=')
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(
+            '%r: give <limit>=<N|unlimited|default>' % text)
+    return name, limit(value)
 
 
 def project_of(app, given: Optional[str]) -> str:
@@ -96,11 +107,18 @@ class SetQuota(command.Lister):
                 default=argparse.SUPPRESS,
                 help='Most %s; "default": the project\'s tag or the '
                      'cloud\'s default again' % name.replace('_', ' '))
+        parser.add_argument(
+            '--class-limit', metavar='<limit>=<N|unlimited|default>',
+            action='append', type=class_limit, default=[],
+            help='A limit of a resource class: its name (units at any '
+                 'instant) or <class>_hours_per_month, such as '
+                 'CUSTOM_GPU_A100_hours_per_month=500 (repeat for more)')
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple:
         values = {name: getattr(parsed_args, name) for name in LIMITS
                   if hasattr(parsed_args, name)}
+        values.update(parsed_args.class_limit)
         if not values:
             raise exceptions.CommandError('give at least one limit')
         client = self.app.client_manager.reservation

@@ -15,6 +15,7 @@ nova.conf."""
 
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+from oslo_config import types
 
 from nova_reservation.conf import enforcement
 
@@ -92,13 +93,22 @@ lease_opts = [
                help='Most vCPU-hours a project may hold reserved in any '
                     'calendar month (UTC), counting what its leases held '
                     'earlier in the month. -1: no limit.'),
+    cfg.Opt('quota_classes', type=types.Dict(value_type=types.Integer(
+        min=-1)), default={},
+        help='Limits of resource classes beyond vCPU, RAM and disk, as '
+             'limit:N pairs: the class\'s name for the most units a project '
+             'may hold reserved at any instant, and <class>_hours_per_month '
+             'for the most unit-hours in any calendar month (UTC), e.g. '
+             '"CUSTOM_GPU_A100:4,CUSTOM_GPU_A100_hours_per_month:500". -1: '
+             'no limit. A project\'s own limit or tag comes first.'),
     cfg.StrOpt('quota_tag', default='',
                help='A prefix of Keystone project tags that give a '
                     'project its own reservation quotas: '
                     '"<prefix>:<limit>=<N>", e.g. "reservation-quota:'
                     'vcpus=64" (limits: vcpus, memory_mb, hosts, '
-                    'vcpu_hours_per_month; -1: none). Project tags are '
-                    'set by admins only. Empty: tags are not read.'),
+                    'vcpu_hours_per_month, and a class\'s as in '
+                    'quota_classes; -1: none). Project tags are set by '
+                    'admins only. Empty: tags are not read.'),
     cfg.StrOpt('project_check_on_failure', default='refuse',
                choices=[('refuse', 'the request is refused (503), to be '
                                    'tried again, and nothing is written'),

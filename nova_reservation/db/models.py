@@ -328,11 +328,11 @@ class FloatingIP(Base):
 
 
 class Quota(Base):
-    """A project's own limit of its reservations (`quotas.LIMITS`), set
+    """A project's own limit of its reservations (`quotas.is_limit`), set
     by an admin: above the Keystone tag's and the cloud's default.
     """
     __tablename__ = 'rsv_quotas'
     project_id = sa.Column(sa.String(64), primary_key=True)
-    name = sa.Column(sa.String(32), primary_key=True)
+    name = sa.Column(sa.String(255), primary_key=True)
     most = sa.Column(sa.BigInteger, nullable=False)
     updated_at = sa.Column(Timestamp, nullable=False)

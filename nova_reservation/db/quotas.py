@@ -20,6 +20,7 @@ what the first wrote, and is refused.
 """
 
 import datetime
+import functools
 from typing import Callable, Optional
 
 import sqlalchemy as sa
@@ -84,7 +85,7 @@ def usage(ctx, project_id: str,
     now = now or api.utcnow()
     s, r, t = models.Slot, models.Reservation, models.Lease
     rows = ctx.session.execute(sa.select(
-        s.start_at, s.end_at, s.vcpus, s.memory_mb, s.deleted,
+        s.start_at, s.end_at, s.vcpus, s.memory_mb, s.extras, s.deleted,
         r.resource_type, t.updated_at, t.status).join(
         r, r.id == s.reservation_id).join(t, t.id == r.lease_id).where(
         t.project_id == project_id, r.resource_type.notin_(NOT_COUNTED),
@@ -94,18 +95,19 @@ def usage(ctx, project_id: str,
         sa.or_(s.deleted == sa.false(), s.start_at < now)))
     held, spent = [], []
     clock = ledger_mod.to_epoch(now)
-    for start_at, end_at, vcpus, memory_mb, deleted, kind, updated_at, \
-            state in rows:
+    for start_at, end_at, vcpus, memory_mb, extras, deleted, kind, \
+            updated_at, state in rows:
         start, end = ledger_mod.to_epoch(start_at), ledger_mod.to_epoch(
             end_at)
-        hosts = 1 if kind == resource_types.HOST else 0
+        piece = functools.partial(
+            quotas.Piece, vcpus=vcpus, memory_mb=memory_mb,
+            hosts=1 if kind == resource_types.HOST else 0,
+            extras=ledger.extras_value(extras))
         if not deleted:
             if end > clock:
-                held.append(quotas.Piece(max(start, clock), end, vcpus,
-                                         memory_mb, hosts))
+                held.append(piece(max(start, clock), end))
             if start < clock:
-                spent.append(quotas.Piece(start, min(end, clock), vcpus,
-                                          memory_mb, hosts))
+                spent.append(piece(start, min(end, clock)))
             continue
         # Released: what it held until it was taken down.
         if state in (status.REFUSED, status.WAITING):
@@ -113,7 +115,7 @@ def usage(ctx, project_id: str,
         stop = min(end, clock, ledger_mod.to_epoch(updated_at)
                    if updated_at else clock)
         if start < stop:
-            spent.append(quotas.Piece(start, stop, vcpus, memory_mb, hosts))
+            spent.append(piece(start, stop))
     return quotas.usage(held, spent)
 
 

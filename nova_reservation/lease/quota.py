@@ -30,9 +30,15 @@ OVER_QUOTA = 'QuotaExceeded'
 
 
 def defaults() -> dict:
-    """{limit: most} of the cloud (``[reservation] quota_<limit>``)."""
-    return {name: getattr(CONF.reservation, 'quota_' + name)
-            for name in quotas.LIMITS}
+    """{limit: most} of the cloud (``[reservation] quota_<limit>``, and
+    ``quota_classes``: those of them that name a class's limit).
+    """
+    found = {name: most for name, most in
+             CONF.reservation.quota_classes.items()
+             if quotas.class_limit(name)}
+    found.update({name: getattr(CONF.reservation, 'quota_' + name)
+                  for name in quotas.LIMITS})
+    return found
 
 
 def limits(ctx, project_id: str) -> tuple:
@@ -74,4 +80,19 @@ def shown(ctx, project_id: str) -> dict:
         'source': source[quotas.PER_MONTH],
         'in_use': round(use.month(month), 2), 'month': month,
         'months': {k: round(v, 2) for k, v in sorted(use.months.items())}}
+    # Each class limited, or held.
+    for name in sorted(set(found) - set(quotas.LIMITS) | {
+            n for rc in use.class_months for n in (rc, rc + quotas.HOURS)}):
+        rc, per_month = quotas.class_limit(name)
+        view[name] = {'limit': found.get(name, quotas.UNLIMITED),
+                      'source': source.get(name, 'default')}
+        if per_month:
+            months = use.class_months.get(rc, {})
+            view[name].update(
+                in_use=round(months.get(month, 0.0), 2), month=month,
+                months={k: round(v, 2) for k, v in sorted(months.items())})
+        else:
+            peak, when = use.peaks.get(rc, (0, None))
+            view[name].update(in_use=peak,
+                              peak_at=when and ledger.when_text(when))
     return view

@@ -21,11 +21,17 @@ LIMIT = {'type': ['integer', 'null'], 'minimum': -1, 'maximum': 10 ** 12,
          'description': 'the most (a whole number), -1 for no limit, or '
                         'null for the project\'s tag or the cloud\'s '
                         'default again'}
+# A resource class's limits (not those of vCPU, RAM and disk, which the
+# fields above are): its units at any instant (the class's name) and its
+# unit-hours per month (`quotas.class_limit`).
+CLASS_LIMIT = (r'^(?!(VCPU|MEMORY_MB|DISK_GB)(_hours_per_month)?$)'
+               r'[A-Z][A-Z0-9_]{0,238}(_hours_per_month)?$')
 _LIMITS = common.strict({
     'vcpus': LIMIT,
     'memory_mb': LIMIT,
     'hosts': LIMIT,
     'vcpu_hours_per_month': LIMIT,
-}, minProperties=1)
+}, minProperties=1, maxProperties=64,
+    patternProperties={CLASS_LIMIT: LIMIT})
 UPDATE = common.strict({'quota': _LIMITS}, required=('quota',))
 PROJECT_ID = leases.PROJECT_ID

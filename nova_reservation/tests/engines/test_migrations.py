@@ -35,7 +35,9 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation.db import models
+from nova_reservation.db import quotas as db_quotas
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import quotas
 
 STORE = db_api.Context()
 
@@ -61,7 +63,7 @@ class MigrationTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0018', migration.head())
+        self.assertEqual('0019', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
@@ -167,3 +169,18 @@ class MigrationTest(testtools.TestCase):
         self.assertEqual({('', 'CUSTOM_GPU_A100'): 1, ('child-1', 'VGPU'): 2},
                          timeline.peak_extras(at, at + 3600))
         self.assertEqual((2, 1024, 2), tuple(timeline.peak(at, at + 3600)))
+
+    def test_quotas_before_0019_stay_and_a_class_s_long_name_fits(self):
+        store = self.useFixture(machine.MariaDBStore(migrate='0018'))
+        engine = sa.create_engine(store.url)
+        self.addCleanup(engine.dispose)
+        now = datetime.datetime(2026, 12, 6)
+        with engine.begin() as conn:
+            conn.execute(sa.insert(models.Quota.__table__).values(
+                project_id='p', name='vcpu_hours_per_month', most=100,
+                updated_at=now))
+        migration.db_sync(engine)
+        name = 'CUSTOM_BAREMETAL_GOLD_NODES_OF_RACK_7' + quotas.HOURS
+        db_quotas.set_overrides(STORE, 'p', {name: 24})
+        self.assertEqual({'vcpu_hours_per_month': 100, name: 24},
+                         db_quotas.overrides(STORE, 'p'))

@@ -142,3 +142,32 @@ class GPULeaseTest(base.BootTestCase):
         self.assertIn('flavorRef: the flavor asks for %s:1, which a '
                       'preemptible server can not take' % GPU,
                       resp.body['badRequest']['message'])
+
+    def test_gpu_hours_and_gpus_have_limits_of_their_own(self):
+        project = base.nova_fixtures.PROJECT_ID
+        limits = {GPU: 1, GPU + '_hours_per_month': 2}
+        resp = self.admin_rsv('PUT', '/quotas/%s' % project,
+                              {'quota': limits})
+        self.assertEqual(200, resp.status_code, resp.text)
+        # Two GPUs at once, then three GPU-hours: each past its limit and
+        # named; vCPUs are not limited.
+        for amount, minutes, name in ((2, 60, GPU),
+                                      (1, 600, GPU + '_hours_per_month')):
+            resp = self.post_lease(amount, start=60, minutes=minutes)
+            self.assertEqual(403, resp.status_code, resp.text)
+            self.assertIn('(%s)' % name, resp.json()['error_message'])
+        self.assertEqual(201, self.post_lease(1, start=60).status_code)
+        self.assertEqual(201, self.post_lease(
+            2, start=60, minutes=600, flavor='cpu').status_code)
+        quota = self.rsv('GET', '/quotas/%s' % project).json()['quota']
+        self.assertEqual((1, 1, 'project'), (
+            quota[GPU]['limit'], quota[GPU]['in_use'],
+            quota[GPU]['source']))
+        hours = quota[GPU + '_hours_per_month']
+        self.assertEqual((2, 1.0), (hours['limit'],
+                                    sum(hours['months'].values())))
+        # A limit of vCPU, RAM or disk is named as before, not as a class.
+        resp = self.admin_rsv('PUT', '/quotas/%s' % project,
+                              {'quota': {'VCPU': 3}})
+        self.assertEqual(400, resp.status_code, resp.text)
+        self.assertIn('VCPU', resp.json()['error_message'])

@@ -88,3 +88,20 @@ class QuotaCommandTest(testtools.TestCase):
             ('hosts', 'unlimited', 'default', 0, ''),
             ('vcpu_hours_per_month', 100, 'tag', 12.5, '2026-12')],
             cli_quotas.rows(view))
+
+    def test_a_class_s_limits(self):
+        self.assertEqual(('CUSTOM_GPU_A100_hours_per_month', 500),
+                         cli_quotas.class_limit(
+                             'CUSTOM_GPU_A100_hours_per_month=500'))
+        self.assertEqual(('PCPU', None), cli_quotas.class_limit(
+            'PCPU=default'))
+        for bad in ('PCPU', '=3', 'PCPU=x'):
+            self.assertRaises(argparse.ArgumentTypeError,
+                              cli_quotas.class_limit, bad)
+        item = {'limit': -1, 'source': 'default', 'in_use': 0}
+        view = {'project_id': 'p', 'vcpus': item, 'memory_mb': item,
+                'hosts': item, 'vcpu_hours_per_month': item,
+                'PCPU': dict(item, limit=4, source='project', in_use=2,
+                             peak_at='2026-12-10 10:00:00')}
+        self.assertEqual(('PCPU', 4, 'project', 2, '2026-12-10 10:00:00'),
+                         cli_quotas.rows(view)[-1])

@@ -20,6 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import testtools
 
+from nova_reservation import capacity
 from nova_reservation import ledger
 from nova_reservation import quotas
 
@@ -118,6 +119,48 @@ class ExceededTest(testtools.TestCase):
         self.assertIsNotNone(quotas.exceeded(
             quota(vcpu_hours_per_month=15), quotas.usage([]), spent))
 
+    def test_a_class_s_units_and_unit_hours(self):
+        gpu, other = ('', 'CUSTOM_GPU_A100'), ('c1', 'VGPU')
+
+        def gpus(start_h, end_h, n, more=0):
+            extras = {gpu: n, other: more} if more else {gpu: n}
+            return piece(start_h, end_h, 1)._replace(
+                extras=capacity.extras(extras))
+        before = quotas.usage([gpus(0, 2, 1)])
+        after = quotas.usage([gpus(0, 2, 1), gpus(1, 4, 2)])
+        self.assertEqual((3, T0 + H), after.peaks['CUSTOM_GPU_A100'])
+        self.assertEqual({'2026-12': 8.0},
+                         after.class_months['CUSTOM_GPU_A100'])
+        # vCPUs are counted as before, beside.
+        self.assertEqual({'2026-12': 5.0}, after.months)
+        excess = quotas.exceeded(quota(CUSTOM_GPU_A100=2), before, after)
+        self.assertEqual(('CUSTOM_GPU_A100', 1, 3),
+                         (excess.limit, excess.had, excess.would_have))
+        self.assertIn('CUSTOM_GPU_A100 reserved at 2026-12-10 11:00:00 UTC',
+                      excess.message())
+        excess = quotas.exceeded(quota(CUSTOM_GPU_A100_hours_per_month=7),
+                                 before, after)
+        self.assertEqual(('2026-12', 2, 8), (excess.when, excess.had,
+                                             excess.would_have))
+        self.assertIn('CUSTOM_GPU_A100-hours reserved in month 2026-12',
+                      excess.message())
+        self.assertIsNone(quotas.exceeded(
+            quota(CUSTOM_GPU_A100=3, CUSTOM_GPU_A100_hours_per_month=8,
+                  VGPU=0), before, after))
+        # A class of a child provider counts as the class.
+        self.assertIsNotNone(quotas.exceeded(
+            quota(VGPU=0), before, quotas.usage([gpus(0, 1, 1, more=1)])))
+
+    def test_names_of_class_limits(self):
+        self.assertEqual(('CUSTOM_X', True),
+                         quotas.class_limit('CUSTOM_X_hours_per_month'))
+        self.assertEqual(('PCPU', False), quotas.class_limit('PCPU'))
+        for name in ('VCPU', 'MEMORY_MB_hours_per_month', 'vcpus',
+                     'custom_x', '_X', 'X' * 256):
+            self.assertIsNone(quotas.class_limit(name), name)
+        self.assertTrue(quotas.is_limit('vcpu_hours_per_month'))
+        self.assertFalse(quotas.is_limit(3))
+
     def test_hosts_limit_of_zero(self):
         excess = quotas.exceeded(quota(hosts=0), quotas.usage([]),
                                  quotas.usage([piece(0, 1, hosts=1)]))
@@ -163,3 +206,16 @@ class LimitsTest(testtools.TestCase):
              'rq:disk=3', 'other:vcpus=1', 'rq:vcpus', None,
              'rq:memory_mb=' + '9' * 40], 'rq'))
         self.assertEqual({}, quotas.tagged_limits(['rq:vcpus=1'], ''))
+
+    def test_a_class_s_limits_come_from_each_source(self):
+        found, source = quotas.limits_of(
+            {'CUSTOM_GPU_A100': 4, 'vcpus': 1},
+            {'CUSTOM_GPU_A100_hours_per_month': 100},
+            {'CUSTOM_GPU_A100': 2})
+        self.assertEqual((2, 'project'), (found['CUSTOM_GPU_A100'],
+                                          source['CUSTOM_GPU_A100']))
+        self.assertEqual((100, 'tag'), (
+            found['CUSTOM_GPU_A100_hours_per_month'],
+            source['CUSTOM_GPU_A100_hours_per_month']))
+        self.assertEqual({'PCPU_hours_per_month': 10}, quotas.tagged_limits(
+            ['rq:PCPU_hours_per_month=10', 'rq:VCPU=3'], 'rq'))
