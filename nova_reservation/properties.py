@@ -55,8 +55,11 @@ def _compare(op: str, actual: Any, wanted: Any) -> bool:
     return OPERATORS[op](str(actual), str(wanted))
 
 
-def parse(text: Any) -> Callable[[dict], bool]:
-    """A predicate over a host's properties, or InvalidRequirements."""
+def parse(text: Any,
+          names: Optional[tuple] = None) -> Callable[[dict], bool]:
+    """A predicate over a host's properties, or InvalidRequirements; with
+    `names`, one that asks about those properties only.
+    """
     try:
         if isinstance(text, str) and text.strip():
             text = validation.load_json('requirements', text)
@@ -66,10 +69,10 @@ def parse(text: Any) -> Callable[[dict], bool]:
         raise InvalidRequirements(str(e).split(': ', 1)[1])
     if text in (None, '', []):
         return lambda props: True
-    return _build(text)
+    return _build(text, names)
 
 
-def _build(req: Any) -> Callable[[dict], bool]:
+def _build(req: Any, names: Optional[tuple]) -> Callable[[dict], bool]:
     if not isinstance(req, list) or not req:
         raise InvalidRequirements('must be a list such as '
                                   '[">=", "$vcpus", "4"]')
@@ -78,7 +81,7 @@ def _build(req: Any) -> Callable[[dict], bool]:
         raise InvalidRequirements('%s: the first item must be an operator '
                                   'or "and"/"or"' % json.dumps(req)[:200])
     if head in ('and', 'or'):
-        parts = [_build(r) for r in req[1:]]
+        parts = [_build(r, names) for r in req[1:]]
         if not parts:
             raise InvalidRequirements('"%s" needs at least one term' % head)
         combine = all if head == 'and' else any
@@ -92,6 +95,9 @@ def _build(req: Any) -> Callable[[dict], bool]:
         raise InvalidRequirements('%s: the key must be a string starting '
                                   'with $' % json.dumps(req)[:200])
     name, wanted = key[1:], req[2]
+    if names is not None and name not in names:
+        raise InvalidRequirements('%s: only %s can be asked about here' % (
+            json.dumps(req)[:200], ' and '.join('$' + n for n in names)))
     return lambda props: name in props and _holds(head, props[name], wanted)
 
 
@@ -126,10 +132,13 @@ def resource(node: capacity.Host, host) -> dict:
                 **json.loads(host.extra_capabilities or '{}'))
 
 
+# What a node of the shared pool (no enrolled record) is matched on.
+NODE_NAMES = ('hypervisor_hostname', 'traits')
+
+
 def node(node: capacity.Host) -> dict:
     """What resource_properties of an instance reservation are matched on:
-    a node of the shared pool, which has no enrolled record, by its name
-    and its traits.
+    a node of the shared pool, by its name and its traits.
     """
     return {'hypervisor_hostname': node.node, 'traits': _traits(node)}
 

@@ -46,7 +46,7 @@ EPSILON = 1e-6
 # A class's limit per month: its name, then this.
 HOURS = '_hours_per_month'
 # A resource class's name, as Placement has them.
-CLASS = re.compile(r'^[A-Z][A-Z0-9_]*$')
+CLASS = re.compile(r'[A-Z][A-Z0-9_]*')
 LONGEST_NAME = 255
 
 
@@ -56,7 +56,7 @@ def class_limit(name: str) -> Optional[tuple]:
     """
     per_month = name.endswith(HOURS)
     rc = name[:-len(HOURS)] if per_month else name
-    if (len(name) <= LONGEST_NAME and CLASS.match(rc) and
+    if (len(name) <= LONGEST_NAME and CLASS.fullmatch(rc) and
             rc not in capacity.RESOURCE_CLASSES):
         return rc, per_month
     return None

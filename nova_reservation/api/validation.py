@@ -70,7 +70,8 @@ def parse_affinity(field: str, value) -> Optional[bool]:
     raise Invalid(field, 'must be true, false or none')
 
 
-def parse_requirements(field: str, value) -> str:
+def parse_requirements(field: str, value,
+                       names: Optional[tuple] = None) -> str:
     if value is None:
         return ''
     if not isinstance(value, str):
@@ -81,7 +82,7 @@ def parse_requirements(field: str, value) -> str:
         raise Invalid(field, 'is longer than %d characters as JSON text'
                       % MAX_REQUIREMENTS_LENGTH)
     try:
-        properties.parse(value)
+        properties.parse(value, names)
     except properties.InvalidRequirements as e:
         raise Invalid(field, str(e))
     return value
@@ -213,9 +214,10 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
             before_end=before_end)
     amount = whole(prefix + 'amount', value.get('amount'))
     affinity = parse_affinity(prefix + 'affinity', value.get('affinity'))
-    # The shared pool's nodes, by their traits.
+    # The shared pool's nodes have a name and traits to match.
     wanted = parse_requirements(prefix + 'resource_properties',
-                                value.get('resource_properties'))
+                                value.get('resource_properties'),
+                                properties.NODE_NAMES)
     if kind == resource_types.FLAVOR:
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         try:

@@ -70,25 +70,41 @@ def _extra_room(host: Host, timeline: Optional['Timeline'], start: float,
 
 
 def held_until(host: Host, timeline: Optional['Timeline'],
-               uses: Sequence[Resources], now: float) -> list:
-    """For servers outside the ledger that yield to it (preemptible), in
-    their order of precedence on `host` (the first stays longest): the
-    instant from which the node no longer holds each with those before it,
-    the ledger and `host.base` (now: it does not now; FOREVER: never).
+               uses: Sequence[Resources], now: float,
+               extras: Sequence[tuple] = ()) -> list:
+    """For servers outside the ledger that yield to it (preemptible), or
+    slots that would run on (an extension), in their order of precedence
+    on `host` (the first stays longest): the instant from which the node
+    no longer holds each with those before it, the ledger and `host.base`
+    (now: it does not now; FOREVER: never).  `extras`: what each of `uses`
+    holds beyond the three, if any (as `uses`).
     """
     found = []
     total = host.base
-    for use in uses:
+    held: dict = {}
+    room = extra_room(host, {}) if extras else {}
+    for i, use in enumerate(uses):
         total = total + use
+        for key, n in (extras[i] if extras else ()):
+            held[key] = held.get(key, 0) + n
         limit = host.capacity - total
-        if min(limit) < 0:
+        # Only the classes the slots hold can run out for them.
+        more = {key: room.get(key, 0) - n for key, n in held.items()}
+        tops = None
+        if more:
+            tops = dict.fromkeys(timeline.peak_extras(now, FOREVER)
+                                 if timeline else (), FOREVER)
+            tops.update(more)
+        if min(limit) < 0 or min(more.values(), default=0) < 0:
             found.append(now)
         elif timeline is None:
             found.append(FOREVER)
-        elif not timeline.peak(now, now + INSTANT).fits_in(limit):
+        elif not timeline.peak(now, now + INSTANT).fits_in(limit) or any(
+                n > more[key] for key, n in timeline.peak_extras(
+                    now, now + INSTANT).items() if key in more):
             found.append(now)
         else:
-            found.append(timeline.next_rise(now, limit))
+            found.append(timeline.next_rise(now, limit, tops))
     return found
 
 

@@ -100,7 +100,8 @@ lease_opts = [
              'may hold reserved at any instant, and <class>_hours_per_month '
              'for the most unit-hours in any calendar month (UTC), e.g. '
              '"CUSTOM_GPU_A100:4,CUSTOM_GPU_A100_hours_per_month:500". -1: '
-             'no limit. A project\'s own limit or tag comes first.'),
+             'no limit; a name that is no such limit (VCPU, lower case) is '
+             'ignored. A project\'s own limit or tag comes first.'),
     cfg.StrOpt('quota_tag', default='',
                help='A prefix of Keystone project tags that give a '
                     'project its own reservation quotas: '

@@ -70,7 +70,8 @@ def requested(req) -> dict:
             found.update(vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
                          disk_gb=req.need.disk_gb)
         if req.resource_type != resource_types.SERVER:
-            found.update(affinity=req.affinity, resource_properties='')
+            found.update(affinity=req.affinity,
+                         resource_properties=req.resource_properties)
     if req.resource_type in shares.SHAREABLE:
         found.update(shared_with=list(req.shared_with),
                      matching=shares.matching(req.matching))

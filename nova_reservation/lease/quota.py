@@ -82,7 +82,8 @@ def shown(ctx, project_id: str) -> dict:
         'months': {k: round(v, 2) for k, v in sorted(use.months.items())}}
     # Each class limited, or held.
     for name in sorted(set(found) - set(quotas.LIMITS) | {
-            n for rc in use.class_months for n in (rc, rc + quotas.HOURS)}):
+            n for rc in use.class_months for n in (rc, rc + quotas.HOURS)
+            if quotas.class_limit(n)}):
         rc, per_month = quotas.class_limit(name)
         view[name] = {'limit': found.get(name, quotas.UNLIMITED),
                       'source': source.get(name, 'default')}

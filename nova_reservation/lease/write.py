@@ -385,16 +385,18 @@ class Writer(plan_mod.Planner):
         hosts = self._all_nodes(self.pools(fresh=True, start=end))
         need: dict = {}
         for s in own:
-            need[s.node] = need.get(s.node, capacity.ZERO) + s.resources
+            resources, extras = need.get(s.node, (capacity.ZERO, ()))
+            need[s.node] = (resources + s.resources, capacity.extras_sum(
+                extras, s.extras))
         excluded = {s.id for s in own}
         latest = capacity.FOREVER
-        for node, resources in need.items():
+        for node, (resources, extras) in need.items():
             if node not in hosts:
                 return refused
             timeline = self.ledger.timelines.get(node)
             latest = min(latest, capacity.held_until(
                 hosts[node], timeline and timeline.copy(excluded),
-                [resources], end)[0])
+                [resources], end, [extras])[0])
         if not end < latest < capacity.FOREVER:
             return refused
         when = ledger_mod.from_epoch(latest).replace(microsecond=0)

@@ -40,8 +40,9 @@ WHOLE = {'type': ['integer', 'string'], 'maxLength': 9, 'minimum': 0,
          'description': 'a whole number'}
 # Blazar's host requirements: JSON text, or the list itself.
 REQUIREMENTS = {'type': ['string', 'array', 'null'], 'maxLength': 4096,
-                'maxItems': 64, 'description': 'host requirements such as '
-                '[">=", "$vcpus", "4"]'}
+                'maxItems': 64, 'description': 'requirements in Blazar\'s '
+                'JSON, such as [">=", "$vcpus", "4"] or ["==", "$traits", '
+                '"CUSTOM_GPU"]'}
 AFFINITY = {'type': ['boolean', 'string', 'null'],
             'enum': [True, False, None, 'true', 'false', 'True', 'False',
                      'none', 'None', ''],

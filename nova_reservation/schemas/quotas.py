@@ -24,8 +24,10 @@ LIMIT = {'type': ['integer', 'null'], 'minimum': -1, 'maximum': 10 ** 12,
 # A resource class's limits (not those of vCPU, RAM and disk, which the
 # fields above are): its units at any instant (the class's name) and its
 # unit-hours per month (`quotas.class_limit`).
-CLASS_LIMIT = (r'^(?!(VCPU|MEMORY_MB|DISK_GB)(_hours_per_month)?$)'
-               r'[A-Z][A-Z0-9_]{0,238}(_hours_per_month)?$')
+# (jsonschema searches: \Z, as $ would match before a final newline.)
+CLASS_LIMIT = (r'^(?!(VCPU|MEMORY_MB|DISK_GB)(_hours_per_month)?\Z)'
+               r'([A-Z][A-Z0-9_]{0,254}|[A-Z][A-Z0-9_]{0,238}'
+               r'_hours_per_month)\Z')
 _LIMITS = common.strict({
     'vcpus': LIMIT,
     'memory_mb': LIMIT,

@@ -34,6 +34,7 @@ from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
 from nova_reservation import notifications
 from nova_reservation import policies
+from nova_reservation import properties
 from nova_reservation import resource_types
 from nova_reservation import shares
 from nova_reservation import status
@@ -224,9 +225,9 @@ SHARING = {'shared_with', 'matching'}
 KEPT = {resource_types.FLOATINGIP: ('network_id', 'required_floatingips')}
 SHAPES = {resource_types.HOST: ('hypervisor_properties',
                                 'resource_properties'),
-          resource_types.FLAVOR: (),
+          resource_types.FLAVOR: ('resource_properties',),
           resource_types.VIRTUAL: ('vcpus', 'memory_mb', 'disk_gb',
-                                   'affinity'),
+                                   'affinity', 'resource_properties'),
           resource_types.SERVER: (),
           resource_types.FLOATINGIP: (),
           resource_types.MAINTENANCE: ()}
@@ -243,7 +244,8 @@ def _shape(prefix: str, res, entry: dict) -> dict:
             value = validation.parse_affinity(prefix + field, value)
         elif field.endswith('_properties'):
             value = validation.parse_requirements(
-                prefix + field, value) or None
+                prefix + field, value, None if res.resource_type ==
+                resource_types.HOST else properties.NODE_NAMES) or None
         else:
             value = validation.whole(prefix + field, value,
                                      *validation.SLOT_LIMITS[field])

@@ -216,7 +216,9 @@ def _node_row(node: dict, period: Period) -> NodeRow:
             shown.append((clipped, a))
     # Ordinary servers at the bottom, then by start: a stable picture.
     shown.sort(key=lambda x: (x[1].get('type') != SERVERS, x[0][0]))
-    spans = [(s, e, a.get('vcpus') or 0) for (s, e), a in shown]
+    # An allocation with no vCPU (a bare-metal node's, a GPU's) is drawn
+    # as one: a node with no vCPU is drawn by its allocations alone.
+    spans = [(s, e, a.get('vcpus') or 1) for (s, e), a in shown]
     offsets = _stack(spans)
     tops = [b + v for b, (_, _, v) in zip(offsets, spans)]
     capacity = node.get('capacity') or {}
@@ -232,7 +234,7 @@ def _node_row(node: dict, period: Period) -> NodeRow:
             kind=kind, colour=COLOURS.get(kind, COLOURS[None]),
             left=left, width=period.percent(end) - left,
             bottom=100.0 * bottom / scale,
-            height=100.0 * (a.get('vcpus') or 0) / scale,
+            height=100.0 * (a.get('vcpus') or 1) / scale,
             start=parse_date(a['start']), end=parse_date(a.get('end')),
             vcpus=a.get('vcpus') or 0, memory_mb=a.get('memory_mb') or 0,
             disk_gb=a.get('disk_gb') or 0, lease_id=a.get('lease_id'),

@@ -330,18 +330,34 @@ class TraitTest(base.BootTestCase):
                      memory_mb=4096, disk_gb=1)
         resp = post(plain, **flavor)
         self.assertEqual(201, resp.status_code, resp.text)
+        plain_id = resp.json()['lease']['id']
         self.assertEqual(['host1'], self.nodes(resp.json()['lease']))
         self.assertEqual(plain, resp.json()['lease']['reservations'][0][
             'resource_properties'])
         # The one plain node is taken; the gold one is not asked for.
         self.assertEqual(409, post(plain, **sized).status_code)
-        resp = post(gold, **sized)
-        self.assertEqual(201, resp.status_code, resp.text)
-        self.assertEqual(['host2'], self.nodes(resp.json()['lease']))
-        resp = post('["==", "$traits"]', **flavor)
-        self.assertEqual(400, resp.status_code, resp.text)
-        self.assertIn('reservations[0].resource_properties: ',
+        resp_gold = post(gold, **sized)
+        self.assertEqual(201, resp_gold.status_code, resp_gold.text)
+        self.assertEqual(['host2'], self.nodes(resp_gold.json()['lease']))
+        # A Blazar host's field or capability: no node of the shared
+        # pool has one to match.
+        for wanted in ('["==", "$traits"]', '[">=", "$vcpus", "2"]'):
+            resp = post(wanted, **flavor)
+            self.assertEqual(400, resp.status_code, resp.text)
+            self.assertIn('reservations[0].resource_properties: ',
+                          resp.json()['error_message'])
+        self.assertIn('only $hypervisor_hostname and $traits',
                       resp.json()['error_message'])
+        # Before the start, the nodes are chosen again: the gold lease
+        # moves to the plain node once that is free.
+        self.assertEqual(204, self.rsv('DELETE', '/leases/%s' % plain_id)
+                         .status_code)
+        lease = resp_gold.json()['lease']
+        resp = self.rsv('PUT', '/leases/%s' % lease['id'], {
+            'reservations': [{'id': lease['reservations'][0]['id'],
+                              'resource_properties': plain}]})
+        self.assertEqual(200, resp.status_code, resp.text)
+        self.assertEqual(['host1'], self.nodes(lease))
 
     def test_the_calendar_counts_the_nodes_with_the_trait(self):
         self.gold('host2')

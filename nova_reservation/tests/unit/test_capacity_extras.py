@@ -15,6 +15,8 @@ slot's extras): each node holds only as many as its tree has room for
 beside its base and the promises over the interval.
 """
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -154,3 +156,30 @@ class SearchTest(testtools.TestCase):
         self.assertEqual(
             runs[0][0] if runs else None,
             capacity.earliest_start(tl, start, duration, end, place))
+
+
+class HeldUntilTest(testtools.TestCase):
+    """How long a lease's slots that hold a GPU can run on (the latest end
+    a refused extension names): until another lease takes the GPU, not
+    until the node's vCPUs run out.
+    """
+
+    def test_until_the_class_it_holds_is_promised(self):
+        cpu = capacity.Resources(8, 0, 0)
+        timeline = timeline_mod.Timeline([
+            capacity.Slot(1, 'other', 'n1', 20, 40, capacity.ZERO,
+                          extras=ONE_GPU),
+            capacity.Slot(2, 'cpu', 'n1', 50, 60, cpu)])
+        for host in (dataclasses.replace(gpu_node('n1', 1), capacity=cpu),
+                     dataclasses.replace(gpu_node('n1', 1),
+                                         capacity=capacity.ZERO)):
+            self.assertEqual([20], capacity.held_until(
+                host, timeline, [capacity.ZERO], 10, [ONE_GPU]))
+        # Without extras, as before: the vCPUs run out at 50.
+        self.assertEqual([50], capacity.held_until(
+            dataclasses.replace(gpu_node('n1', 1), capacity=cpu), timeline,
+            [capacity.Resources(1, 0, 0)], 10))
+        # A GPU taken already: not even now.
+        self.assertEqual([25], [capacity.held_until(
+            dataclasses.replace(gpu_node('n1', 1), capacity=cpu), timeline,
+            [capacity.ZERO], 25, [ONE_GPU])[0]])

@@ -125,6 +125,12 @@ class BarsTest(testtools.TestCase):
         self.assertEqual([0.0, 50.0], [b.bottom for b in bars])
         self.assertEqual([50.0, 50.0], [b.height for b in bars])
 
+    def test_a_bare_metal_node_s_slot_fills_the_row(self):
+        # No vCPU on the node, none in its slots: each is drawn as one.
+        bar, = self.bars(allocation(10, 30, vcpus=0), vcpus=0)
+        self.assertEqual((0.0, 100.0, 0), (bar.bottom, bar.height,
+                                           bar.vcpus))
+
     def test_style_is_not_localized(self):
         bar, = self.bars(allocation(10, 30, vcpus=1))
         self.assertEqual('left:10.000%;width:20.000%;bottom:0.000%;'

@@ -14,6 +14,8 @@
 when its generation moved.
 """
 
+import copy
+
 import testtools
 
 from nova_reservation import capacity
@@ -301,6 +303,7 @@ class CountedInventoriesTest(testtools.TestCase):
         gold = dict(total=1, reserved=1, allocation_ratio=1.0)
         ram = dict(total=4096, reserved=512, allocation_ratio=1.0)
         inventories = {'CUSTOM_GOLD': gold, 'MEMORY_MB': ram}
+        given = copy.deepcopy(inventories)
         running = {'vm1': {'resources': {'CUSTOM_GOLD': 1,
                                          'MEMORY_MB': 1024}}}
         found = placement.counted_inventories(inventories, running)
@@ -310,4 +313,4 @@ class CountedInventoriesTest(testtools.TestCase):
         # Reserved with nothing on it (Ironic's node in maintenance).
         self.assertEqual(inventories,
                          placement.counted_inventories(inventories, {}))
-        self.assertEqual(gold, inventories['CUSTOM_GOLD'])   # unchanged
+        self.assertEqual(given, inventories)   # unchanged

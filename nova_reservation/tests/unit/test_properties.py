@@ -64,6 +64,18 @@ class PropertiesTest(unittest.TestCase):
         row.extra_capabilities = '{"traits": "mine"}'
         self.assertEqual({'traits': 'mine'}, properties.resource(node, row))
 
+    def test_names_asked_about_may_be_limited(self):
+        names = properties.NODE_NAMES
+        match = properties.parse(
+            '["or", ["==", "$traits", "X"], ["==", "$hypervisor_hostname", '
+            '"n1"]]', names)
+        self.assertTrue(match({'traits': ['X']}))
+        for text in ('[">=", "$vcpus", "2"]',
+                     '["and", ["==", "$traits", "X"], ["==", "$gpu", "1"]]'):
+            self.assertRaises(properties.InvalidRequirements,
+                              properties.parse, text, names)
+            properties.parse(text)   # for a host, any
+
     def test_empty_matches_all(self):
         self.assertTrue(properties.parse('')({}))
         self.assertTrue(properties.parse('[]')({}))

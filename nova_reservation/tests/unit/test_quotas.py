@@ -156,7 +156,8 @@ class ExceededTest(testtools.TestCase):
                          quotas.class_limit('CUSTOM_X_hours_per_month'))
         self.assertEqual(('PCPU', False), quotas.class_limit('PCPU'))
         for name in ('VCPU', 'MEMORY_MB_hours_per_month', 'vcpus',
-                     'custom_x', '_X', 'X' * 256):
+                     'custom_x', '_X', 'X' * 256, 'CUSTOM_X\n',
+                     'CUSTOM_X_hours_per_month\n'):
             self.assertIsNone(quotas.class_limit(name), name)
         self.assertTrue(quotas.is_limit('vcpu_hours_per_month'))
         self.assertFalse(quotas.is_limit(3))
