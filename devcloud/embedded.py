@@ -68,6 +68,7 @@ from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation.filters import enrolled_nodes
 from nova_reservation.filters import reservation_filter
+from nova_reservation.lease import write as lease_write
 from nova_reservation import ledger as ledger_mod
 from nova_reservation import passes as passes_mod
 from nova_reservation import placement
@@ -344,6 +345,14 @@ class EmbeddedCloud(fixtures.Fixture):
         self.addCleanup(copies['LEDGER'].close)
         self.addCleanup(copies['ENROLLED'].close)
         self.addCleanup(usage.close)
+        # nova-api's planner (its ledger copy, its view of the nodes) too:
+        # a node of this cloud has the UUID of the one before (Nova's fake
+        # driver's) and reaches the same generations in Placement, which a
+        # view kept from before would take for what it read then.
+        planners: dict = {}
+        self.harness.stub_out(lease_write.__name__ + '._SHARED', planners)
+        self.addCleanup(lambda: 'planner' in planners and
+                        planners['planner'].ledger.close())
         self.flags(compute_driver='fake.MediumFakeDriver')
         self.flags(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0,
                    disk_allocation_ratio=1.0)

@@ -35,6 +35,7 @@ import sqlalchemy
 
 from devcloud import reuse
 from devcloud import thread_pools
+from nova_reservation.lease import write as lease_write
 from nova_reservation.tests.functional import base
 
 RULE = 'os_compute_api:os-migrate-server:migrate_live'
@@ -246,3 +247,22 @@ class QuickStopTest(test.NoDBTestCase):
         self.assertLess(time.monotonic() - started, thread_pools.IDLE / 2)
         # A pool stopped twice stops once.
         self.executor.shutdown(wait=True)
+
+
+# nova-api's planner as the process had it before any cloud.
+PROCESS_PLANNERS = lease_write._SHARED
+
+
+class PlannerPerCloudTest(base.ReservationsTestCase):
+    """Each cloud has nova-api's planner anew, as a new nova-api process
+    has: its view of the nodes kept from the cloud before would take this
+    cloud's nodes (same UUIDs, same generations) for what it read then.
+    """
+
+    def test_the_planner_is_the_cloud_s_own(self):
+        resp = self.rsv('POST', '/leases', base.flavor_lease(1))
+        self.assertEqual(201, resp.status_code, resp.text)
+        planner = lease_write.shared()
+        self.assertNotIn('planner', PROCESS_PLANNERS)
+        self.assertEqual({'host1', 'host2'},
+                         {h.node for h in planner.pools()[0]})
