@@ -126,14 +126,22 @@ def capacity_lease(ctx, name: str, node: str, start: datetime.datetime,
 
 
 class SQLiteStore(fixtures.Fixture):
-    """A database in a file of its own, without tables (other processes
-    make them), used by this process's store too.
+    """A database in a file of its own, used by this process's store too;
+    with nova-reservation's tables if `migrate`, else without (other
+    processes make them).
     """
+
+    def __init__(self, migrate: bool = False) -> None:
+        self.migrate = migrate
 
     def _setUp(self) -> None:
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'store.db')
         self.url = 'sqlite:///%s' % path
+        if self.migrate:
+            engine = sa.create_engine(self.url)
+            migration.db_sync(engine, 'head')
+            engine.dispose()
         facade = enginefacade.transaction_context()
         facade.configure(connection=self.url)
         self.useFixture(db_fixtures.ReplaceEngineFacadeFixture(

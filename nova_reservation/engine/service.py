@@ -138,12 +138,13 @@ class Engine:
             # Taken in one go; what is left here is expired claims.
             due = [e for e in db_events.due(self.ctx, now, limit=20)
                    if e.status == status.IN_PROGRESS]
-        # Engines that wake together go at the events in different orders
-        # instead of all racing for the first.
+        # Engines that wake together go at the events in different orders.
         random.shuffle(due)
         work = [(e, e.claimed_by) for e in claimed] + [
             (e, self.engine_id) for e in due
             if db_events.claim(self.ctx, e, self.engine_id, now, ttl)]
+        for e, _ in work:   # as the claim wrote it, for the order check
+            e.started_at = e.started_at or now
         behind = db_events.waiting(self.ctx, (e for e, _ in work))
         running = {e.lease_id for e, _ in work if e.id not in behind}
         # Due again once the earlier event may be done: at the next pass

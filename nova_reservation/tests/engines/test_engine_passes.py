@@ -12,8 +12,10 @@
 
 """One engine's pass on MariaDB: the outcomes of many events are written
 together, a slow event does not hold up the others, and a lease's events
-run in their order.  Nova's flavor calls are answered by a stand-in that
-can be made slow for one flavor.
+run in their order, recorded so even by an engine whose clock is behind
+(on SQLite too, where an engine claims events one by one).  Nova's
+flavor calls are answered by a stand-in that can be made slow for one
+flavor.
 """
 
 import datetime
@@ -64,20 +66,28 @@ class FlavorCalls:
         return [b'{"flavor_access": []}']
 
 
-class EnginePassTest(testtools.TestCase):
+class PassCase(testtools.TestCase):
+    """An engine on a store of its own, on the flavor stand-in."""
+
+    # The engine's clock.
+    clock = staticmethod(time.time)
 
     def setUp(self) -> None:
         super().setUp()
-        machine.require(self, machine.mariadb_available(), 'MariaDB')
-        self.useFixture(machine.MariaDBStore())
+        self.use_store()
         self.nova = FlavorCalls()
         self.addCleanup(self.nova.server.shutdown)
         self.reported: dict = {}
         client = nova_client.NovaClient(ks_adapter.Adapter(
             ks_session.Session(), endpoint_override='http://127.0.0.1:%d'
             '/v2.1' % self.nova.server.server_port))
-        self.engine = service.Engine(client, on_event=self.on_event)
+        self.engine = service.Engine(client, clock=self.clock,
+                                     on_event=self.on_event)
         self.addCleanup(self.engine.close)
+
+    def use_store(self) -> None:
+        machine.require(self, machine.mariadb_available(), 'MariaDB')
+        self.useFixture(machine.MariaDBStore())
 
     def on_event(self, event, lease, outcome, details) -> None:
         self.reported[(lease.name, event.event_type)] = time.monotonic()
@@ -110,6 +120,9 @@ class EnginePassTest(testtools.TestCase):
     def statuses(self, lease_id: str) -> dict:
         return {e.event_type: e.status
                 for e in db_events.of_lease(STORE, lease_id)}
+
+
+class EnginePassTest(PassCase):
 
     def test_the_outcomes_of_a_pass_are_written_together(self):
         # Long enough for every outcome of the pass to wait for the others,
@@ -175,3 +188,29 @@ class EnginePassTest(testtools.TestCase):
                          sorted(self.nova.calls))
         self.assertEqual([], db_api.rows(STORE, sa.select(models.Event).where(
             models.Event.status == status.IN_PROGRESS)))
+
+
+class ClockBehindTest(PassCase):
+    """An engine whose clock is behind the store's (its host's clock a
+    little slow, or a pass that took longer than its engine counted): a
+    lease's event is never recorded as started before the one before it
+    finished.  On MariaDB a pass claims its events in one UPDATE.
+    """
+
+    clock = staticmethod(lambda: time.time() - 5)
+
+    def test_an_event_starts_after_the_one_before_it_finished(self):
+        lease_id = self.lease('late', 'f1', start_in=-20, end_in=-10)
+        self.assertEqual(1, self.engine.run_once())
+        self.assertEqual(1, self.engine.run_once())
+        ran = {e.event_type: e for e in db_events.of_lease(STORE, lease_id)}
+        self.assertEqual({'start': status.DONE, 'end': status.DONE},
+                         {k: e.status for k, e in ran.items()})
+        self.assertLessEqual(ran['start'].finished_at, ran['end'].started_at)
+
+
+class ClockBehindOnSQLiteTest(ClockBehindTest):
+    """The same where the engine claims events one by one (SQLite)."""
+
+    def use_store(self) -> None:
+        self.useFixture(machine.SQLiteStore(migrate=True))

@@ -12,11 +12,13 @@
 
 """What the test command prints last when tests failed: each one's name,
 the last line of its error and where its log is (``failed_tests`` of
-``tools/run-tests``), read from stestr's output.
+``tools/run-tests``), read from stestr's output; and the tests a run never
+reached, a test process having died (``unrun``).
 """
 
 import os
 import subprocess
+import sys
 import tempfile
 
 import testtools
@@ -72,24 +74,30 @@ Captured traceback:
 '''
 
 
+def shell(function: str, call: str, logs: dict) -> list:
+    """The lines the test command's `function` prints when `call`ed in a
+    folder that holds `logs` ({file name: text}).
+    """
+    with open(os.path.join(ROOT, 'tools', 'run-tests')) as f:
+        script = f.read()
+    start = script.index('%s() {' % function)
+    body = script[start:script.index('\n}\n', start) + 3]
+    with tempfile.TemporaryDirectory() as where:
+        for name, text in logs.items():
+            with open(os.path.join(where, name), 'w') as f:
+                f.write(text)
+        return subprocess.run(
+            ['bash', '-c', body + call], cwd=where, check=True,
+            capture_output=True, text=True).stdout.splitlines()
+
+
 class FailedTestsTest(testtools.TestCase):
 
     def failed_tests(self, logs: dict) -> list:
         """The lines `failed_tests demo` prints where the suite's logs
-        are `logs` ({file name: text}).
+        are `logs`.
         """
-        with open(os.path.join(ROOT, 'tools', 'run-tests')) as f:
-            script = f.read()
-        start = script.index('failed_tests() {')
-        function = script[start:script.index('\n}\n', start) + 3]
-        with tempfile.TemporaryDirectory() as where:
-            for name, text in logs.items():
-                with open(os.path.join(where, name), 'w') as f:
-                    f.write(text)
-            return subprocess.run(
-                ['bash', '-c', function + 'failed_tests demo'], cwd=where,
-                check=True, capture_output=True, text=True
-            ).stdout.splitlines()
+        return shell('failed_tests', 'failed_tests demo', logs)
 
     def test_each_failure_with_its_error_then_the_log(self):
         self.assertEqual([
@@ -140,3 +148,73 @@ Captured traceback-1:
             'demo: its log is .stestr-demo.retry.log'],
             self.failed_tests({'.stestr-demo.log': LOG,
                                '.stestr-demo.retry.log': retry}))
+
+
+# Three tests one worker runs in turn; the second ends its process (as a
+# crash in a fixture's clean-up did), so that the third never runs.
+DYING = """\
+import os
+import unittest
+
+
+class Dies(unittest.TestCase):
+
+    def test_1_dies(self):
+        os._exit(3)
+
+    def test_2_never_runs(self):
+        pass
+
+
+class Alive(unittest.TestCase):
+
+    def test_lives(self):
+        pass
+"""
+
+
+# stestr's last lines after the run of LOG.
+TOTALS = """
+======
+Totals
+======
+Ran: 4 tests in 0.0010 sec.
+ - Passed: 1
+ - Skipped: 0
+ - Expected Fail: 0
+ - Unexpected Success: 0
+ - Failed: 3
+"""
+
+
+class UnrunTest(testtools.TestCase):
+
+    def unrun(self, log: str, listed: int) -> int:
+        return int(shell('unrun', 'unrun run.log %d' % listed,
+                         {'run.log': log})[0])
+
+    def test_what_a_dead_test_process_took_with_it_is_counted(self):
+        with tempfile.TemporaryDirectory() as where:
+            os.mkdir(os.path.join(where, 'pkg'))
+            for name, text in (('__init__.py', ''), ('test_x.py', DYING)):
+                with open(os.path.join(where, 'pkg', name), 'w') as f:
+                    f.write(text)
+            stestr = [os.path.join(os.path.dirname(sys.executable),
+                                   'stestr'), '--test-path', './pkg',
+                      '--top-dir', '.']
+            subprocess.run(stestr + ['init'], cwd=where, check=True,
+                           capture_output=True)
+            run = subprocess.run(stestr + ['run', '--concurrency', '1'],
+                                 cwd=where, capture_output=True, text=True)
+        # stestr counts neither as failed: the one that died is "in
+        # progress", the one after it is nowhere.
+        log = run.stdout + run.stderr
+        self.assertIn(' - Failed: 0', log)
+        self.assertNotIn('test_2_never_runs', log)
+        self.assertEqual(2, self.unrun(log, 3))
+
+    def test_a_whole_run_leaves_none(self):
+        self.assertEqual(0, self.unrun(LOG + TOTALS, 4))
+
+    def test_a_run_that_reports_nothing_leaves_every_test(self):
+        self.assertEqual(7, self.unrun('ImportError: no module\n', 7))
