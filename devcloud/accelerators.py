@@ -31,7 +31,9 @@ A100 = 'CUSTOM_GPU_A100'
 # [fake_accelerators] options and the custom inventory of its provider
 # config file}.
 COMPUTES = {
-    1: (dict(physical_gpus=2, vgpus_per_gpu=4), {}),
+    # A vGPU on each GPU: fewer than the node's vCPUs, so that a lease of
+    # them is bound by its vGPUs.
+    1: (dict(physical_gpus=2, vgpus_per_gpu=1), {}),
     2: ({}, {A100: 2}),
     3: (dict(pcpus=4), {}),
 }

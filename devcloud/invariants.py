@@ -35,8 +35,9 @@ check the same things.
 
 The store is read with SQL through an SQLAlchemy engine; Nova through
 `servers` (every project's servers, as the compute API lists them) and
-`placement` (a GET of Placement, its body); Neutron and Cinder through
-what their APIs list for an admin, every project's.
+`placement` (a GET of Placement at microversion 1.14 or later, its
+body); Neutron and Cinder through what their APIs list for an admin,
+every project's.
 """
 
 import datetime
@@ -395,7 +396,24 @@ def _capacity(slots: list, placement: Callable, now: float,
                 ordinary = ordinary + use
                 for rc, n in alloc['resources'].items():
                     ordinary_extras[rc] = ordinary_extras.get(rc, 0) + n
-        found += _extras(rp['name'], inventories, now, ordinary_extras,
+        limits = _limits(inventories)
+        # The classes of its children (a physical GPU's vGPUs) count for
+        # the node, as the ledger counts them.
+        for child in placement('/resource_providers?in_tree=%s' % rp[
+                'uuid'])['resource_providers']:
+            if child['uuid'] == rp['uuid']:
+                continue
+            path = '/resource_providers/%s' % child['uuid']
+            below = placement(path + '/allocations')['allocations']
+            for rc, n in _limits(placement_mod.counted_inventories(
+                    placement(path + '/inventories')['inventories'],
+                    below)).items():
+                limits[rc] = limits.get(rc, 0) + n
+            for consumer, alloc in below.items():
+                if consumer not in preemptible and consumer not in bound:
+                    for rc, n in alloc['resources'].items():
+                        ordinary_extras[rc] = ordinary_extras.get(rc, 0) + n
+        found += _extras(rp['name'], limits, now, ordinary_extras,
                          timeline, whole[rp['name']])
         peak = timeline.peak(now, float('inf')) + ordinary
         if not whole[rp['name']].peak(now, float('inf')).fits_in(limit):
@@ -413,20 +431,25 @@ def _capacity(slots: list, placement: Callable, now: float,
     return found
 
 
-def _extras(node: str, inventories: dict, now: float, ordinary: dict,
+def _limits(inventories: dict) -> dict:
+    """{class: what may be allocated} of a provider's inventories."""
+    return {rc: int((i['total'] - i['reserved']) * i['allocation_ratio'])
+            for rc, i in inventories.items()}
+
+
+def _extras(node: str, limits: dict, now: float, ordinary: dict,
             timeline: timeline_mod.Timeline,
             whole: timeline_mod.Timeline) -> list:
     """Where the classes beyond vCPU, RAM and disk that the slots of
-    `node` hold on its own provider (a GPU, a bare-metal class) are
-    promised past its inventory: by every slot (`whole`, windows too), or
-    by the leases' (`timeline`) besides its `ordinary` use.
+    `node` hold in its provider tree (a GPU, a bare-metal class, a
+    physical GPU's vGPUs) are promised past its inventories (`limits`):
+    by every slot (`whole`, windows too), or by the leases' (`timeline`)
+    besides its `ordinary` use.
     """
     found = []
     held = timeline.peak_extras(now, float('inf'))
     for (provider, rc), n in whole.peak_extras(now, float('inf')).items():
-        inventory = inventories.get(rc)
-        limit = inventory and int((inventory['total'] - inventory[
-            'reserved']) * inventory['allocation_ratio']) or 0
+        limit = limits.get(rc, 0)
         promised = max(n, held.get((provider, rc), 0) + ordinary.get(rc, 0))
         if not provider and promised > limit:
             found.append('node %s is promised %d of its %d %s' % (

@@ -312,26 +312,33 @@ class Usage:
         return _capacity(inventories), capacity.counted(usages)
 
     def extras_now(self, uuid: str, leased) -> dict:
-        """{class: (capacity, used)} of the provider `uuid`'s classes
-        beyond vCPU, RAM and disk, now, used by consumers other than the
-        servers `leased` (which the ledger's promises hold).
+        """{class: (capacity, used)} of the classes beyond vCPU, RAM and
+        disk of the node `uuid`'s provider tree (as `_tree` counts them),
+        now, used by consumers other than the servers `leased` (which the
+        ledger's promises hold).
         """
         client = self._client()
-        inventories = _json(client.get(
-            '/resource_providers/%s/inventories' % uuid,
-            version=PLACEMENT_VERSION))['inventories']
-        consumers = _json(client.get(
-            '/resource_providers/%s/allocations' % uuid,
-            version=PLACEMENT_VERSION))['allocations']
-        inventories = counted_inventories(inventories, consumers)
-        used: dict = {}
-        for consumer, allocation in consumers.items():
-            if consumer not in leased:
-                for rc, n in allocation['resources'].items():
-                    used[rc] = used.get(rc, 0) + n
-        return {rc: (_limit(inventory), used.get(rc, 0))
-                for rc, inventory in inventories.items()
-                if rc not in capacity.RESOURCE_CLASSES}
+        tree = _json(client.get('/resource_providers?in_tree=%s' % uuid,
+                                version=PLACEMENT_VERSION))
+        found: dict = {}
+        for rp in tree['resource_providers']:
+            inventories = _json(client.get(
+                '/resource_providers/%s/inventories' % rp['uuid'],
+                version=PLACEMENT_VERSION))['inventories']
+            consumers = _json(client.get(
+                '/resource_providers/%s/allocations' % rp['uuid'],
+                version=PLACEMENT_VERSION))['allocations']
+            inventories = counted_inventories(inventories, consumers)
+            root = rp['uuid'] == uuid
+            for rc, inventory in inventories.items():
+                if root and rc in capacity.RESOURCE_CLASSES:
+                    continue
+                used = sum(allocation['resources'].get(rc, 0)
+                           for consumer, allocation in consumers.items()
+                           if consumer not in leased)
+                total, before = found.get(rc, (0, 0))
+                found[rc] = (total + _limit(inventory), before + used)
+        return found
 
     def claims(self, consumer: str) -> set:
         """The providers on which `consumer` holds an allocation now."""
@@ -355,23 +362,33 @@ def _tree(root: _Provider, children: Iterable[_Provider],
           apart: set) -> dict:
     """The fields of a `capacity.Host` that its tree beyond the root's
     counted classes gives, the consumers `apart` left out of its base.
+
+    A class is counted for the whole tree (provider ''), wherever its
+    providers are: Nova can not be told which physical GPU a server's vGPU
+    comes from, so a slot promises one of the node's.  Where several
+    providers have a class, a server may take one unit of it: one unit is
+    on any of them that has room, as the sum says, where more might not
+    be on one provider.
     """
     limits: dict = {}
     used: dict = {}
-    units = []
-    for p, key in [(root, '')] + [(c, c.uuid) for c in children]:
-        for rc, (limit, bounds) in p.extra.items():
-            limits[(key, rc)] = limit
-            units.append(((key, rc), bounds))
+    bounds: dict = {}
+    for p in [root, *children]:
+        for rc, (limit, units) in p.extra.items():
+            limits[('', rc)] = limits.get(('', rc), 0) + limit
+            bounds.setdefault(('', rc), []).append(units)
         for uuid, consumer in p.consumers.items():
             if uuid in apart:
                 continue
             for rc, n in consumer['resources'].items():
                 if rc in p.extra:
-                    used[(key, rc)] = used.get((key, rc), 0) + n
+                    used[('', rc)] = used.get(('', rc), 0) + n
     return dict(extra_capacity=capacity.extras(limits),
                 extra_base=capacity.extras(used),
-                extra_units=tuple(sorted(units)),
+                extra_units=tuple(sorted(
+                    (key, units[0] if len(units) == 1 else
+                     (max(low for low, _, _ in units), 1, 1))
+                    for key, units in bounds.items())),
                 child_traits=tuple((c.uuid, c.traits) for c in children))
 
 

@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     up.add_argument('--accelerators', action='store_true',
                     help='Nodes that report accelerators through Nova\'s '
                     'own mechanisms: the first compute two physical GPUs '
-                    'of 4 VGPU each (child providers), the second 2 '
+                    'of 1 VGPU each (child providers), the second 2 '
                     'CUSTOM_GPU_A100 (a provider config file), the third '
                     '4 PCPU; and the flavors g1.vgpu, g1.a100 and '
                     'c1.dedicated.')

@@ -112,9 +112,7 @@ def absent(hosts: Iterable['Host'], need: tuple) -> str:
                               for h in hosts))
     if not found:
         return ''
-    return ('; no node that may hold it has %s on its own provider (a '
-            'class of a child provider, such as a physical GPU\'s VGPU, is '
-            'not held yet)' % ', '.join(found))
+    return '; no node that may hold it has %s' % ', '.join(found)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -214,6 +212,12 @@ def may_hold(host: Host, need: Need) -> bool:
         return False
     if not need.extras:
         return True
+    # Its extras may come from any provider of the tree, and a provider
+    # with a forbidden trait gives none: a node with one is left alone.
+    forbidden = {t[1:] for t in need.traits if t.startswith('!')}
+    if forbidden and any(forbidden & traits
+                         for _, traits in host.child_traits):
+        return False
     bounds = dict(host.extra_units)
     for key, n in need.extras:
         low, high, step = bounds.get(key, (1, 2 ** 31 - 1, 1))
@@ -251,7 +255,7 @@ def need_of(asked: Mapping[str, float],
     """
     if conditions:
         raise Uncounted('asks for %s, which a lease cannot hold (a slot '
-                        'holds classes of its node\'s own provider, asked '
+                        'holds classes of its node\'s provider tree, asked '
                         'for outside of numbered request groups)'
                         % ', '.join(conditions))
     return counted(asked), root_extras(asked)

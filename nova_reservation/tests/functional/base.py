@@ -256,7 +256,8 @@ class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
             detail=True, search_opts={'all_tenants': 1})
         self.assertEqual([], invariants.violations(
             db_api.get_engine(), servers,
-            lambda path: self.placement.get(path).body, db_api.utcnow(),
+            lambda path: self.placement.get(path, version='1.14').body,
+            db_api.utcnow(),
             floating_ips=self.cloud.neutron.list_floatingips()[
                 'floatingips']))
 

@@ -229,7 +229,8 @@ class ApprovalTest(base.SharingTestCase):
         # engines run.
         found = invariants.violations(
             db_api.get_engine(), [], lambda path: self.placement.get(
-                path).body, row.start_at + datetime.timedelta(seconds=11),
+                path, version='1.14').body,
+            row.start_at + datetime.timedelta(seconds=11),
             engines=True)
         self.assertIn('lease %s still waits for approval after its start'
                       % soon['id'], ' '.join(found))

@@ -14,9 +14,13 @@
 compute nodes (inventories with any reserved amount, allocation ratio and
 unit bounds, usage, traits, and child providers of their own with vGPUs
 and traits, as a node's physical GPUs are) and random requests (amounts,
-required and forbidden traits), the planner's choice of nodes that can
-hold one slot is exactly the set of nodes that Placement's own ``GET
-/allocation_candidates`` offers for the same request.
+vGPUs, required and forbidden traits), the planner's choice of nodes that
+can hold one slot is exactly the set of nodes that Placement's own ``GET
+/allocation_candidates`` offers for the same request; where the planner is
+stricter than Placement by design (a server's vGPUs counted over the
+node's physical GPUs, so one vGPU a server where the node has several
+GPUs; the traits of a vGPU's GPU not looked at but forbidden ones), it
+never takes a node that Placement does not offer.
 """
 
 import hypothesis
@@ -32,8 +36,9 @@ from nova_reservation.tests.functional import base
 
 TRAITS = ('CUSTOM_GOLD', 'CUSTOM_FAST')
 CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
-# Microversion with forbidden traits in allocation candidates.
-VERSION = '1.22'
+# Microversion of allocation candidates over nested providers, with
+# forbidden traits (as Nova asks them).
+VERSION = '1.36'
 
 
 @st.composite
@@ -62,7 +67,9 @@ def node(draw) -> dict:
                    if n % inv['step_size'] == 0]
         if amounts and draw(st.booleans()):
             used[rc] = draw(st.sampled_from(amounts))
-    children = draw(st.lists(st.sets(st.sampled_from(TRAITS)), max_size=2))
+    # Physical GPUs: their traits, and the vGPUs (of 4) used on each.
+    children = draw(st.lists(st.tuples(st.sets(st.sampled_from(TRAITS)),
+                                       st.integers(0, 4)), max_size=2))
     return dict(inventories=inventories, used=used,
                 traits=draw(st.sets(st.sampled_from(TRAITS))),
                 children=children)
@@ -73,6 +80,7 @@ def asks(draw) -> tuple:
     amounts = {rc: draw(st.integers(0, most)) for rc, most in (
         ('VCPU', 12), ('MEMORY_MB', 48), ('DISK_GB', 30))}
     hypothesis.assume(any(amounts.values()))
+    amounts['VGPU'] = draw(st.sampled_from((0, 0, 1, 2)))
     required = draw(st.sets(st.sampled_from(TRAITS)))
     forbidden = draw(st.sets(st.sampled_from(TRAITS))) - required
     return amounts, tuple(sorted(required | {'!' + t for t in forbidden}))
@@ -99,7 +107,7 @@ class PlacementAgreesTest(base.ReservationTestCase):
             'resource_provider_generation': 1,
             'traits': sorted({placement.COMPUTE_NODE, *spec['traits']})},
             version='1.20')
-        for i, traits in enumerate(spec['children']):
+        for i, (traits, used) in enumerate(spec['children']):
             # A physical GPU: its traits are not the node's.
             child = uuidutils.generate_uuid()
             self.placement.post('/resource_providers', {
@@ -113,6 +121,10 @@ class PlacementAgreesTest(base.ReservationTestCase):
                 'resource_provider_generation': 1,
                 'traits': sorted(traits)}, version='1.20')
             self.children.setdefault(uuid, []).append(child)
+            if used:
+                self.placement.put('/allocations/%s' % child, {
+                    'allocations': {child: {'resources': {'VGPU': used}}},
+                    'project_id': 'p', 'user_id': 'u'}, version='1.12')
         if spec['used']:
             self.placement.put('/allocations/%s' % uuid, {
                 'allocations': {uuid: {'resources': spec['used']}},
@@ -122,6 +134,7 @@ class PlacementAgreesTest(base.ReservationTestCase):
     def remove(self, uuid: str) -> None:
         self.placement.delete('/allocations/%s' % uuid)
         for child in self.children.pop(uuid, ()):
+            self.placement.delete('/allocations/%s' % child)
             self.placement.delete('/resource_providers/%s' % child)
         self.placement.delete('/resource_providers/%s' % uuid)
 
@@ -142,7 +155,8 @@ class PlacementAgreesTest(base.ReservationTestCase):
         req = plan_request.ReservationRequest(
             resource_type=resource_types.FLAVOR, count=1,
             need=capacity.Resources(*(amounts[rc] for rc in CLASSES)),
-            traits=traits)
+            traits=traits, extras=capacity.extras(
+                {('', 'VGPU'): amounts['VGPU']} if amounts['VGPU'] else {}))
         now = planner.clock()
         return {uuid for uuid in uuids
                 if planner.place_one(req, ([by_name['rp-' + uuid]], []), {},
@@ -157,16 +171,23 @@ class PlacementAgreesTest(base.ReservationTestCase):
         uuids = [self.make(spec) for spec in nodes]
         try:
             offered = self.placement_offers(amounts, traits) & set(uuids)
-            self.assertEqual(offered, self.planner_takes(uuids, amounts,
-                                                         traits))
-            # Each node carries its tree: its children's vGPUs and traits.
+            takes = self.planner_takes(uuids, amounts, traits)
+            self.assertLessEqual(takes, offered)
+            vgpus = amounts['VGPU']
+            exact = {uuid for uuid, spec in zip(uuids, nodes)
+                     if not vgpus or not traits and (
+                         vgpus == 1 or len(spec['children']) <= 1)}
+            self.assertEqual(offered & exact, takes & exact)
+            # Each node carries its tree: its children's vGPUs (summed)
+            # and traits.
             hosts = {h.node: h for h in write.shared().pools()[0]}
             for uuid, spec in zip(uuids, nodes):
                 children = self.children.get(uuid, [])
                 self.assertEqual(
-                    (capacity.extras({(c, 'VGPU'): 4 for c in children}),
-                     {c: frozenset(t) for c, t in zip(children,
-                                                      spec['children'])}),
+                    (capacity.extras({('', 'VGPU'): 4 * len(children)}
+                                     if children else {}),
+                     {c: frozenset(t) for c, (t, _) in zip(
+                         children, spec['children'])}),
                     (hosts['rp-' + uuid].extra_capacity,
                      dict(hosts['rp-' + uuid].child_traits)))
         finally:

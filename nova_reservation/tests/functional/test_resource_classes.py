@@ -12,8 +12,8 @@
 
 """What a server of a flavor takes is what Nova asks Placement for: a
 lease's slot holds VCPU, MEMORY_MB and DISK_GB and the other classes of
-its node's own provider, so a flavor that asks for a class no node has
-there is refused by name (a 409), one that asks for what a slot can not
+its node's provider tree, so a flavor that asks for a class no node has
+is refused by name (a 409), one that asks for what a slot can not
 hold (devices outside of Placement, numbered request groups) with a 400,
 on every road into the ledger, never accepted and broken at its start,
 while an override of a standard class counts as Nova asks it, and the
@@ -36,8 +36,7 @@ BEYOND = {
                   'group_policy': 'isolate'},
                  'VGPU:1 in request group 1, VGPU:1 in request group 2'),
 }
-# What a slot holds where a node has it on its own provider, and no node
-# here has (a 409).
+# What a slot holds where a node has it, and no node here has (a 409).
 ABSENT = {
     'g1.a100': ({'resources:CUSTOM_GPU_A100': '1'}, 'CUSTOM_GPU_A100'),
     'g1.vgpu': ({'resources:VGPU': '1'}, 'VGPU'),
@@ -67,14 +66,13 @@ class ResourceClassTest(base.BootTestCase):
 
     def _refusal(self, flavor_id: str) -> str:
         return ('flavor %s asks for %s, which a lease cannot hold (a slot '
-                "holds classes of its node's own provider, asked for "
+                "holds classes of its node's provider tree, asked for "
                 'outside of numbered request groups)'
                 % (flavor_id, BEYOND[flavor_id][1]))
 
     @staticmethod
     def _absent(flavor_id: str) -> str:
-        return ('no node that may hold it has %s on its own provider'
-                % ABSENT[flavor_id][1])
+        return 'no node that may hold it has %s' % ABSENT[flavor_id][1]
 
     def assert_nothing_written(self) -> None:
         self.assertEqual([], self.leases())

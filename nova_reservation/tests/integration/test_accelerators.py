@@ -14,13 +14,12 @@
 mechanisms (``tools/localcloud up --accelerators``): compute1 two physical
 GPUs of VGPU on child providers, compute2 CUSTOM_GPU_A100 from a provider
 config file, compute3 dedicated CPUs (PCPU). An ordinary boot of each
-flavor lands where Placement has its device; a lease of a class of a
-node's own provider (the A100s, PCPU) is placed on that node beside what
-ordinary servers use and never past it, and its server booted there with
-its device; a lease of a child provider's class (VGPU) is refused by
-name, never accepted and left to find no device at its start; a lease of
-a flavor that only requires a node's trait is placed on that node, and
-its server booted there.
+flavor lands where Placement has its device; a lease of each (the vGPUs
+of compute1's physical GPUs counted over both, the A100s, PCPU) is placed
+on that node beside what ordinary servers use and never past it, and its
+server booted there with its device (a vGPU from one of the GPUs); a
+lease of a flavor that only requires a node's trait is placed on that
+node, and its server booted there.
 """
 
 from devcloud.localcloud import cloud
@@ -28,7 +27,7 @@ from nova_reservation.tests.integration import base
 
 # flavor: (the node that has its device, its resource class, how many
 # servers of it the node holds).
-DEVICES = {'g1.vgpu': ('compute1', 'VGPU', 8),
+DEVICES = {'g1.vgpu': ('compute1', 'VGPU', 2),
            'g1.a100': ('compute2', 'CUSTOM_GPU_A100', 2),
            'c1.dedicated': ('compute3', 'PCPU', 2)}
 
@@ -76,24 +75,6 @@ class AcceleratorTest(base.BlazarCLI):
                 self.assertEqual(1 if rc != 'PCPU' else 2, used[node][rc])
             flavor_id = flavors[flavor]
             lease = 'lease-' + name
-            if rc == 'VGPU':
-                done = self.lease_cli(lease, flavor_id, 1)
-                self.assert_lease_refused(
-                    done, 'no node that may hold it has VGPU on its own '
-                    'provider')
-                self.assert_nothing_written(lease)
-                # A boot with lease_params: a 409 naming it too.
-                boot = 'leased-' + name
-                done = self.run_cli(
-                    'alice', 'nova', 'boot', '--flavor', flavor, '--image',
-                    'cirros', '--nic', 'none', '--hint',
-                    'lease_params=' + base.lease_params(
-                        boot, base.utc(3600), base.utc(7200)), boot,
-                    check=False)
-                self.assert_refused(done, '409', 'no node that may hold it '
-                                    'has VGPU')
-                self.assert_nothing_written(boot)
-                continue
             # The rest of the node's devices, beside the ordinary server:
             # all of them, and not one more.
             done = self.lease_cli(lease + '-more', flavor_id, holds)
@@ -134,6 +115,16 @@ class AcceleratorTest(base.BlazarCLI):
             'gpu-' + self.suffix, flavors['g1.a100'], 'g1.a100', 'compute2')
         self.assertEqual(1, self.allocations(server_id)['compute2'][
             'CUSTOM_GPU_A100'])
+
+    def test_a_lease_of_a_vgpu_is_booted_with_one_of_a_gpu(self):
+        flavors = {f['name']: f['id'] for f in self.rest(
+            cloud.url('nova') + '/flavors')['flavors']}
+        server_id = self.booted_into_a_lease(
+            'vgpu-' + self.suffix, flavors['g1.vgpu'], 'g1.vgpu', 'compute1')
+        used = self.allocations(server_id)
+        gpu, = (p for p in used if p != 'compute1')
+        self.assertTrue(gpu.startswith('compute1_pgpu'), used)
+        self.assertEqual({'VGPU': 1}, used[gpu])
 
     def booted_into_a_lease(self, name: str, flavor_id: str,
                             flavor_name: str, node: str) -> str:

@@ -114,7 +114,7 @@ class ProviderConfigTest(testtools.TestCase):
         self.assertEqual(accelerators.of_compute(1),
                          accelerators.of_compute(4))
         kinds = [accelerators.of_compute(i) for i in (1, 2, 3)]
-        self.assertEqual(({'physical_gpus': 2, 'vgpus_per_gpu': 4}, {}),
+        self.assertEqual(({'physical_gpus': 2, 'vgpus_per_gpu': 1}, {}),
                          kinds[0])
         self.assertEqual(({}, {accelerators.A100: 2}), kinds[1])
         self.assertEqual(({'pcpus': 4}, {}), kinds[2])

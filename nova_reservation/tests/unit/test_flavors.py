@@ -24,7 +24,7 @@ from nova_reservation import flavors
 objects.register_all()
 
 REFUSAL = ('asks for %s, which a lease cannot hold (a slot holds classes '
-           "of its node's own provider, asked for outside of numbered "
+           "of its node's provider tree, asked for outside of numbered "
            'request groups)')
 
 

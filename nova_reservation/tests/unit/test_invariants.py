@@ -15,6 +15,8 @@ disk (a bare-metal node's one unit, a node's GPUs) against Placement.
 """
 
 import datetime
+import functools
+from typing import Optional
 import unittest
 
 from devcloud import invariants
@@ -25,10 +27,11 @@ NOW = datetime.datetime(2026, 1, 1, 12, 0)
 GOLD = 'CUSTOM_BAREMETAL_GOLD'
 
 
-def slot_row(slot_id: int, uuid=None, gold: int = 1) -> dict:
+def slot_row(slot_id: int, uuid=None, gold: int = 1,
+             rc: str = GOLD) -> dict:
     return {'id': slot_id, 'reservation_id': 'r%d' % slot_id, 'node': 'bm1',
             'instance_uuid': uuid, 'vcpus': 0, 'memory_mb': 0, 'disk_gb': 0,
-            'extras': db_ledger.extras_column(((('', GOLD), gold),)) if gold
+            'extras': db_ledger.extras_column(((('', rc), gold),)) if gold
             else None,
             'start_at': NOW - datetime.timedelta(hours=1),
             'end_at': NOW + datetime.timedelta(hours=1)}
@@ -36,16 +39,32 @@ def slot_row(slot_id: int, uuid=None, gold: int = 1) -> dict:
 
 class ExtraClassesTest(unittest.TestCase):
 
-    def found(self, slots: list, servers: dict) -> list:
-        """Node bm1 has 2 gold units and runs `servers` ({uuid: gold})."""
+    def found(self, slots: list, servers: dict,
+              vgpus: Optional[dict] = None) -> list:
+        """Node bm1 has 2 gold units and runs `servers` ({uuid: gold});
+        two physical GPUs below it have 2 vGPUs each and run `vgpus`
+        ({uuid: the GPU's index}).
+        """
+        unit = {'reserved': 0, 'allocation_ratio': 1.0}
         answers = {
             '/resource_providers': {'resource_providers': [
-                {'name': 'bm1', 'uuid': 'B1'}]},
+                {'name': 'bm1', 'uuid': 'B1'},
+                {'name': 'bm1_gpu0', 'uuid': 'G0'},
+                {'name': 'bm1_gpu1', 'uuid': 'G1'}]},
+            '/resource_providers?in_tree=B1': {'resource_providers': [
+                {'uuid': 'B1'}, {'uuid': 'G0'}, {'uuid': 'G1'}]},
             '/resource_providers/B1/inventories': {'inventories': {
-                GOLD: {'total': 2, 'reserved': 0, 'allocation_ratio': 1.0}}},
+                GOLD: dict(unit, total=2)}},
             '/resource_providers/B1/allocations': {'allocations': {
                 uuid: {'resources': {GOLD: n}}
                 for uuid, n in servers.items()}}}
+        for i in range(2):
+            answers['/resource_providers/G%d/inventories' % i] = {
+                'inventories': {'VGPU': dict(unit, total=2)}}
+            answers['/resource_providers/G%d/allocations' % i] = {
+                'allocations': {uuid: {'resources': {'VGPU': 1}}
+                                for uuid, gpu in (vgpus or {}).items()
+                                if gpu == i}}
         bound = {s['instance_uuid'] for s in slots if s['instance_uuid']}
         return invariants._capacity(slots, answers.get,
                                     ledger_mod.to_epoch(NOW), set(), bound)
@@ -60,3 +79,10 @@ class ExtraClassesTest(unittest.TestCase):
                                         {'x': 1}))
         self.assertEqual(['node bm1 is promised 3 of its 2 %s' % GOLD],
                          self.found([slot_row(1), slot_row(2)], {'o': 1}))
+
+    def test_a_node_s_vgpus_are_counted_over_its_physical_gpus(self):
+        vgpu = functools.partial(slot_row, rc='VGPU')
+        self.assertEqual([], self.found(
+            [vgpu(1), vgpu(2), vgpu(3, 'x')], {}, {'x': 0, 'o': 1}))
+        self.assertEqual(['node bm1 is promised 5 of its 4 VGPU'], self.found(
+            [vgpu(1), vgpu(2), vgpu(3)], {}, {'o': 0, 'p': 1}))

@@ -268,6 +268,8 @@ class ServerOffItsSlotTest(unittest.TestCase):
                 'x': {'resources': {'VCPU': 4}}}},
             '/resource_providers/B/allocations': {'allocations': {}}}
         for rp in 'AB':
+            answers['/resource_providers?in_tree=%s' % rp] = {
+                'resource_providers': [{'uuid': rp}]}
             answers['/resource_providers/%s/inventories' % rp] = {
                 'inventories': {rc: dict(size, total=10000) if rc != 'VCPU'
                                 else size

@@ -213,12 +213,12 @@ class GPUTreePlacement(RecordingPlacement):
             self.urls.append(url)
             return _Answer({'resource_providers': [
                 dict(uuid=u, name=('node-' + u if u not in self.roots
-                                   else 'rp1_pci_0000_81_00_0'),
+                                   else 'rp1_' + u),
                      generation=g,
                      root_provider_uuid=self.roots.get(u, u),
                      parent_provider_uuid=self.roots.get(u))
                 for u, g in self.generations.items()]})
-        if url.endswith('/inventories') and '/gpu0/' in url:
+        if url.endswith('/inventories') and '/gpu' in url:
             self.urls.append(url)
             return _Answer({'inventories': {'VGPU': dict(
                 total=4, reserved=0, allocation_ratio=1.0, max_unit=4)}})
@@ -249,17 +249,18 @@ class ProviderTreeTest(testtools.TestCase):
         # The child is part of rp1, not a node of its own.
         self.assertEqual({'node-rp1', 'node-rp2'}, set(hosts))
         rp1 = hosts['node-rp1']
+        # A class is the whole tree's, wherever its providers are.
         self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 2,
-                                          ('gpu0', 'VGPU'): 4}),
+                                          ('', 'VGPU'): 4}),
                          rp1.extra_capacity)
         self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1,
-                                          ('gpu0', 'VGPU'): 3}),
+                                          ('', 'VGPU'): 3}),
                          rp1.extra_base)
         self.assertEqual((('gpu0', frozenset({'CUSTOM_NVIDIA_A2'})),),
                          rp1.child_traits)
         # Placement's bounds of one allocation, its defaults where unset.
         self.assertEqual(((('', 'CUSTOM_GPU_A100'), (1, 2 ** 31 - 1, 1)),
-                          (('gpu0', 'VGPU'), (1, 4, 1))), rp1.extra_units)
+                          (('', 'VGPU'), (1, 4, 1))), rp1.extra_units)
         self.assertEqual(capacity.Resources(3, 1536, 10), rp1.base)
         # A node of the counted classes only carries nothing more.
         rp2 = hosts['node-rp2']
@@ -270,7 +271,7 @@ class ProviderTreeTest(testtools.TestCase):
     def test_lease_servers_are_left_out_of_every_provider_s_base(self):
         self.leased = {'vm3'}
         rp1 = self.hosts()['node-rp1']
-        self.assertEqual(capacity.extras({('gpu0', 'VGPU'): 1}),
+        self.assertEqual(capacity.extras({('', 'VGPU'): 1}),
                          rp1.extra_base)
         self.assertEqual(capacity.Resources(2, 1024, 10), rp1.base)
 
@@ -290,8 +291,32 @@ class ProviderTreeTest(testtools.TestCase):
                           '/resource_providers/gpu0/allocations'],
                          self.placement.urls)
         self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1,
-                                          ('gpu0', 'VGPU'): 4}),
+                                          ('', 'VGPU'): 4}),
                          hosts['node-rp1'].extra_base)
+
+    def test_a_class_of_several_providers_is_summed_a_unit_a_server(self):
+        # A second physical GPU, one vGPU of it used.
+        self.placement.generations['gpu1'] = 1
+        self.placement.roots['gpu1'] = 'rp1'
+        self.placement.consumers['gpu1'] = {'vm5': {'resources': {
+            'VGPU': 1}}}
+        self.placement.traits['gpu1'] = ['CUSTOM_NVIDIA_A2']
+        rp1 = self.hosts()['node-rp1']
+        self.assertEqual(8, dict(rp1.extra_capacity)[('', 'VGPU')])
+        self.assertEqual(4, dict(rp1.extra_base)[('', 'VGPU')])
+        # One vGPU is on any GPU that has room; two might not be on one.
+        self.assertEqual((1, 1, 1), dict(rp1.extra_units)[('', 'VGPU')])
+        one, two = (capacity.Need(capacity.Resources(1, 512, 1),
+                                  extras=capacity.extras({('', 'VGPU'): n}))
+                    for n in (1, 2))
+        self.assertTrue(capacity.may_hold(rp1, one))
+        self.assertFalse(capacity.may_hold(rp1, two))
+        # A GPU of a trait the server forbids gives it nothing: the node
+        # is left alone.
+        self.assertFalse(capacity.may_hold(rp1, one._replace(
+            traits=('!CUSTOM_NVIDIA_A2',))))
+        self.assertTrue(capacity.may_hold(rp1, one._replace(
+            traits=('!CUSTOM_OTHER',))))
 
 
 class CountedInventoriesTest(testtools.TestCase):
