@@ -94,6 +94,7 @@ def run(quick: bool) -> list:
             'scheduler memory for 1000000 allocations',
             scheduler_overhead.memory(10_000, 1_000_000), 'MB',
             MEMORY_TARGETS[1_000_000]))
+    figures += five_classes(quick)
     sizes = [(100, 10_000, 10)] if quick else [(1_000, 100_000, 30),
                                                (10_000, 1_000_000, 10)]
     rows = []
@@ -160,6 +161,47 @@ def run(quick: bool) -> list:
                    % row['engines'], row['engine_vs_store'], 'x')]
     figures += settle_wait(quick)
     return figures + spare_capacity(quick)
+
+
+def five_classes(quick: bool) -> list:
+    """The figures of a cloud of five resource classes: a GPU class on
+    each node's provider and vGPUs on two child providers a node, a
+    quarter of the slots holding a GPU and a quarter a vGPU; an ordinary
+    boot, an ordinary boot of a GPU, and a capacity reservation of a GPU a
+    slot.
+    """
+    figures = []
+    hosts, allocations = (((100,), (10_000,)) if quick
+                          else ((10_000,), (100_000,)))
+    for row in scheduler_overhead.run(hosts, allocations,
+                                      budget=0.3 if quick else 1.0,
+                                      classes=5):
+        at = '5 classes, %d hosts, %d allocations' % (
+            row['hosts'], row['allocations'])
+        figures += [
+            figure('scheduling request with / without filter, ' + at,
+                   row['ratio'], 'x', None if quick else 1.1),
+            figure('scheduling request of a GPU flavor with / without '
+                   'filter, ' + at, row['gpu_ratio'], 'x'),
+            figure('Placement requests per scheduling request of a GPU '
+                   'flavor, ' + at, row['gpu_placement_requests'],
+                   'requests')]
+    size = (100, 10_000, 10) if quick else (10_000, 1_000_000, 10)
+    if not quick:
+        figures.append(figure(
+            'scheduler memory for 1000000 allocations, 5 classes',
+            scheduler_overhead.memory(10_000, 1_000_000, classes=5), 'MB',
+            MEMORY_TARGETS[1_000_000]))
+    row = lease_placement.run(*size, classes=5)
+    at = '5 classes, %d hosts, %d allocations' % size[:2]
+    figures += [
+        figure('capacity reservation (10 slots of a GPU each) p50, ' + at,
+               row['capacity_p50_ms'], 'ms', None if quick else 200.0),
+        figure('nova-api memory for the ledger and the nodes, ' + at,
+               row['memory_mb'], 'MB', None if quick else 150.0),
+        figure('Placement requests per lease, ' + at,
+               row['capacity_placement_requests'], 'requests')]
+    return figures
 
 
 def settle_wait(quick: bool) -> list:

@@ -29,19 +29,35 @@ T0 = 1_900_000_000.0            # an epoch in 2030: every lease is future
 REQUEST = (T0 + 100 * DAY, T0 + 101 * DAY)
 
 
+# With five classes: each node has 8 GPUs on its own provider and two
+# physical GPUs of 8 vGPUs each (child providers; the ledger counts a
+# class over the node's tree); a quarter of the slots hold a GPU, a
+# quarter a vGPU.
+GPU = 'CUSTOM_GPU_A100'
+GPUS, PHYSICAL_GPUS, VGPUS_PER_GPU = 8, 2, 8
+NODE_EXTRAS = capacity.extras({('', GPU): GPUS,
+                               ('', 'VGPU'): PHYSICAL_GPUS * VGPUS_PER_GPU})
+GPU_SLOT = capacity.extras({('', GPU): 1})
+SLOT_EXTRAS = (GPU_SLOT, capacity.extras({('', 'VGPU'): 1}),
+               capacity.NO_EXTRAS, capacity.NO_EXTRAS)
+
+
 class Cloud(NamedTuple):
     hosts: list          # capacity.Host, one per node
     allocations: list    # capacity.Slot (slots of SLOT)
 
 
 def cloud(hosts: int = 1000, allocations: int = 100_000,
-          busy_share: float = 0.8, seed: int = 3) -> Cloud:
+          busy_share: float = 0.8, seed: int = 3,
+          classes: int = 3) -> Cloud:
     """`hosts` nodes; `allocations` slots spread over the first
     `busy_share` of them across 180 days (about 4 slots per busy node at
-    any instant), so that whole free nodes exist for host reservations.
+    any instant), so that whole free nodes exist for host reservations;
+    `classes`: 3 (vCPU, RAM, disk) or 5 (and GPUs and vGPUs).
     """
     rng = random.Random(seed)
-    nodes = [capacity.Host('node%05d' % i, NODE)
+    extras = NODE_EXTRAS if classes == 5 else capacity.NO_EXTRAS
+    nodes = [capacity.Host('node%05d' % i, NODE, extra_capacity=extras)
              for i in range(hosts)]
     busy = nodes[:max(1, int(hosts * busy_share))]
     ledger = []
@@ -50,5 +66,7 @@ def cloud(hosts: int = 1000, allocations: int = 100_000,
         length = rng.uniform(DAY / 24, 14 * DAY)
         ledger.append(capacity.Slot(
             i + 1, 'res%06d' % (i // 10), rng.choice(busy).node, start,
-            start + length, SLOT))
+            start + length, SLOT,
+            extras=SLOT_EXTRAS[i % 4] if classes == 5 else
+            capacity.NO_EXTRAS))
     return Cloud(nodes, ledger)

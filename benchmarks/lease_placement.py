@@ -25,8 +25,11 @@ planner's).
 import gc
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from typing import Callable
 
 from nova import conf as nova_conf
 from oslo_utils import uuidutils
@@ -56,32 +59,58 @@ class _Answer:
 
 class PlacementAnswers:
     """Placement's answers for the nodes of a cloud: each provider with
-    its inventory and no consumer.
+    its inventory and no consumer; with five classes, a node's GPUs on
+    its provider and its physical GPUs as child providers of vGPUs.
     """
 
-    def __init__(self, hosts: list) -> None:
+    def __init__(self, hosts: list,
+                 uuid_of: Callable[[str], str] = 'node-rp-%s'.__mod__
+                 ) -> None:
         self.requests = 0
-        self.providers = {'node-rp-%s' % h.node: h for h in hosts}
+        self.providers = {uuid_of(h.node): h for h in hosts}
+        # {child uuid: (its name, its root's uuid)}
+        self.children = {
+            '%s-gpu%d' % (uuid, n): ('%s_pgpu%d' % (h.node, n), uuid)
+            for uuid, h in self.providers.items() if h.extra_capacity
+            for n in range(data.PHYSICAL_GPUS)}
+
+    def _provider(self, uuid: str) -> dict:
+        name, root = self.children.get(uuid) or (
+            self.providers[uuid].node, uuid)
+        return dict(uuid=uuid, name=name, generation=1,
+                    root_provider_uuid=root)
 
     def get(self, url: str, version: str = None) -> _Answer:
         self.requests += 1
         if url == '/resource_providers':
             return _Answer({'resource_providers': [
-                dict(uuid=uuid, name=h.node, generation=1)
-                for uuid, h in self.providers.items()]}, url)
+                self._provider(uuid) for uuid in list(self.providers) +
+                list(self.children)]}, url)
+        if url.startswith('/resource_providers?in_tree='):
+            root = url.split('=')[1]
+            return _Answer({'resource_providers': [self._provider(root)] + [
+                self._provider(uuid) for uuid, (_, of) in
+                self.children.items() if of == root]}, url)
         uuid = url.split('/')[2]
         if url.count('/') == 2:
-            return _Answer(dict(uuid=uuid, name=self.providers[uuid].node,
-                                generation=1), url)
+            return _Answer(self._provider(uuid), url)
         if url.endswith('/allocations'):
             return _Answer({'allocations': {}}, url)
         if url.endswith('/traits'):
-            return _Answer({'traits': ['COMPUTE_NODE']}, url)
+            return _Answer({'traits': [] if uuid in self.children
+                            else ['COMPUTE_NODE']}, url)
+        if uuid in self.children:
+            return _Answer({'inventories': {'VGPU': dict(
+                total=data.VGPUS_PER_GPU, reserved=0,
+                allocation_ratio=1.0)}}, url)
         host = self.providers[uuid]
-        return _Answer({'inventories': {
+        inventories = {
             rc: dict(total=total, reserved=0, allocation_ratio=1.0)
-            for rc, total in zip(capacity.RESOURCE_CLASSES,
-                                 host.capacity)}}, url)
+            for rc, total in zip(capacity.RESOURCE_CLASSES, host.capacity)}
+        if host.extra_capacity:
+            inventories[data.GPU] = dict(total=data.GPUS, reserved=0,
+                                         allocation_ratio=1.0)
+        return _Answer({'inventories': inventories}, url)
 
 
 def _lease(start: float, end: float) -> dict:
@@ -101,34 +130,72 @@ def _resident_mb() -> float:
     return 0.0
 
 
-def run(hosts: int = 1000, allocations: int = 100_000,
-        repeat: int = 30) -> dict:
-    store.configure()
-    path = os.path.join(tempfile.mkdtemp(prefix='rsv-bench-'), 'ledger.db')
-    store.fill(path, hosts, allocations, enroll_free=True)
-    store.use(path)
-    cloud = data.cloud(hosts, allocations)
-    cloud = data.Cloud(cloud.hosts, [])   # Placement's part: the nodes
-    answers = PlacementAnswers(cloud.hosts)
-    # The ledger's store alone: no scheduler, and no boot of Nova's being
-    # scheduled (a lease waits `ledger_max_age` for them otherwise).
-    planner = lease_write.Writer(ledger_mod.Ledger(), answers, time.time,
-                                 in_flight=lambda since: set(), view_age=0)
-    start, end = data.REQUEST
-    requests = {
+def _planner(hosts: int, classes: int) -> tuple:
+    """(the planner on the store in use, Placement's answers), as nova-api
+    has them: the ledger's store alone (no scheduler, and no boot of
+    Nova's being scheduled: a lease waits `ledger_max_age` for them
+    otherwise).
+    """
+    answers = PlacementAnswers(data.cloud(hosts, 0, classes=classes).hosts)
+    return lease_write.Writer(ledger_mod.Ledger(), answers, time.time,
+                              in_flight=lambda since: set(),
+                              view_age=0), answers
+
+
+def _requests(classes: int) -> dict:
+    """The capacity reservation (of a GPU a slot, with five classes) and
+    the host reservation placed.
+    """
+    extras = data.GPU_SLOT if classes == 5 else capacity.NO_EXTRAS
+    return {
         'capacity': lambda: lease_request.ReservationRequest(
-            resource_types.FLAVOR, 10, need=data.SLOT, flavor_id='bench'),
+            resource_types.FLAVOR, 10, need=data.SLOT, extras=extras,
+            flavor_id='bench'),
         'host': lambda: lease_request.ReservationRequest(
             resource_types.HOST, 5, min_count=5),
     }
-    # The first lease reads the whole ledger and every node: nova-api
-    # does that once, at its first lease.
+
+
+def memory(path: str, hosts: int, classes: int) -> float:
+    """MB of resident memory that nova-api's planner takes for the ledger
+    of the store at `path` and the nodes, at its first lease (which reads
+    them all), measured in a process of its own: in a process that ran
+    other benchmarks first, the growth would be what they freed.
+    """
+    found = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.lease_placement', path,
+         str(hosts), str(classes)], check=True, capture_output=True,
+        text=True, env=dict(os.environ, PYTHONWARNINGS='ignore'))
+    return float(found.stdout.split()[-1])
+
+
+def _first_lease_mb(path: str, hosts: int, classes: int) -> float:
+    store.configure()
+    store.use(path)
+    planner, _ = _planner(hosts, classes)
+    start, end = data.REQUEST
     gc.collect()
     before = _resident_mb()
-    planner.create(_lease(start, end), [requests['capacity']()], [])
+    planner.create(_lease(start, end), [_requests(classes)['capacity']()],
+                   [])
     gc.collect()
-    result = dict(hosts=hosts, allocations=allocations,
-                  memory_mb=_resident_mb() - before)
+    return _resident_mb() - before
+
+
+def run(hosts: int = 1000, allocations: int = 100_000,
+        repeat: int = 30, classes: int = 3) -> dict:
+    store.configure()
+    path = os.path.join(tempfile.mkdtemp(prefix='rsv-bench-'), 'ledger.db')
+    store.fill(path, hosts, allocations, enroll_free=True, classes=classes)
+    result = dict(hosts=hosts, allocations=allocations, classes=classes,
+                  memory_mb=memory(path, hosts, classes))
+    store.use(path)
+    planner, answers = _planner(hosts, classes)
+    start, end = data.REQUEST
+    requests = _requests(classes)
+    # The first lease reads the whole ledger and every node: nova-api
+    # does that once, at its first lease.
+    planner.create(_lease(start, end), [requests['capacity']()], [])
     for kind, request in requests.items():
         times = []
         before = answers.requests
@@ -156,4 +223,5 @@ def run(hosts: int = 1000, allocations: int = 100_000,
 
 
 if __name__ == '__main__':
-    print(run())
+    # PATH HOSTS CLASSES: `memory`'s process.
+    print(_first_lease_mb(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))

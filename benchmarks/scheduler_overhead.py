@@ -26,6 +26,7 @@ import random
 import tempfile
 import time
 import tracemalloc
+import uuid
 
 from nova import conf as nova_conf
 from nova import objects
@@ -33,15 +34,23 @@ from nova.scheduler import filters
 from nova.scheduler import host_manager
 from oslo_utils import uuidutils
 
+from benchmarks import data
+from benchmarks import lease_placement
 from benchmarks import store
 from benchmarks import timing
 from nova_reservation import filters as rsv_filters
 from nova_reservation import ledger as ledger_mod
+from nova_reservation import placement
 
 CONF = nova_conf.CONF
 NOVA_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
                 'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
                 'ServerGroupAffinityFilter')
+
+
+def provider_uuid(node: str) -> str:
+    """The resource provider of a node of `host_states`."""
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, node))
 
 
 def host_states(count: int) -> list:
@@ -52,7 +61,7 @@ def host_states(count: int) -> list:
     for i in range(count):
         node = 'node%05d' % i
         compute = objects.ComputeNode(
-            uuid=uuidutils.generate_uuid(), id=i + 1, host=node,
+            uuid=provider_uuid(node), id=i + 1, host=node,
             hypervisor_hostname=node, vcpus=32, vcpus_used=16,
             memory_mb=131072, memory_mb_used=65536, free_ram_mb=65536,
             local_gb=1000, local_gb_used=500, free_disk_gb=500,
@@ -72,10 +81,13 @@ def host_states(count: int) -> list:
     return states
 
 
-def request_spec():
+def request_spec(gpu: bool = False):
+    """An ordinary boot of m1.medium (`gpu`: of a flavor of one GPU)."""
     flavor = objects.Flavor(id=1, flavorid='1', name='m1.medium', vcpus=2,
                             memory_mb=4096, root_gb=40, ephemeral_gb=0,
-                            swap=0, extra_specs={})
+                            swap=0, extra_specs={
+                                'resources:%s' % data.GPU: '1'} if gpu
+                            else {})
     return objects.RequestSpec(
         project_id='p', user_id='u', flavor=flavor, num_instances=1,
         image=objects.ImageMeta.from_dict({'properties': {}}),
@@ -136,30 +148,35 @@ def ledger_memory(path: str) -> float:
     return grown / 2 ** 20
 
 
-def memory(hosts: int, allocations: int) -> float:
+def memory(hosts: int, allocations: int, classes: int = 3) -> float:
     """`ledger_memory` of a store of `allocations` on `hosts` nodes."""
     store.configure()
     path = os.path.join(tempfile.mkdtemp(prefix='rsv-bench-'), 'ledger.db')
-    store.fill(path, hosts, allocations)
+    store.fill(path, hosts, allocations, classes=classes)
     return ledger_memory(path)
 
 
 def run(hosts=(100, 1_000, 10_000), allocations=(0, 10_000, 100_000),
-        budget: float = 1.0) -> list:
+        budget: float = 1.0, classes: int = 3) -> list:
+    """Rows of figures; with five `classes`, those of an ordinary boot of
+    one GPU too (``gpu_*``): the filter asks Placement for the GPUs of each
+    node where a lease holds some from now on.
+    """
     objects.register_all()
     store.configure()
     handler = filters.HostFilterHandler()
-    classes = {c.__name__: c for c in handler.get_matching_classes(
+    kinds = {c.__name__: c for c in handler.get_matching_classes(
         ['nova.scheduler.filters.all_filters'])}
-    nova_only = [classes[name]() for name in NOVA_FILTERS]
+    nova_only = [kinds[name]() for name in NOVA_FILTERS]
     spec = request_spec()
     rows = []
     workdir = tempfile.mkdtemp(prefix='rsv-bench-')
     for count in allocations:
         path = os.path.join(workdir, 'ledger-%d.db' % count)
-        store.fill(path, max(hosts), count)
+        store.fill(path, max(hosts), count, classes=classes)
         store.use(path)
-        reservation = rsv_filters.ReservationFilter(ledger_mod.Ledger())
+        ledger = ledger_mod.Ledger()
+        reservation = rsv_filters.ReservationFilter(ledger)
         with_filter = nova_only + [reservation]
         memory = ledger_memory(path) if count else 0.0
         for n in hosts:
@@ -171,14 +188,43 @@ def run(hosts=(100, 1_000, 10_000), allocations=(0, 10_000, 100_000),
             base, ours, empty = compare(
                 handler, [nova_only, with_filter, nova_only + [EmptyFilter()]],
                 states, spec, budget)
-            rows.append(dict(
-                hosts=n, allocations=count, nova_ms=base, with_filter_ms=ours,
-                ratio=ours / base, filter_us_per_host=(ours - base) * 1000 / n,
-                empty_filter_ratio=empty / base, ledger_mb=memory))
+            row = dict(
+                hosts=n, allocations=count, classes=classes, nova_ms=base,
+                with_filter_ms=ours, ratio=ours / base,
+                filter_us_per_host=(ours - base) * 1000 / n,
+                empty_filter_ratio=empty / base, ledger_mb=memory)
+            if classes == 5:
+                row.update(_gpu_request(handler, nova_only, ledger, states,
+                                        budget))
+            rows.append(row)
         # Its copy of the ledger stops refreshing: the next store is
         # another copy's.
         reservation.ledger.close()
     return rows
+
+
+def _gpu_request(handler, nova_only: list, ledger, states: list,
+                 budget: float) -> dict:
+    """An ordinary boot of one GPU with / without the filter, which reads
+    the GPUs of the nodes whose GPUs are promised from Placement (answered
+    from memory: the figure is this process's part of the cost), and how
+    many requests it makes of Placement.
+    """
+    answers = lease_placement.PlacementAnswers(
+        data.cloud(len(states), 0, classes=5).hosts, uuid_of=provider_uuid)
+    usage = placement.Usage(lambda: answers)
+    # No read of every node's usage: as the filter of the figures above.
+    usage.snapshot = None
+    with_filter = nova_only + [rsv_filters.ReservationFilter(ledger,
+                                                             usage=usage)]
+    spec = request_spec(gpu=True)
+    list(handler.get_filtered_objects(with_filter, states, spec, 0))
+    asked = answers.requests
+    list(handler.get_filtered_objects(with_filter, states, spec, 0))
+    asked = answers.requests - asked
+    base, ours = compare(handler, [nova_only, with_filter], states, spec,
+                         budget, rounds=3)
+    return dict(gpu_ratio=ours / base, gpu_placement_requests=asked)
 
 
 if __name__ == '__main__':

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from benchmarks import data
 from nova_reservation.db import api as db_api
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation import ledger as ledger_mod
 
@@ -52,21 +53,21 @@ def use(path: str) -> None:
 
 
 def fill(path: str, hosts: int, allocations: int,
-         enroll_free: bool = False) -> None:
+         enroll_free: bool = False, classes: int = 3) -> None:
     """The ledger of `allocations` slots on `hosts` nodes, all future, in
     an SQLite file; `enroll_free`: the nodes without slots are reservable
-    hosts.
+    hosts; `classes`: as `data.cloud`.
     """
     engine = sa.create_engine('sqlite:///%s' % path)
     models.Base.metadata.create_all(engine)
-    fill_engine(engine, hosts, allocations, enroll_free)
+    fill_engine(engine, hosts, allocations, enroll_free, classes)
     engine.dispose()
 
 
 def fill_engine(engine: sa.engine.Engine, hosts: int, allocations: int,
-                enroll_free: bool = False) -> None:
+                enroll_free: bool = False, classes: int = 3) -> None:
     """`fill` on the store's tables behind `engine` (made already)."""
-    cloud = data.cloud(hosts, allocations)
+    cloud = data.cloud(hosts, allocations, classes=classes)
     now = db_api.utcnow()
 
     with engine.begin() as conn:
@@ -90,7 +91,8 @@ def fill_engine(engine: sa.engine.Engine, hosts: int, allocations: int,
                      end_at=ledger_mod.from_epoch(a.end),
                      vcpus=a.resources.vcpus,
                      memory_mb=a.resources.memory_mb,
-                     disk_gb=a.resources.disk_gb, generation=1,
+                     disk_gb=a.resources.disk_gb,
+                     extras=db_ledger.extras_column(a.extras), generation=1,
                      deleted=False) for a in cloud.allocations]
         for i in range(0, len(rows), BATCH):
             conn.execute(models.Slot.__table__.insert(),

@@ -14,9 +14,10 @@
 approval_*``): the rule, pure (the lease service applies it to every new
 lease, from the lease API and from a boot alike: `lease.approval`).
 
-A lease needs approval when it reserves more vCPUs, or more whole hosts,
-than an operator's threshold, when it is longer than one, or when its
-project carries the approval tag in Keystone.  It is then written as any
+A lease needs approval when it reserves more vCPUs, more units of a
+class (GPUs, bare-metal nodes by flavor), or more whole hosts than an
+operator's threshold, when it is longer than one, or when its project
+carries the approval tag in Keystone.  It is then written as any
 lease (its slots held) but PENDING_APPROVAL, until an admin approves or
 rejects it, or it expires (`lease.approval`).
 """
@@ -38,13 +39,25 @@ class Thresholds(NamedTuple):
     hosts: int = 0
     seconds: int = 0
     tag: str = ''
+    # ((class, units), ...) beyond vCPU, RAM and disk.
+    classes: tuple = ()
 
 
 def thresholds() -> Thresholds:
     """The thresholds the operator set."""
     options = CONF.reservation
     return Thresholds(options.approval_vcpus, options.approval_hosts,
-                      options.approval_duration, options.approval_tag)
+                      options.approval_duration, options.approval_tag,
+                      tuple(sorted(options.approval_classes.items())))
+
+
+def units(requests: Iterable, rc: str) -> float:
+    """The units of class `rc` that a lease's requests reserve in all
+    (servers and capacity of the shared pool).
+    """
+    return sum(r.count * n for r in requests
+               if r.resource_type in resource_types.SHARED_POOL
+               for (_, name), n in r.extras if name == rc)
 
 
 def vcpus(requests: Iterable) -> int:
@@ -72,6 +85,11 @@ def reasons(requests: list, start: datetime.datetime,
     if limits.vcpus and total > limits.vcpus:
         found.append('it reserves %d vCPUs, more than %d (approval_vcpus)'
                      % (total, limits.vcpus))
+    for rc, limit in limits.classes:
+        total_units = units(requests, rc)
+        if limit and total_units > limit:
+            found.append('it reserves %g %s, more than %d '
+                         '(approval_classes)' % (total_units, rc, limit))
     whole = hosts(requests)
     if limits.hosts and whole > limits.hosts:
         found.append('it reserves up to %d hosts, more than %d '

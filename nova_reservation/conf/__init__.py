@@ -276,6 +276,14 @@ approval_opts = [
                help='A lease that reserves more whole hosts than this in '
                     'all waits for an admin\'s approval. 0: no such '
                     'threshold.'),
+    cfg.Opt('approval_classes', type=types.Dict(value_type=types.Integer(
+        min=0)), default={},
+        help='Thresholds of resource classes beyond vCPU, RAM and disk, as '
+             'class:N pairs: a lease whose servers and capacity '
+             'reservations take more units of the class than N in all '
+             'waits for an admin\'s approval, e.g. '
+             '"CUSTOM_GPU_A100:8,VGPU:16,CUSTOM_BAREMETAL_GOLD:10". 0: no '
+             'such threshold.'),
     cfg.IntOpt('approval_duration', default=0, min=0,
                help='A lease longer than this, in seconds, waits for an '
                     'admin\'s approval. 0: no such threshold.'),

@@ -171,3 +171,14 @@ class GPULeaseTest(base.BootTestCase):
                               {'quota': {'VCPU': 3}})
         self.assertEqual(400, resp.status_code, resp.text)
         self.assertIn('VCPU', resp.json()['error_message'])
+
+    def test_a_lease_of_more_gpus_than_the_threshold_waits_for_approval(self):
+        self.flags(approval_classes={GPU: 1}, group='reservation')
+        resp = self.post_lease(1)
+        self.assertEqual('PENDING', resp.json()['lease']['status'])
+        resp = self.post_lease(1, flavor='g2.a100', start=7300)
+        self.assertEqual(201, resp.status_code, resp.text)
+        lease = resp.json()['lease']
+        self.assertEqual('PENDING_APPROVAL', lease['status'])
+        self.assertIn('it reserves 2 %s, more than 1 (approval_classes)'
+                      % GPU, lease['status_reason'])

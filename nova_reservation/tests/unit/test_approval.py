@@ -16,6 +16,7 @@ that waits, and the approval commands' requests."""
 import datetime
 from unittest import mock
 
+from oslo_config import fixture as config_fixture
 import testtools
 
 from nova_reservation import approval
@@ -61,6 +62,34 @@ class RuleTest(testtools.TestCase):
         self.assertEqual(['it reserves 11 vCPUs, more than 10 '
                           '(approval_vcpus)'],
                          self.reasons(requests, vcpus=10))
+
+    def test_units_of_a_class_add_up_over_the_shared_pool(self):
+        gold = capacity.extras({('', 'CUSTOM_BAREMETAL_GOLD'): 1})
+        requests = [
+            ReservationRequest(resource_type=resource_types.FLAVOR,
+                               count=60, need=capacity.ZERO, extras=gold),
+            ReservationRequest(resource_type=resource_types.SERVER,
+                               count=2, need=capacity.ZERO, extras=gold),
+            servers(100, 1), hosts(3)]
+        self.assertEqual(62, approval.units(requests,
+                                            'CUSTOM_BAREMETAL_GOLD'))
+        # A lease of bare-metal nodes by flavor has no vCPU: it waits for
+        # its class's threshold, not for approval_vcpus.
+        self.assertEqual([], self.reasons(requests, vcpus=100, classes=(
+            ('CUSTOM_BAREMETAL_GOLD', 62), ('VGPU', 1))))
+        self.assertEqual(['it reserves 62 CUSTOM_BAREMETAL_GOLD, more than '
+                          '50 (approval_classes)'], self.reasons(
+            requests, classes=(('CUSTOM_BAREMETAL_GOLD', 50),)))
+        # 0: no threshold.
+        self.assertEqual([], self.reasons(requests, classes=(
+            ('CUSTOM_BAREMETAL_GOLD', 0),)))
+
+    def test_the_operator_s_class_thresholds_are_read(self):
+        self.useFixture(config_fixture.Config(approval.CONF)).config(
+            approval_classes={'VGPU': 16, 'CUSTOM_GPU_A100': 8},
+            group='reservation')
+        self.assertEqual((('CUSTOM_GPU_A100', 8), ('VGPU', 16)),
+                         approval.thresholds().classes)
 
     def test_hosts_count_their_most(self):
         self.assertEqual(5, approval.hosts([hosts(3, 1), hosts(2, 2),
