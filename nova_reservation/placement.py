@@ -132,6 +132,12 @@ class HostView:
     def __init__(self, leased: Callable[[Iterable[str]], set]) -> None:
         self.leased = leased
         self._providers: dict = {}   # {uuid: _Provider}
+        # {root uuid: [uuids of the providers below it]}, as last listed.
+        self._below: dict = {}
+        # {root uuid: (its tree's providers, its Host)}: a node with a tree
+        # and no lease server in it is the same Host while none of its
+        # providers was read again.
+        self._trees: dict = {}
 
     def hosts(self, client, fresh: bool = False,
               evictable: Optional[Callable] = None) -> list:
@@ -151,6 +157,13 @@ class HostView:
             known = None if fresh else self._providers.get(rp['uuid'])
             seen[rp['uuid']] = self._current(client, rp, known)
         self._providers = seen
+        below: dict = {}
+        for p in seen.values():
+            if p.uuid != p.root:
+                below.setdefault(p.root, []).append(p.uuid)
+        self._below = below
+        self._trees = {uuid: known for uuid, known in self._trees.items()
+                       if uuid in seen}
         return self._hosts([p for p in seen.values()
                             if p.compute and p.uuid == p.root], evictable)
 
@@ -211,12 +224,11 @@ class HostView:
                          _extra(inventories, root == rp['uuid']))
 
     def _children(self) -> dict:
-        """{root uuid: [the providers below it]} of the view."""
-        found: dict = {}
-        for p in self._providers.values():
-            if p.uuid != p.root:
-                found.setdefault(p.root, []).append(p)
-        return found
+        """{root uuid: [the providers below it]} of the view, as they are
+        now (`hosts_of` may have just read some again).
+        """
+        return {root: [self._providers[uuid] for uuid in uuids]
+                for root, uuids in self._below.items()}
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:
@@ -242,10 +254,26 @@ class HostView:
                 host = dataclasses.replace(host, base=used)
             children = below.get(p.uuid, ())
             if p.extra or children:
-                host = dataclasses.replace(host, **_tree(p, children,
-                                                         leased))
+                host = self._tree_host(p, host, children, leased)
             hosts.append(host)
         return hosts
+
+    def _tree_host(self, root: _Provider, host: capacity.Host,
+                   children: list, leased: set) -> capacity.Host:
+        """`host` with what its tree beyond the root's counted classes
+        gives (`_tree`), kept while its providers are those of the last
+        call and hold no lease server.
+        """
+        tree = (root, *children)
+        if leased and any(leased.intersection(p.consumers) for p in tree):
+            return dataclasses.replace(host, **_tree(root, children, leased))
+        known = self._trees.get(root.uuid)
+        if known is not None and len(known[0]) == len(tree) and all(
+                a is b for a, b in zip(known[0], tree)):
+            return known[1]
+        found = dataclasses.replace(host, **_tree(root, children, leased))
+        self._trees[root.uuid] = (tree, found)
+        return found
 
     @staticmethod
     def _read(client, uuid: str, root: bool) -> tuple:

@@ -20,8 +20,7 @@ bisection into the suffix maxima.
 Slots, steps and maxima are kept in arrays of numbers (`slot_columns`):
 a ledger of a million slots is held by every nova-api and nova-scheduler
 process.  The classes beyond `Resources` (a slot's extras) have one more
-array each, only for those the node's slots hold.
-"""
+array each, only for those the node's slots hold."""
 
 import array
 import bisect
@@ -210,14 +209,15 @@ class Timeline:
             columns.extras or {})
 
     def peak_extras(self, start: float, end: float,
-                    exclude: Iterable[int] = ()) -> dict:
+                    exclude: Iterable[int] = (),
+                    keys: Optional[frozenset] = None) -> dict:
         """Highest usage at any instant of [start, end) of each class
-        beyond `Resources` the node's slots hold ({(provider, class):
-        amount}, those at zero left out), the `exclude`d slots left out.
+        beyond `Resources` the node's slots hold (or of `keys`): {(provider,
+        class): amount}, zeros and the `exclude`d slots left out.
         """
         excluded = exclude and {i for i in exclude if i in self._slots}
         if excluded:
-            return self.copy(excluded).peak_extras(start, end)
+            return self.copy(excluded).peak_extras(start, end, keys=keys)
         if not self._slots.extras or end <= start:
             return {}
         if not self._built:
@@ -226,7 +226,8 @@ class Timeline:
         if hi < lo:
             return {}
         found = {key: max(values[lo:hi + 1])
-                 for key, values in zip(self._columns, self._extra)}
+                 for key, values in zip(self._columns, self._extra)
+                 if keys is None or key in keys}
         return {key: n for key, n in found.items() if n}
 
     def peak_after(self, t: float) -> tuple:

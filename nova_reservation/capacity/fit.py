@@ -46,7 +46,7 @@ def fits(host: Host, timeline: Optional['Timeline'], need: Resources,
     if not (host.base + peak + need).fits_in(host.capacity):
         return False
     return not extras or extra_count(_extra_room(
-        host, timeline, start, end, exclude), extras) >= 1
+        host, timeline, start, end, exclude, extras), extras) >= 1
 
 
 def fits_for_good(host: Host, timeline: Optional['Timeline'],
@@ -64,9 +64,17 @@ def fits_for_good(host: Host, timeline: Optional['Timeline'],
 
 
 def _extra_room(host: Host, timeline: Optional['Timeline'], start: float,
-                end: float, exclude: Iterable[int] = ()) -> dict:
-    return extra_room(host, timeline.peak_extras(start, end, exclude)
-                      if timeline else {})
+                end: float, exclude: Iterable[int] = (),
+                extras: tuple = NO_EXTRAS) -> dict:
+    """`extra_room` over [start, end), of the classes of `extras` only
+    (the node's others are not looked at: a node may have many).
+    """
+    keys = frozenset(key for key, _ in extras)
+    peak = timeline.peak_extras(start, end, exclude, keys) if timeline \
+        else {}
+    base = dict(host.extra_base)
+    return {key: n - base.get(key, 0) - peak.get(key, 0)
+            for key, n in host.extra_capacity if key in keys}
 
 
 def held_until(host: Host, timeline: Optional['Timeline'],
@@ -136,8 +144,8 @@ def plan(hosts: Sequence[Host], timelines: dict, need: Resources,
         room_d = cap_d - base_d - peak_d
         if need_v <= room_v and need_m <= room_m and need_d <= room_d:
             if extras:
-                k = extra_count(_extra_room(h, timeline, start, end),
-                                extras)
+                k = extra_count(_extra_room(h, timeline, start, end,
+                                            extras=extras), extras)
                 if k < 1:
                     continue
                 left[h.node] = k
@@ -261,8 +269,8 @@ def free_counts(hosts: Sequence[Host], timelines: dict, need: Resources,
                 until = steps[i + 1][0] if i + 1 < len(steps) else end
                 count = int(min(
                     _score(room, need) if need.fits_in(room) else 0,
-                    extra_count(_extra_room(h, timeline, t, until),
-                                extras)))
+                    extra_count(_extra_room(h, timeline, t, until,
+                                            extras=extras), extras)))
             else:
                 count = how_many(room, need)
             if count != before:
