@@ -23,7 +23,7 @@ import array
 import bisect
 import sys
 import threading
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from nova_reservation.capacity import amounts
 
@@ -32,10 +32,13 @@ class Sizes:
     """The distinct slot sizes seen, each one shared `amounts.Resources`,
     numbered: a slot keeps the number of its size (a cloud has a few
     flavors, not a size per slot).  Only ever grows: a number once given
-    names the same size for good, so readers need no lock.
+    names the same size for good, so readers need no lock.  (`make`: the
+    shared value of a tuple; `Extras` numbers a slot's extras so.)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable = lambda value: amounts.Resources(
+            *value)) -> None:
+        self._make = make
         self._sizes: list = []
         self._numbers: dict = {}
         self._lock = threading.Lock()
@@ -45,7 +48,7 @@ class Sizes:
         # A tuple and the Resources of its values hash and compare equal.
         found = self._numbers.get(resources)
         if found is None:
-            resources = amounts.Resources(*resources)
+            resources = self._make(resources)
             with self._lock:
                 found = self._numbers.get(resources)
                 if found is None:
@@ -65,6 +68,10 @@ class Sizes:
 
 # One table per process: every node's slots share it.
 SIZES = Sizes()
+# The distinct extras of slots (`amounts.extras`), numbered as sizes are;
+# 0 is none.
+EXTRAS = Sizes(make=tuple)
+EXTRAS.number(amounts.NO_EXTRAS)
 
 
 class SlotColumns:
@@ -85,8 +92,9 @@ class SlotColumns:
         self.reservations: list = []
         # {slot id: instance uuid}, None while no slot has one.
         self.servers: Optional[dict] = None
-        # {slot id: its extras}, None while no slot has any.
-        self.extras: Optional[dict] = None
+        # The number in EXTRAS of each slot's extras, None while no slot
+        # has any: a few bytes a slot, where a slot of a GPU is common.
+        self.extras: Optional[array.array] = None
         for slot in slots:
             self.insert(slot.id, slot.reservation_id, slot.start, slot.end,
                         SIZES.number(slot.resources), slot.instance_uuid,
@@ -124,10 +132,11 @@ class SlotColumns:
             if self.servers is None:
                 self.servers = {}
             self.servers[slot_id] = instance_uuid
-        if extras:
-            if self.extras is None:
-                self.extras = {}
-            self.extras[slot_id] = extras
+        number = EXTRAS.number(extras) if extras else 0
+        if number and self.extras is None:
+            self.extras = array.array('I', bytes(4 * (len(ids) - 1)))
+        if self.extras is not None:
+            self.extras.insert(i, number)
 
     def pop(self, slot_id: int,
             node: str = '') -> Optional[amounts.Slot]:
@@ -145,11 +154,18 @@ class SlotColumns:
             del self.servers[slot_id]
             if not self.servers:
                 self.servers = None
-        if slot.extras:
-            del self.extras[slot_id]
-            if not self.extras:
+        if self.extras is not None:
+            del self.extras[i]
+            if slot.extras and not any(self.extras):
                 self.extras = None
         return slot
+
+    def extras_by_id(self) -> dict:
+        """{slot id: its extras} of the slots that have some."""
+        if self.extras is None:
+            return {}
+        return {slot_id: EXTRAS[n]
+                for slot_id, n in zip(self.ids, self.extras) if n}
 
     def slot(self, i: int, node: str = '') -> amounts.Slot:
         """The slot at position i, made as a `amounts.Slot`."""
@@ -159,8 +175,7 @@ class SlotColumns:
             slot_id, self.reservations[i], node, self.starts[i],
             self.ends[i], SIZES[self.sizes[i]],
             servers.get(slot_id) if servers else None,
-            extras.get(slot_id, amounts.NO_EXTRAS) if extras
-            else amounts.NO_EXTRAS)
+            EXTRAS[extras[i]] if extras is not None else amounts.NO_EXTRAS)
 
     def __iter__(self) -> Iterator[amounts.Slot]:
         return (self.slot(i) for i in range(len(self.ids)))
@@ -176,8 +191,10 @@ class SlotColumns:
             other.sizes = self.sizes[:]
             other.reservations = self.reservations[:]
             other.servers = dict(self.servers) if self.servers else None
-            other.extras = dict(self.extras) if self.extras else None
+            other.extras = self.extras[:] if self.extras is not None \
+                else None
             return other
+        extras = array.array('I')
         for i, slot_id in enumerate(self.ids):
             if slot_id not in excluded:
                 other.ids.append(slot_id)
@@ -190,9 +207,8 @@ class SlotColumns:
                     if other.servers is None:
                         other.servers = {}
                     other.servers[slot_id] = server
-                extra = self.extras and self.extras.get(slot_id)
-                if extra:
-                    if other.extras is None:
-                        other.extras = {}
-                    other.extras[slot_id] = extra
+                if self.extras is not None:
+                    extras.append(self.extras[i])
+        if any(extras):
+            other.extras = extras
         return other

@@ -206,7 +206,7 @@ class Timeline:
         columns = self._slots
         self._columns, self._extra = level_arrays.extra_levels(
             self._times, columns.ids, columns.starts, columns.ends,
-            columns.extras or {})
+            columns.extras_by_id())
 
     def peak_extras(self, start: float, end: float,
                     exclude: Iterable[int] = (),

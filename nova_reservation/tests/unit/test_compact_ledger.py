@@ -193,6 +193,12 @@ class TimelineAgainstReferenceTest(testtools.TestCase):
             timeline.peak_extras(start, end, exclude=some))
         self.assertEqual(ref_peak_extras(live, start, 10 ** 7),
                          timeline.peak_extras(start, capacity.FOREVER))
+        # Of the classes asked about only.
+        self.assertEqual(
+            {k: n for k, n in ref_peak_extras(
+                [s for s in live if s.id not in some], start, end).items()
+             if k == GPU},
+            timeline.peak_extras(start, end, some, frozenset([GPU])))
         for extra_room in ({GPU: 2}, {GPU: 3, VGPU: 1}, {VGPU: 0},
                            {('c2', 'VGPU'): 0}):
             self.assertEqual(
