@@ -129,8 +129,11 @@ class DevstackPluginTest(unittest.TestCase):
             NOVA_SERVICE_PORT='8774', **env)
         script = SCRIPT % dict(stubs=STUBS, settings=SETTINGS,
                                plugin=PLUGIN, between=between)
+        # A guard against a hang, not a figure: the plugin runs the real
+        # nova-reservation-manage, which a busy machine (the test
+        # command's other lane) took over a minute to run.
         proc = subprocess.run(['bash', '-c', script], env=environ,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=600)
         self.assertEqual(0, proc.returncode, proc.stderr[-5000:])
         phases = {'settings': []}
         current = phases['settings']
