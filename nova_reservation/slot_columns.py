@@ -33,7 +33,7 @@ class Sizes:
     numbered: a slot keeps the number of its size (a cloud has a few
     flavors, not a size per slot).  Only ever grows: a number once given
     names the same size for good, so readers need no lock.  (`make`: the
-    shared value of a tuple; `Extras` numbers a slot's extras so.)
+    shared value of a tuple; `EXTRAS` numbers slots' extras so.)
     """
 
     def __init__(self, make: Callable = lambda value: amounts.Resources(

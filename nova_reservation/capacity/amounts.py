@@ -173,13 +173,16 @@ class Placed(NamedTuple):
     extras: tuple = NO_EXTRAS
 
 
-def extra_room(host: Host, peak: Mapping[tuple, float]) -> dict:
-    """{(provider, class): what is left} of `host`'s extras beside its
-    base and `peak` (a timeline's `peak_extras`).
+def extra_room(host: Host, peak: Mapping[tuple, float],
+               keys: Optional[frozenset] = None) -> dict:
+    """{(provider, class): what is left} of `host`'s extras (of `keys`
+    only, if given) beside its base and `peak` (a timeline's
+    `peak_extras`).
     """
     base = dict(host.extra_base)
     return {key: n - base.get(key, 0) - peak.get(key, 0)
-            for key, n in host.extra_capacity}
+            for key, n in host.extra_capacity
+            if keys is None or key in keys}
 
 
 def extra_count(room: Mapping[tuple, float], need: tuple) -> float:

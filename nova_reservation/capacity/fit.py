@@ -70,11 +70,8 @@ def _extra_room(host: Host, timeline: Optional['Timeline'], start: float,
     (the node's others are not looked at: a node may have many).
     """
     keys = frozenset(key for key, _ in extras)
-    peak = timeline.peak_extras(start, end, exclude, keys) if timeline \
-        else {}
-    base = dict(host.extra_base)
-    return {key: n - base.get(key, 0) - peak.get(key, 0)
-            for key, n in host.extra_capacity if key in keys}
+    return extra_room(host, timeline.peak_extras(start, end, exclude, keys)
+                      if timeline else {}, keys)
 
 
 def held_until(host: Host, timeline: Optional['Timeline'],
