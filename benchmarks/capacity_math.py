@@ -30,7 +30,7 @@ import random
 
 from benchmarks import timing
 from nova_reservation import capacity
-from nova_reservation import timeline as timeline_mod
+from nova_reservation.capacity import timeline as timeline_mod
 
 SLOT = capacity.Resources(1, 1024, 10)
 HOURS = 3600.0

@@ -37,11 +37,12 @@ from oslo_utils import uuidutils
 from benchmarks import data
 from benchmarks import store
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import resource_types
+from nova_reservation.ledger import memory as ledger_mod
 
 CONF = nova_conf.CONF
 
@@ -115,8 +116,8 @@ class PlacementAnswers:
 
 def _lease(start: float, end: float) -> dict:
     return dict(id=uuidutils.generate_uuid(), name='bench', project_id='p',
-                user_id='u', start_at=ledger_mod.from_epoch(start),
-                end_at=ledger_mod.from_epoch(end),
+                user_id='u', start_at=epoch.from_epoch(start),
+                end_at=epoch.from_epoch(end),
                 status='PENDING', on_end='delete',
                 created_at=db_api.utcnow())
 
@@ -214,8 +215,8 @@ def run(hosts: int = 1000, allocations: int = 100_000,
     for _ in range(repeat):
         t0 = time.perf_counter()
         found = planner.windows(
-            requests['capacity'](), ledger_mod.from_epoch(start),
-            ledger_mod.from_epoch(start + 365 * data.DAY), end - start, 10)
+            requests['capacity'](), epoch.from_epoch(start),
+            epoch.from_epoch(start + 365 * data.DAY), end - start, 10)
         times.append((time.perf_counter() - t0) * 1000)
     result['availability_p50_ms'] = statistics.median(times)
     result['availability_windows'] = len(found)

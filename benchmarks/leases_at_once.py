@@ -31,9 +31,9 @@ from benchmarks import lease_placement
 from benchmarks import store
 from devcloud import machine
 from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import resource_types
+from nova_reservation.ledger import memory as ledger_mod
 
 
 def run(hosts: int = 1000, allocations: int = 100_000,

@@ -47,6 +47,7 @@ import sqlalchemy as sa
 
 from benchmarks import store
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
@@ -56,9 +57,9 @@ from nova_reservation.engine import nova_client
 from nova_reservation.engine import preemption
 from nova_reservation import filters as rsv_filters
 from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import resource_types
+from nova_reservation.ledger import memory as ledger_mod
 
 CONF = nova_conf.CONF
 STORE = db_api.Context()
@@ -294,7 +295,7 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
     _fresh_store()
     CONF.set_override('ledger_max_age', 0, group='reservation')
     rng = random.Random(seed)
-    start = ledger_mod.to_epoch(db_api.utcnow().replace(microsecond=0))
+    start = epoch.to_epoch(db_api.utcnow().replace(microsecond=0))
     clock = Clock(start)
     cloud = Cloud(nodes, clock, seed)
     # Half of each node runs ordinary servers, for good.
@@ -327,10 +328,10 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
             try:
                 planner.create(dict(
                     id=lease_id, name='l', project_id='p', user_id='u',
-                    start_at=ledger_mod.from_epoch(lease_start),
-                    end_at=ledger_mod.from_epoch(lease_end),
+                    start_at=epoch.from_epoch(lease_start),
+                    end_at=epoch.from_epoch(lease_end),
                     status='PENDING', on_end='delete',
-                    created_at=ledger_mod.from_epoch(now)), [request], [])
+                    created_at=epoch.from_epoch(now)), [request], [])
                 leases[lease_id] = (lease_start, lease_end, request.id, [])
                 made += 1
             except lease_request.NoCapacity:

@@ -38,9 +38,9 @@ from benchmarks import data
 from benchmarks import lease_placement
 from benchmarks import store
 from benchmarks import timing
+from nova_reservation.clients import placement
 from nova_reservation import filters as rsv_filters
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import placement
+from nova_reservation.ledger import memory as ledger_mod
 
 CONF = nova_conf.CONF
 NOVA_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',

@@ -22,10 +22,10 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from benchmarks import data
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
-from nova_reservation import ledger as ledger_mod
 
 CONF = nova_conf.CONF
 # Ledger rows go in with fixed-size batches.
@@ -87,8 +87,8 @@ def fill_engine(engine: sa.engine.Engine, hosts: int, allocations: int,
                 disk_gb=40, amount=10, status='pending', generation=1,
                 deleted=False) for r in reservations])
         rows = [dict(id=a.id, reservation_id=a.reservation_id, node=a.node,
-                     host=a.node, start_at=ledger_mod.from_epoch(a.start),
-                     end_at=ledger_mod.from_epoch(a.end),
+                     host=a.node, start_at=epoch.from_epoch(a.start),
+                     end_at=epoch.from_epoch(a.end),
                      vcpus=a.resources.vcpus,
                      memory_mb=a.resources.memory_mb,
                      disk_gb=a.resources.disk_gb,

@@ -62,16 +62,16 @@ from devcloud import messaging
 from devcloud import neutron
 from devcloud import reuse
 from devcloud import thread_pools
+from nova_reservation.clients import placement
 from nova_reservation import compat
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation.filters import enrolled_nodes
+from nova_reservation.filters import passes as passes_mod
 from nova_reservation.filters import reservation_filter
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import passes as passes_mod
-from nova_reservation import placement
+from nova_reservation.ledger import memory as ledger_mod
 
 CONF = nova.conf.CONF
 # The image that Nova's harness serves (its Glance stand-in).

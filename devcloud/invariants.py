@@ -47,14 +47,14 @@ from typing import Callable, Iterable, List, Optional
 import sqlalchemy as sa
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.capacity import timeline as timeline_mod
+from nova_reservation.clients import placement as placement_mod
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
-from nova_reservation import floatingips
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.lease import floatingips
+from nova_reservation.lease import schedule
 from nova_reservation import marks
-from nova_reservation import placement as placement_mod
-from nova_reservation import schedule
-from nova_reservation import timeline as timeline_mod
 
 # The order in which a lease's events run (`bind` has none).
 EVENT_ORDER = ('reserve',) + schedule.TIMED
@@ -124,10 +124,10 @@ def violations(engine: sa.engine.Engine, servers: Iterable[dict],
     windows = {r['id'] for r in reservations
                if r['resource_type'] == 'maintenance'}
     found += _where(slots, servers, reservations, leases, now)
-    found += _capacity(slots, placement, ledger_mod.to_epoch(now),
+    found += _capacity(slots, placement, epoch.to_epoch(now),
                        preemptible, leased, windows)
     found += _addresses(slots, _rows(engine, models.FloatingIP.__table__),
-                        ledger_mod.to_epoch(now))
+                        epoch.to_epoch(now))
     floating_ips = list(floating_ips)
     found += _floating_ips(floating_ips, _rows(
         engine, models.Reservation.__table__), leases)
@@ -197,13 +197,13 @@ def _addresses(slots: list, registered: list, now: float) -> list:
         if not floatingips.is_address(s['node']):
             continue
         if s['node'] not in known and \
-                ledger_mod.to_epoch(s['end_at']) > now:
+                epoch.to_epoch(s['end_at']) > now:
             return ['slot %d holds %s, which is not registered'
                     % (s['id'], s['node'])]
         timelines.setdefault(s['node'], timeline_mod.Timeline()).add(
             capacity.Slot(s['id'], s['reservation_id'], s['node'],
-                          ledger_mod.to_epoch(s['start_at']),
-                          ledger_mod.to_epoch(s['end_at']),
+                          epoch.to_epoch(s['start_at']),
+                          epoch.to_epoch(s['end_at']),
                           floatingips.UNIT))
     return ['address %s is promised %g times at once' % (node, peak.vcpus)
             for node, peak in sorted(
@@ -354,8 +354,8 @@ def _capacity(slots: list, placement: Callable, now: float,
     slot_node = {}
     for s in slots:
         slot = capacity.Slot(s['id'], s['reservation_id'], s['node'],
-                             ledger_mod.to_epoch(s['start_at']),
-                             ledger_mod.to_epoch(s['end_at']),
+                             epoch.to_epoch(s['start_at']),
+                             epoch.to_epoch(s['end_at']),
                              capacity.Resources(s['vcpus'], s['memory_mb'],
                                                 s['disk_gb']),
                              extras=db_ledger.extras_value(s.get('extras')))

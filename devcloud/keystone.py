@@ -27,8 +27,8 @@ from oslo_config import fixture as config_fixture
 from oslo_utils.fixture import uuidsentinel as uuids
 from wsgi_intercept import interceptor
 
+from nova_reservation.clients import keystone_projects
 from nova_reservation import conf
-from nova_reservation import keystone_projects
 
 USER = 'nova-reservation'
 SERVICE_PROJECT = 'service-project'

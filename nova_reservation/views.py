@@ -16,9 +16,9 @@ the lease notifications."""
 import json
 from typing import Optional
 
-from nova_reservation import resource_types
-from nova_reservation import schedule
-from nova_reservation import shares
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
+from nova_reservation.lease import shares
 from nova_reservation import status
 
 DATE_FORMAT = '%Y-%m-%dT%H:%M:%S.%f'   # what Blazar's clients parse

@@ -29,9 +29,9 @@ from nova_reservation.api.handlers import quotas
 from nova_reservation.api.handlers import splits
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
+from nova_reservation.clients import keystone_projects
+from nova_reservation.clients import placement
 from nova_reservation.db import api as db_api
-from nova_reservation import keystone_projects
-from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
 

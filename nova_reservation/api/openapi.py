@@ -12,13 +12,11 @@
 
 """The lease API's OpenAPI 3.1 description, made from its route table and
 the request schemas, served at ``/v1/openapi.json`` and kept in the
-repository as ``doc/openapi.json`` (``python -m
-nova_reservation.api.openapi``).
+repository as ``doc/openapi.json`` (``python -m nova_reservation.api``).
 """
 
 import json
 import re
-import sys
 
 from nova_reservation.schemas import approvals
 from nova_reservation.schemas import availability
@@ -172,8 +170,3 @@ def document(routes) -> dict:
 
 def text(routes) -> str:
     return json.dumps(document(routes), indent=2, sort_keys=True) + '\n'
-
-
-if __name__ == '__main__':
-    from nova_reservation import api
-    sys.stdout.write(text(api.ROUTES))

@@ -24,15 +24,15 @@ import json
 from typing import Callable, Optional
 
 from nova_reservation import capacity
-from nova_reservation import floatingips
+from nova_reservation.lease import floatingips
+from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
-from nova_reservation import properties
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import shares
 from nova_reservation.schemas import availability as search_schemas
 from nova_reservation.schemas import common as schema_common
 from nova_reservation.schemas import leases as schemas
 from nova_reservation.schemas import ledger as ledger_schemas
-from nova_reservation import shares
 from nova_reservation import validation
 
 Invalid = validation.InvalidParam

@@ -33,7 +33,7 @@ from nova_reservation.capacity.amounts import Resources
 from nova_reservation.capacity.amounts import ZERO
 
 if TYPE_CHECKING:   # the timeline module imports the amounts
-    from nova_reservation.timeline import Timeline
+    from nova_reservation.capacity.timeline import Timeline
 
 
 def fits(host: Host, timeline: Optional['Timeline'], need: Resources,

@@ -37,6 +37,41 @@ CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
 
+class EngineService(oslo_service.Service):
+    """The engine as an oslo.service service: the events in a thread of
+    its own, the recurring work as periodic tasks.  A stop (SIGTERM)
+    lets the events in flight finish; a reset (SIGHUP, after the
+    configuration was read again) takes the new intervals.
+    """
+
+    def __init__(self, engine: service.Engine) -> None:
+        super().__init__()
+        self.engine = engine
+        self.started = threading.Event()
+
+    def start(self) -> None:
+        super().start()
+        self.tg.add_thread(self.engine.run_forever)
+        # Woken every second at most, so that a stop is not kept waiting
+        # for the next periodic task.
+        self.tg.add_dynamic_timer_args(self._periodic, initial_delay=0,
+                                       periodic_interval_max=1)
+        self.started.set()
+
+    def _periodic(self) -> float:
+        """Run the periodic tasks that are due; seconds until the next."""
+        return self.engine.run_periodic_tasks(None)
+
+    def stop(self, graceful: bool = True) -> None:
+        self.engine.stop()
+        super().stop(graceful=graceful)
+        self.engine.close()
+
+    def reset(self) -> None:
+        self.engine.configure()
+        super().reset()
+
+
 def main() -> None:
     compat.parse_args(sys.argv, 'nova-reservation-engine', init_rpc=False)
     # The reconciler clears what a killed nova-api left in Nova's cells.
@@ -48,7 +83,7 @@ def main() -> None:
     engine = service.Engine(nova_client.NovaClient.from_conf(),
                             notifier=notifier)
     launcher = oslo_service.Launcher(CONF, restart_method='mutate')
-    engine_service = service.EngineService(engine)
+    engine_service = EngineService(engine)
     launcher.launch_service(engine_service)
     # A signal only asks: the stop (which waits for the events in flight)
     # and the reload are done here, in the main thread.  Under eventlet a

@@ -23,7 +23,7 @@ from nova_reservation.db import events
 from nova_reservation.db import leases
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 from nova_reservation import status
 
 

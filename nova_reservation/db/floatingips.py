@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation import floatingips
+from nova_reservation.lease import floatingips
 
 
 @api.reader

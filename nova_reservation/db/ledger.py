@@ -15,7 +15,7 @@
 Every ledger write starts with `bump`, whose row lock makes writers take
 turns and whose generation lets readers (`db.changes`) fetch only what is
 new.  Reservations carry a generation too: the ledger's copies
-(`nova_reservation.ledger`) know each reservation's kind and owner.
+(`nova_reservation.ledger.memory`) know each reservation's kind and owner.
 """
 
 import datetime
@@ -28,9 +28,9 @@ import sqlalchemy as sa
 from nova_reservation.capacity import amounts
 from nova_reservation.db import api
 from nova_reservation.db import models
-from nova_reservation import floatingips
-from nova_reservation import resource_types
-from nova_reservation import shares
+from nova_reservation.lease import floatingips
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import shares
 from nova_reservation import status
 
 # What `claim_slots` holds slots with, until the boot's servers exist.

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from nova_reservation.db import api
 from nova_reservation.db import models
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 from nova_reservation import status
 
 

@@ -221,7 +221,7 @@ class Turn(Base):
 class Pass(Base):
     """A promised node that a scheduler let an ordinary boot onto, with
     what the boot takes: counted by the other schedulers until the boot
-    has claimed in Placement (`nova_reservation.passes`).
+    has claimed in Placement (`nova_reservation.filters.passes`).
     """
     __tablename__ = 'rsv_passes'
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)

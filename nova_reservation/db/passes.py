@@ -11,7 +11,7 @@
 #    under the License.
 
 """Passes: the promised nodes that a scheduler let an ordinary boot onto
-(`nova_reservation.passes` says why and when they count).
+(`nova_reservation.filters.passes` says why and when they count).
 
 A scheduler decides on the passes it read (and on what Placement says of
 them, asked without any lock held), then records its own under a lock:

@@ -25,12 +25,12 @@ from typing import Callable, Optional
 
 import sqlalchemy as sa
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import quotas
-from nova_reservation import resource_types
+from nova_reservation.lease import quotas
+from nova_reservation.lease import resource_types
 from nova_reservation import status
 
 # Reservations that no quota counts: addresses, and an admin's
@@ -94,10 +94,10 @@ def usage(ctx, project_id: str,
                s.instance_uuid.notlike(ledger.HOLD_PREFIX + '%')),
         sa.or_(s.deleted == sa.false(), s.start_at < now)))
     held, spent = [], []
-    clock = ledger_mod.to_epoch(now)
+    clock = epoch.to_epoch(now)
     for start_at, end_at, vcpus, memory_mb, extras, deleted, kind, \
             updated_at, state in rows:
-        start, end = ledger_mod.to_epoch(start_at), ledger_mod.to_epoch(
+        start, end = epoch.to_epoch(start_at), epoch.to_epoch(
             end_at)
         piece = functools.partial(
             quotas.Piece, vcpus=vcpus, memory_mb=memory_mb,
@@ -112,7 +112,7 @@ def usage(ctx, project_id: str,
         # Released: what it held until it was taken down.
         if state in (status.REFUSED, status.WAITING):
             continue
-        stop = min(end, clock, ledger_mod.to_epoch(updated_at)
+        stop = min(end, clock, epoch.to_epoch(updated_at)
                    if updated_at else clock)
         if start < stop:
             spent.append(piece(start, stop))

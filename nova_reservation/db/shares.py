@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from nova_reservation.db import api
 from nova_reservation.db import models
-from nova_reservation import shares
+from nova_reservation.lease import shares
 from nova_reservation import status
 
 

@@ -11,7 +11,7 @@
 #    under the License.
 
 """A split: slots of a reservation, and the servers on them, moved into a
-new lease, in one transaction (`nova_reservation.splits` chooses them).
+new lease, in one transaction (`nova_reservation.lease.splits` chooses them).
 """
 
 import sqlalchemy as sa
@@ -21,8 +21,8 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation import resource_types
-from nova_reservation import splits
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import splits
 from nova_reservation import status
 
 

@@ -23,6 +23,7 @@ from typing import Iterable, Optional
 
 from oslo_log import log as logging
 
+from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
@@ -30,7 +31,6 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.enforcement import body
 from nova_reservation.enforcement import filters
 from nova_reservation.lease.refusal import Refused
-from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

@@ -19,9 +19,9 @@ datetimes (UTC), sent in ISO 8601.  Pure: the callers read the rows.
 import types
 from typing import Iterable, Optional
 
-from nova_reservation import resource_types
-from nova_reservation import schedule
-from nova_reservation import shares
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
+from nova_reservation.lease import shares
 from nova_reservation import views
 
 # The columns of a lease its body gives.

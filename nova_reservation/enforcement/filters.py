@@ -19,10 +19,10 @@ from typing import Optional
 
 from oslo_log import log as logging
 
+from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.enforcement import external
 from nova_reservation.lease.refusal import Refused
-from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

@@ -27,6 +27,8 @@ from typing import Optional
 
 from oslo_log import log as logging
 
+from nova_reservation.clients import neutron
+from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
@@ -39,13 +41,11 @@ from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import reasons
 from nova_reservation.engine import volumes
-from nova_reservation import floatingips
+from nova_reservation.lease import floatingips
+from nova_reservation.lease import resource_types
 from nova_reservation import marks
-from nova_reservation import neutron
-from nova_reservation import resource_types
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
-from nova_reservation import trusts
 
 CONF = conf.CONF
 # The store, for the actions' reads.

@@ -33,6 +33,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
@@ -40,9 +41,8 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import notices as db_notices
 from nova_reservation.engine import nova_client
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.lease import resource_types
 from nova_reservation import notifications
-from nova_reservation import resource_types
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -64,7 +64,7 @@ class Idle:
         threshold = CONF.reservation.idle_threshold
         if not threshold:
             return
-        now = ledger_mod.from_epoch(self.clock())
+        now = epoch.from_epoch(self.clock())
         leases = db_leases.running(self.ctx, now)
         if not leases:
             return

@@ -44,8 +44,8 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import maintenance as db_maintenance
 from nova_reservation.engine import nova_client
+from nova_reservation.lease import resource_types
 from nova_reservation import marks
-from nova_reservation import resource_types
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)

@@ -18,9 +18,9 @@ from typing import Optional
 
 from keystoneauth1 import loading as ks_loading
 
+from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation import marks
-from nova_reservation import trusts
 
 CONF = conf.CONF
 

@@ -45,16 +45,16 @@ from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
-from nova_reservation import cells
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import cells
+from nova_reservation.clients import flavors
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
-from nova_reservation import flavors
 from nova_reservation.lease import plan as lease_plan
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import status
 
@@ -145,7 +145,7 @@ class Preemption:
         return self._planner or lease_write.shared()
 
     def now(self) -> datetime.datetime:
-        return ledger_mod.from_epoch(self.clock())
+        return epoch.from_epoch(self.clock())
 
     def run(self) -> None:
         rows = db_preemptibles.get_all(self.ctx)
@@ -213,7 +213,7 @@ class Preemption:
         if deadline is None:
             return None   # not on a node of the shared pool (yet)
         until = (None if deadline >= capacity.FOREVER
-                 else ledger_mod.from_epoch(deadline).replace(microsecond=0))
+                 else epoch.from_epoch(deadline).replace(microsecond=0))
         # Recorded once the server shows it: Nova refuses metadata while a
         # server builds, and the next pass tells it again.
         if (row.deadline != until or row.node != node) and self._metadata(

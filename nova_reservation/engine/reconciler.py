@@ -26,8 +26,9 @@ from typing import Callable, List
 from oslo_db import exception as db_exception
 from oslo_log import log as logging
 
-from nova_reservation import approval
-from nova_reservation import cells
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import cells
+from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
@@ -37,11 +38,10 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import nova_client
+from nova_reservation.lease import approval
 from nova_reservation.lease import service as lease_service
-from nova_reservation import ledger as ledger_mod
 from nova_reservation import marks
 from nova_reservation import status
-from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -66,7 +66,7 @@ class Reconciler:
 
     def run(self) -> List[str]:
         """Compare and repair once; what was repaired, in words."""
-        now = ledger_mod.from_epoch(self.clock())
+        now = epoch.from_epoch(self.clock())
         # Read the store before Nova: anything bound after the listing is
         # not taken for gone.
         creating = db_leases.in_state(

@@ -14,10 +14,10 @@
 
 from oslo_log import log as logging
 
+from nova_reservation.capacity import epoch
 from nova_reservation.engine import maintenance
 from nova_reservation.lease import relocation as lease_relocation
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class Relocation:
         whose compute service is down or disabled; mark the leases that
         can not move degraded, and say so (lease.update).
         """
-        maintenance.approach(self.nova, ledger_mod.from_epoch(
+        maintenance.approach(self.nova, epoch.from_epoch(
             self.clock()), notifier)
         failed = self.nova.failed_nodes()
         if not failed:

@@ -29,26 +29,25 @@ import time
 from typing import Any, Callable, NamedTuple, Optional
 
 from oslo_log import log as logging
-from oslo_service import service as oslo_service
+from oslo_service import periodic_task
 from oslo_utils import uuidutils
 
+from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import turns as db_turns
 from nova_reservation.engine import actions
-from nova_reservation.engine import approvals
 from nova_reservation.engine import idle
 from nova_reservation.engine import outbox
 from nova_reservation.engine import outcomes
 from nova_reservation.engine import preemption
 from nova_reservation.engine import reconciler
-from nova_reservation.engine import recurring
 from nova_reservation.engine import relocation
+from nova_reservation.engine import soft_end
 from nova_reservation.engine import waiting
-from nova_reservation.lease import service as lease_service
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.lease import approval as lease_approval
 from nova_reservation import notifications
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
@@ -67,7 +66,19 @@ class Ran(NamedTuple):
     outcome: outcomes.Outcome
 
 
-class Engine:
+class Engine(periodic_task.PeriodicTasks):
+    """The engine's manager: the events as they fall due (`run_forever`),
+    and its recurring work as periodic tasks at the intervals of
+    ``[reservation]`` (read again on SIGHUP: `configure`).
+    """
+
+    # Periodic task: its interval option.
+    INTERVALS = {'check_hosts': 'host_check_interval',
+                 'reconcile_in_turn': 'reconcile_interval',
+                 'preempt': 'preempt_check_interval',
+                 'watch_idle': 'idle_check_interval',
+                 'place_waiting': 'wait_interval',
+                 'expire_approvals': 'approval_check_interval'}
 
     def __init__(self, nova, clock: Callable[[], float] = time.time,
                  engine_id: Optional[str] = None,
@@ -93,6 +104,13 @@ class Engine:
         self.idle = idle.Idle(nova, clock, self.outbox)
         self.waiting = waiting.Waiting(clock, self.outbox)
         self.notifier = notifier
+        super().__init__(CONF)
+        self.configure()
+
+    def configure(self) -> None:
+        self._periodic_spacing = {
+            name: getattr(CONF.reservation, option)
+            for name, option in self.INTERVALS.items()}
 
     @property
     def notifier(self):
@@ -105,7 +123,7 @@ class Engine:
         self.reconciler.notifier = notifier
 
     def now(self) -> datetime.datetime:
-        return ledger_mod.from_epoch(self.clock())
+        return epoch.from_epoch(self.clock())
 
     def run_once(self) -> int:
         """Run every event that is due now; return how many finished.
@@ -209,7 +227,7 @@ class Engine:
                        outcomes.Outcome(event.id, claim, status.DONE))
         if event.event_type == 'end' and lease.status != status.REFUSED \
                 and lease.on_end == schemas.EXTEND_IF_FREE:
-            until = self._extended(lease, now)
+            until = soft_end.extended(lease, now, self.outbox)
             if until is not None:
                 # Its end falls due again at the new end.
                 return Ran(event, details, outcomes.Outcome(
@@ -219,7 +237,10 @@ class Engine:
             seconds=CONF.reservation.action_poll_interval)
         if lease.status == status.PENDING_APPROVAL and event.event_type == \
                 'start':
-            return Ran(event, details, approvals.at_start(event, claim, lease))
+            # Not approved by its start: rejected, nothing started.
+            return Ran(event, details, outcomes.Outcome(
+                event.id, claim, status.DONE, lease_id=lease.id, writes=(
+                    (lease_approval.at_start(lease, event.id), (), {}),)))
         if lease.status == status.CREATING:
             # nova-api has not recorded the lease's servers yet (if it
             # never does, the reconciler finishes the lease).
@@ -251,40 +272,6 @@ class Engine:
             event.id, claim, status.DONE, lease_id=lease.id,
             lease_status=lease_status, notice=notice,
             writes=tuple(writes.calls)))
-
-    def _extended(self, lease, now: datetime.datetime
-                  ) -> Optional[datetime.datetime]:
-        """A soft end (``on_end: extend_if_free``): the lease extended by
-        its own length where its capacity is still free, at most
-        `max_extensions` times; its new end, or None: it ends.
-        """
-        if now < lease.end_at:
-            return lease.end_at   # extended already (by an engine that died)
-        done = lease.extensions or 0
-        if done >= (lease.max_extensions or 1):
-            return None
-        length = (lease.end_at - lease.start_at) / (done + 1)
-        told: list = []
-        try:
-            lease_service.change(
-                None, lease,
-                {'end_at': lease.end_at + length, 'extensions': done + 1},
-                also=lambda ctx: self.outbox.store_update(ctx, lease.id,
-                                                          told))
-        except lease_service.Refused as e:
-            LOG.info('Lease %s ends: it could not be extended: %s', lease.id,
-                     e)
-            return None
-        LOG.info('Lease %s extended to %s (soft end)', lease.id,
-                 lease.end_at + length)
-        if told:
-            try:
-                self.outbox.send(told)
-            except Exception as e:
-                # Stored with the extension: sent by a later pass.
-                LOG.warning('lease.update of %s could not be sent yet: %s',
-                            lease.id, e)
-        return lease.end_at + length
 
     def _failed(self, event, details, now, error: Exception, claim: str,
                 writes: outcomes.Writes) -> Ran:
@@ -347,47 +334,71 @@ class Engine:
         if self.on_event:
             self.on_event(event, lease, outcome, details)
 
-    def check_hosts(self) -> None:
-        """Move future slots off failed compute nodes (see `relocation`).
-        """
-        self.relocation.run(self.notifier)
+    def _try(self, task: Callable, what: str):
+        try:
+            return task()
+        except Exception as e:
+            # Nova or Placement away: events still run.
+            LOG.warning('Could not %s: %s', what, e)
+
+    @periodic_task.periodic_task(run_immediately=True)
+    def check_hosts(self, context=None) -> None:
+        """Move future slots off failed compute nodes (`relocation`)."""
+        self._try(lambda: self.relocation.run(self.notifier),
+                  'check the compute nodes')
 
     def reconcile(self) -> list:
         """Compare the store with Nova and repair (see `reconciler`)."""
         return self.reconciler.run()
 
-    def reconcile_in_turn(self) -> list:
+    @periodic_task.periodic_task
+    def reconcile_in_turn(self, context=None) -> Optional[list]:
         """`reconcile`, unless another engine's turn for it runs (two
         engines must not repair the same thing at once; see `db.turns`).
         A turn lasts two intervals: a pass may outlast one.
         """
-        if not db_turns.take(self.ctx, 'reconcile', self.engine_id,
-                             self.now(),
-                             2 * CONF.reservation.reconcile_interval):
-            return []
-        return self.reconcile()
+        def in_turn() -> list:
+            if not db_turns.take(self.ctx, 'reconcile', self.engine_id,
+                                 self.now(),
+                                 2 * CONF.reservation.reconcile_interval):
+                return []
+            return self.reconcile()
+        return self._try(in_turn, 'compare the store with Nova')
 
-    def preempt(self) -> None:
+    @periodic_task.periodic_task(run_immediately=True)
+    def preempt(self, context=None) -> None:
         """Warn, move off, shelve and bring back the preemptible servers
-        (see `preemption`).
+        (`preemption`).
         """
-        self.preemption.run()
+        self._try(self.preemption.run, 'look at the preemptible servers')
 
-    def watch_idle(self) -> None:
+    @periodic_task.periodic_task
+    def watch_idle(self, context=None) -> None:
         """Measure the running leases' use, tell and release idle ones
-        (see `idle`).
+        (`idle`).
         """
-        self.idle.run()
+        self._try(self.idle.run, 'measure the leases\' use')
 
-    def place_waiting(self) -> None:
-        """Try the waiting leases that are due (see `waiting`)."""
-        self.waiting.run()
+    @periodic_task.periodic_task(run_immediately=True)
+    def place_waiting(self, context=None) -> None:
+        """Try the waiting leases that are due (`waiting`)."""
+        self._try(self.waiting.run, 'try the waiting leases')
+
+    @periodic_task.periodic_task(run_immediately=True)
+    def expire_approvals(self, context=None) -> Optional[list]:
+        """Reject the leases whose wait for approval is over; the ids."""
+        def expire() -> list:
+            gone = lease_approval.expire(self.now())
+            if self.notifier:
+                self.outbox.flush()
+            return gone
+        return self._try(expire, 'expire the leases waiting for approval')
 
     def sleep_time(self) -> float:
         due = db_events.next_due(self.ctx)
         wait = CONF.reservation.engine_poll_interval
         if due is not None:
-            wait = min(wait, ledger_mod.to_epoch(due) - self.clock())
+            wait = min(wait, epoch.to_epoch(due) - self.clock())
         return max(wait, 0.0)
 
     def run_forever(self) -> None:
@@ -412,39 +423,3 @@ class Engine:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
-
-
-class EngineService(oslo_service.Service):
-    """The engine as an oslo.service service: the events in a thread of
-    its own, the recurring work as periodic tasks.  A stop (SIGTERM)
-    lets the events in flight finish; a reset (SIGHUP, after the
-    configuration was read again) takes the new intervals.
-    """
-
-    def __init__(self, engine: Engine) -> None:
-        super().__init__()
-        self.engine = engine
-        self.recurring = recurring.Recurring(engine)
-        self.started = threading.Event()
-
-    def start(self) -> None:
-        super().start()
-        self.tg.add_thread(self.engine.run_forever)
-        # Woken every second at most, so that a stop is not kept waiting
-        # for the next periodic task.
-        self.tg.add_dynamic_timer_args(self._periodic, initial_delay=0,
-                                       periodic_interval_max=1)
-        self.started.set()
-
-    def _periodic(self) -> float:
-        """Run the periodic tasks that are due; seconds until the next."""
-        return self.recurring.run_periodic_tasks(None)
-
-    def stop(self, graceful: bool = True) -> None:
-        self.engine.stop()
-        super().stop(graceful=graceful)
-        self.engine.close()
-
-    def reset(self) -> None:
-        self.recurring.configure()
-        super().reset()

@@ -35,7 +35,7 @@ from nova import context as nova_context
 from nova import objects
 from oslo_log import log as logging
 
-from nova_reservation import trusts
+from nova_reservation.clients import trusts
 
 LOG = logging.getLogger(__name__)
 NOVA_CONF = nova.conf.CONF

@@ -28,13 +28,13 @@ from typing import Callable, Optional
 
 from oslo_log import log as logging
 
+from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import waiting as db_waiting
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
-from nova_reservation import ledger as ledger_mod
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -65,13 +65,13 @@ class Waiting:
     def run(self) -> None:
         now = self.clock()
         for lease in db_waiting.waiting_due(self.ctx,
-                                            ledger_mod.from_epoch(now)):
+                                            epoch.from_epoch(now)):
             self._try(lease, now)
         if self.outbox.notifier:
             self.outbox.flush()
 
     def _try(self, lease, now: float) -> None:
-        if not db_waiting.take_try(self.ctx, lease, ledger_mod.from_epoch(
+        if not db_waiting.take_try(self.ctx, lease, epoch.from_epoch(
                 now + plan_request.retry_interval(lease))):
             return   # another engine tries it
         tries = (lease.tries or 0) + 1
@@ -91,7 +91,7 @@ class Waiting:
             last = deadline(lease)
             if (lease.retries and tries >= lease.retries) or (
                     last is not None and
-                    ledger_mod.to_epoch(last) <= now):
+                    epoch.to_epoch(last) <= now):
                 self._refuse(lease, tries, reason)
             else:
                 db_leases.set_status(

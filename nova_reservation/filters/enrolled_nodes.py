@@ -20,8 +20,8 @@ import time
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
+from nova_reservation.ledger import refresher
 from nova_reservation import marks
-from nova_reservation import refresher
 
 CONF = conf.CONF
 

@@ -21,13 +21,13 @@ from nova.scheduler import filters
 from oslo_log import log as logging
 
 from nova_reservation import capacity
+from nova_reservation.clients import flavors
+from nova_reservation.clients import placement
 from nova_reservation import conf
 from nova_reservation.filters import enrolled_nodes
-from nova_reservation import flavors
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import passes as passes_mod
-from nova_reservation import placement
-from nova_reservation import shares
+from nova_reservation.filters import passes as passes_mod
+from nova_reservation.lease import shares
+from nova_reservation.ledger import memory as ledger_mod
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

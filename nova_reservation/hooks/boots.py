@@ -26,6 +26,7 @@ from oslo_log import log as logging
 import webob
 
 from nova_reservation import capacity
+from nova_reservation.clients import flavors
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
@@ -33,7 +34,6 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
-from nova_reservation import flavors
 from nova_reservation.hooks.answers import fault
 from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
@@ -43,16 +43,16 @@ from nova_reservation.hooks import into
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation.hooks import reserved
-from nova_reservation import idempotency
 from nova_reservation.lease import approval as lease_approval
+from nova_reservation.lease import idempotency
 from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import service as lease_service
+from nova_reservation.lease import shares
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import marks
 from nova_reservation import notifications
-from nova_reservation import resource_types
-from nova_reservation import shares
 from nova_reservation import status
 from nova_reservation import validation
 

@@ -23,22 +23,22 @@ from oslo_utils import uuidutils
 import webob
 
 from nova_reservation import capacity
+from nova_reservation.clients import flavors
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import shares as db_shares
-from nova_reservation import flavors
 from nova_reservation.hooks.answers import fallback_view
 from nova_reservation.hooks import params
 from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import service as lease_service
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.lease import shares
+from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import marks
 from nova_reservation import policies
-from nova_reservation import resource_types
-from nova_reservation import shares
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)

@@ -22,11 +22,11 @@ import re
 from oslo_log import log as logging
 import webob
 
+from nova_reservation.clients import placement
 from nova_reservation.db import api as db_api
 from nova_reservation.hooks import answers
 from nova_reservation.hooks import boots
 from nova_reservation.hooks import servers
-from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
 SERVERS_PATH = re.compile(r'^(/[^/]+)?/servers/?$')

@@ -22,11 +22,11 @@ import json
 from typing import Optional
 
 from nova_reservation import capacity
-from nova_reservation import flavors
+from nova_reservation.clients import flavors
+from nova_reservation.lease import shares
 from nova_reservation import marks
 from nova_reservation.schemas import common
 from nova_reservation.schemas import leases as schemas
-from nova_reservation import shares
 from nova_reservation import validation
 
 InvalidParam = validation.InvalidParam

@@ -23,10 +23,10 @@ from typing import Iterable, Optional
 
 from oslo_log import log as logging
 
+from nova_reservation.clients import project_tags
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.hooks import params
-from nova_reservation import project_tags
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF

@@ -50,7 +50,7 @@ from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
-from nova_reservation import cells
+from nova_reservation.clients import cells
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
 

@@ -10,9 +10,19 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Approval of leases above an operator's thresholds (`approval`): the
-gate on the one road by which leases are made, and the decisions on a
-lease that waits (approved, rejected, expired), each told to its owner.
+"""Approval: which leases wait for an admin's approval (``[reservation]
+approval_*``), and the decisions on a lease that waits.
+
+The rule (`reasons`) is pure.  A lease needs approval when it reserves
+more vCPUs, more units of a class (GPUs, bare-metal nodes by flavor), or
+more whole hosts than an operator's threshold, when it is longer than
+one, or when its project carries the approval tag in Keystone.  It is
+then written as any lease (its slots held) but PENDING_APPROVAL, until an
+admin approves or rejects it, or it expires.
+
+The lease service applies it (`gate`) on the one road by which leases are
+made, from the lease API and from a boot alike; the decisions on a lease
+that waits (approved, rejected, expired) are each told to its owner.
 
 Each decision is one conditional write (`db.approvals`) with its
 notification stored in the same transaction (``lease.approval.<step>``,
@@ -21,28 +31,126 @@ the lease's payload and the ``reason``): an engine sends it (`engine
 """
 
 import datetime
-from typing import Callable, List, Optional
+from typing import Callable, Iterable, List, NamedTuple, Optional
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
 
-from nova_reservation import approval
+from nova_reservation.clients import project_tags
+from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import approvals as db_approvals
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import notices as db_notices
 from nova_reservation.lease.refusal import Refused
+from nova_reservation.lease import resource_types
 from nova_reservation import notifications
-from nova_reservation import project_tags
 from nova_reservation import status
 
+CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 # The steps told to the owner, as notification event types.
 REQUESTED, APPROVED, REJECTED, EXPIRED = (
     'lease.approval.requested', 'lease.approval.approved',
     'lease.approval.rejected', 'lease.approval.expired')
 AT_START = 'its start came before an admin approved it'
+# The status reason of a lease that waits for approval begins with it.
+REASON = 'waiting for approval: '
+
+
+class Thresholds(NamedTuple):
+    """Above which a lease needs approval (0: no threshold)."""
+    vcpus: int = 0
+    hosts: int = 0
+    seconds: int = 0
+    tag: str = ''
+    # ((class, units), ...) beyond vCPU, RAM and disk.
+    classes: tuple = ()
+
+
+def thresholds() -> Thresholds:
+    """The thresholds the operator set."""
+    options = CONF.reservation
+    return Thresholds(options.approval_vcpus, options.approval_hosts,
+                      options.approval_duration, options.approval_tag,
+                      tuple(sorted(options.approval_classes.items())))
+
+
+def units(requests: Iterable, rc: str) -> float:
+    """The units of class `rc` that a lease's requests reserve in all
+    (servers and capacity of the shared pool).
+    """
+    return sum(r.count * n for r in requests
+               if r.resource_type in resource_types.SHARED_POOL
+               for (_, name), n in r.extras if name == rc)
+
+
+def vcpus(requests: Iterable) -> int:
+    """The vCPUs a lease's requests reserve in all (servers and capacity
+    of the shared pool).
+    """
+    return sum(r.count * r.need.vcpus for r in requests
+               if r.resource_type in resource_types.SHARED_POOL and r.need)
+
+
+def hosts(requests: Iterable) -> int:
+    """The most whole hosts a lease's requests reserve in all."""
+    return sum(r.count for r in requests
+               if r.resource_type == resource_types.HOST)
+
+
+def reasons(requests: list, start: datetime.datetime,
+            end: datetime.datetime, tags: Iterable[str],
+            limits: Thresholds) -> List[str]:
+    """Why a lease of `requests` from `start` to `end`, of a project with
+    `tags`, needs approval under `limits` (none: it does not).
+    """
+    found = []
+    total = vcpus(requests)
+    if limits.vcpus and total > limits.vcpus:
+        found.append('it reserves %d vCPUs, more than %d (approval_vcpus)'
+                     % (total, limits.vcpus))
+    for rc, limit in limits.classes:
+        total_units = units(requests, rc)
+        if limit and total_units > limit:
+            found.append('it reserves %g %s, more than %d '
+                         '(approval_classes)' % (total_units, rc, limit))
+    whole = hosts(requests)
+    if limits.hosts and whole > limits.hosts:
+        found.append('it reserves up to %d hosts, more than %d '
+                     '(approval_hosts)' % (whole, limits.hosts))
+    seconds = (end - start).total_seconds()
+    if limits.seconds and seconds > limits.seconds:
+        found.append('it lasts %d s, longer than %d s (approval_duration)'
+                     % (seconds, limits.seconds))
+    if limits.tag and limits.tag in tags:
+        found.append('its project is tagged %s (approval_tag)' % limits.tag)
+    return found
+
+
+def status_reason(found: List[str]) -> str:
+    return (REASON + '; '.join(found))[:255]
+
+
+def awaited(lease) -> bool:
+    """Whether a lease (its row) was written waiting for approval: a boot's
+    lease still CREATING carries the reason already.
+    """
+    return (lease.status_reason or '').startswith(REASON)
+
+
+def hold() -> int:
+    """Seconds a lease waits for approval at most."""
+    return CONF.reservation.approval_hold
+
+
+def expires(created_at: datetime.datetime,
+            start_at: datetime.datetime) -> datetime.datetime:
+    """When a lease made at `created_at` stops waiting for approval: the
+    hold's end, or its start if that comes first.
+    """
+    return min(start_at, created_at + datetime.timedelta(seconds=hold()))
 
 
 def gate(ctx, values: dict, requests: list, servers: bool) -> bool:
@@ -52,10 +160,10 @@ def gate(ctx, values: dict, requests: list, servers: bool) -> bool:
     bound, the reason only).  Refused (403) when it needs approval but can
     not wait for it: it starts now, or it would wait for room instead.
     """
-    limits = approval.thresholds()
+    limits = thresholds()
     if not any(limits):
         return False
-    found = approval.reasons(
+    found = reasons(
         requests, values['start_at'], values['end_at'],
         project_tags.tags(ctx) if limits.tag else (), limits)
     if not found:
@@ -69,7 +177,7 @@ def gate(ctx, values: dict, requests: list, servers: bool) -> bool:
         raise Refused(403, 'the lease needs an admin\'s approval (%s): it '
                            'can not also wait for room (if_busy: wait)'
                       % why)
-    values['status_reason'] = approval.status_reason(found)
+    values['status_reason'] = status_reason(found)
     if not servers:
         values['status'] = status.PENDING_APPROVAL
     return True
@@ -163,12 +271,12 @@ def expire(now: datetime.datetime) -> list:
     store = db_api.Context()
     gone = []
     for lease in db_approvals.awaiting(store):
-        if approval.expires(lease.created_at, lease.start_at) > now:
+        if expires(lease.created_at, lease.start_at) > now:
             continue
         if lease.series_id not in (None, lease.id):
             continue   # its series' first occurrence decides
         reason = (AT_START if lease.start_at <= now else
-                  'not approved within %d s' % approval.hold())
+                  'not approved within %d s' % hold())
         if db_approvals.reject(store, series_of(lease), 'expired: ' + reason,
                                also=_also(lease.id, EXPIRED, reason)):
             LOG.info('Lease %s expired: %s', lease.id, reason)

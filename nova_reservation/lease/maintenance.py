@@ -25,16 +25,16 @@ it before any lease changes, and picks another time or frees room.
 
 from typing import Optional
 
+from nova_reservation.capacity.epoch import when_text
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease import relocation
 from nova_reservation.lease.request import interval
 from nova_reservation.lease.request import NoCapacity
-from nova_reservation.lease.request import when_text
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
 from nova_reservation.lease import write
-from nova_reservation import resource_types
-from nova_reservation import schedule
 
 # Tries of moving the leases off and writing the window, while other
 # leases take the nodes meanwhile.

@@ -21,11 +21,11 @@ from nova import exception as nova_exception
 from nova import objects
 
 from nova_reservation import capacity
+from nova_reservation.clients import flavors
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
-from nova_reservation import flavors
 from nova_reservation.lease.request import ReservationRequest
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 
 
 def private_flavors(ctx, requests: Iterable[ReservationRequest]) -> list:

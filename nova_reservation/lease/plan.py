@@ -24,26 +24,27 @@ import datetime
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.capacity.epoch import when_text
+from nova_reservation.capacity import timeline as timeline_mod
+from nova_reservation.clients import placement
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import builds as db_builds
 from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import preemptibles as db_preemptibles
-from nova_reservation import floatingips
+from nova_reservation.lease import floatingips
+from nova_reservation.lease import properties
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
-from nova_reservation.lease.request import when_text
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import placement
-from nova_reservation import properties
-from nova_reservation import resource_types
-from nova_reservation import schedule
-from nova_reservation import timeline as timeline_mod
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
+from nova_reservation.ledger import memory as ledger_mod
 
 CONF = conf.CONF
 # The last day a date can name (year 9999): searches stop there.
-LAST_DAY = ledger_mod.to_epoch(datetime.datetime(9999, 12, 31))
+LAST_DAY = epoch.to_epoch(datetime.datetime(9999, 12, 31))
 
 
 class Plan(NamedTuple):
@@ -318,7 +319,7 @@ class Planner:
                    % (req.describe(), when_text(start), when_text(end)))
         when = None
         if earliest is not None:
-            when = ledger_mod.from_epoch(earliest).replace(microsecond=0)
+            when = epoch.from_epoch(earliest).replace(microsecond=0)
             message += '; the earliest start that fits is %s UTC' % when
         else:
             message += '; no start up to %s UTC fits' % when_text(horizon)
@@ -335,14 +336,14 @@ class Planner:
         earliest that fits.
         """
         self.ledger.refresh()
-        eligible = pools_for(self.pools(start=ledger_mod.to_epoch(after)),
+        eligible = pools_for(self.pools(start=epoch.to_epoch(after)),
                              req)
         timelines = self.ledger.timelines
         found = capacity.windows(
-            timelines, ledger_mod.to_epoch(after),
-            ledger_mod.to_epoch(before), duration,
+            timelines, epoch.to_epoch(after),
+            epoch.to_epoch(before), duration,
             lambda s, e: self._place(req, eligible, timelines, s, e), limit)
-        return [(ledger_mod.from_epoch(a), ledger_mod.from_epoch(b))
+        return [(epoch.from_epoch(a), epoch.from_epoch(b))
                 for a, b in found]
 
     def calendar(self, after: datetime.datetime,
@@ -356,7 +357,7 @@ class Planner:
         """
         self.ledger.refresh()
         view = self.ledger.view
-        start, end = ledger_mod.to_epoch(after), ledger_mod.to_epoch(before)
+        start, end = epoch.to_epoch(after), epoch.to_epoch(before)
         shared, reservable = self.pools(start=start)
         timelines = view.timelines
         nodes = [(h, False) for h in shared] + [
@@ -397,9 +398,9 @@ class Planner:
         earliest that fits up to its start_before); NoCapacity.
         """
         get = schedule.getter(lease)
-        start = ledger_mod.to_epoch(get('start_at'))
-        length = ledger_mod.to_epoch(get('end_at')) - start
-        latest = (ledger_mod.to_epoch(get('start_before'))
+        start = epoch.to_epoch(get('start_at'))
+        length = epoch.to_epoch(get('end_at')) - start
+        latest = (epoch.to_epoch(get('start_before'))
                   if get('start_before') else None)
         if get('start_now') or get('flexible_start'):
             start = max(start, now)
@@ -416,11 +417,11 @@ class Planner:
             except NoCapacity as e:
                 if e.earliest is None or (
                         latest is not None and
-                        ledger_mod.to_epoch(e.earliest) > latest):
+                        epoch.to_epoch(e.earliest) > latest):
                     raise
-                start = ledger_mod.to_epoch(e.earliest)
-        return dict(start_at=ledger_mod.from_epoch(start),
-                    end_at=ledger_mod.from_epoch(start + length))
+                start = epoch.to_epoch(e.earliest)
+        return dict(start_at=epoch.from_epoch(start),
+                    end_at=epoch.from_epoch(start + length))
 
     def on_shared_pool(self, reservation_id: str) -> bool:
         info = self.ledger.view.reservation(reservation_id)

@@ -17,12 +17,12 @@ its Keystone tags (``[reservation] quota_tag``) and the cloud's defaults
 
 from typing import Optional
 
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import project_tags
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import quotas as db_quotas
-from nova_reservation import ledger
-from nova_reservation import project_tags
-from nova_reservation import quotas
+from nova_reservation.lease import quotas
 
 CONF = conf.CONF
 # The kind of refusal of a lease that would pass a quota.
@@ -73,7 +73,7 @@ def shown(ctx, project_id: str) -> dict:
         peak, when = use.peaks[name]
         view[name] = {'limit': found[name], 'source': source[name],
                       'in_use': peak,
-                      'peak_at': when and ledger.when_text(when)}
+                      'peak_at': when and epoch.when_text(when)}
     month = now.strftime('%Y-%m')
     view[quotas.PER_MONTH] = {
         'limit': found[quotas.PER_MONTH],
@@ -95,5 +95,5 @@ def shown(ctx, project_id: str) -> dict:
         else:
             peak, when = use.peaks.get(rc, (0, None))
             view[name].update(in_use=peak,
-                              peak_at=when and ledger.when_text(when))
+                              peak_at=when and epoch.when_text(when))
     return view

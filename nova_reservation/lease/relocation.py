@@ -17,7 +17,7 @@ asked.
 
 from typing import Iterable, Optional
 
-from nova_reservation import cells
+from nova_reservation.clients import cells
 from nova_reservation.db import api as db_api
 from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases

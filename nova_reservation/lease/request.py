@@ -23,14 +23,13 @@ from typing import Optional
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger as ledger_mod
-from nova_reservation.ledger import when_text  # noqa: F401 (its users)
-from nova_reservation import resource_types
-from nova_reservation import schedule
-from nova_reservation import shares
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
+from nova_reservation.lease import shares
 from nova_reservation import status
 
 CONF = conf.CONF
@@ -62,7 +61,7 @@ class ReservationRequest:
     # or None: any.
     nodes: Optional[frozenset] = None
     # The other projects that may boot into it, and its matching
-    # (`nova_reservation.shares`).
+    # (`nova_reservation.lease.shares`).
     shared_with: tuple = ()
     matching: Optional[str] = None
     # maintenance: the nodes it holds whole, and why.
@@ -203,14 +202,14 @@ def slot_row(placed: capacity.Placed, start_at: datetime.datetime,
 def slot_row_of(placed: capacity.Placed, start: float,
                 end: float) -> dict:
     """`slot_row` over [start, end) in seconds since the epoch."""
-    return slot_row(placed, ledger_mod.from_epoch(start),
-                    ledger_mod.from_epoch(end))
+    return slot_row(placed, epoch.from_epoch(start),
+                    epoch.from_epoch(end))
 
 
 def interval(lease: dict) -> tuple:
     """(start, end) of a lease's row values, in seconds."""
-    return (ledger_mod.to_epoch(lease['start_at']),
-            ledger_mod.to_epoch(lease['end_at']))
+    return (epoch.to_epoch(lease['start_at']),
+            epoch.to_epoch(lease['end_at']))
 
 
 def retry_interval(lease) -> float:

@@ -29,14 +29,16 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
-from nova_reservation import cells
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import cells
+from nova_reservation.clients import trusts
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import quotas as db_quotas
 from nova_reservation import enforcement
-from nova_reservation import idempotency
 from nova_reservation.lease import approval
+from nova_reservation.lease import idempotency
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quota as lease_quota
@@ -44,12 +46,10 @@ from nova_reservation.lease.refusal import Refused
 from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import request_of
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
 from nova_reservation.lease import write
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import resource_types
-from nova_reservation import schedule
 from nova_reservation import status
-from nova_reservation import trusts
 
 LOG = logging.getLogger(__name__)
 BUSY = 'the ledger is too busy to place the lease now; try again'
@@ -326,8 +326,8 @@ def waiting_cell(reservation_id: str) -> str:
     need = capacity.Need(req.need, req.traits, req.extras)
     planner = write.shared()
     planner.ledger.refresh()
-    start, end = (ledger_mod.to_epoch(lease.start_at),
-                  ledger_mod.to_epoch(lease.end_at))
+    start, end = (epoch.to_epoch(lease.start_at),
+                  epoch.to_epoch(lease.end_at))
     shared, _ = planner.pools(start=start)
     try:
         found = cells.readable(cells.with_servers(

@@ -30,11 +30,11 @@ from nova_reservation.db import splits as db_splits
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import reservation_row
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
 from nova_reservation.lease import service
-from nova_reservation import resource_types
-from nova_reservation import schedule
-from nova_reservation import shares
-from nova_reservation import splits
+from nova_reservation.lease import shares
+from nova_reservation.lease import splits
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)

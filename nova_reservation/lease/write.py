@@ -24,6 +24,8 @@ from typing import Callable, Iterable, Optional
 from nova.scheduler.client import report
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.capacity.epoch import when_text
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import holds as db_holds
@@ -32,6 +34,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import quotas as db_quotas
 from nova_reservation.db import waiting as db_waiting
 from nova_reservation.lease import plan as plan_mod
+from nova_reservation.lease import quotas
 from nova_reservation.lease.request import interval
 from nova_reservation.lease.request import LedgerBusy
 from nova_reservation.lease.request import NoCapacity
@@ -39,11 +42,9 @@ from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease.request import retry_interval
 from nova_reservation.lease.request import slot_row_of
 from nova_reservation.lease.request import slot_rows
-from nova_reservation.lease.request import when_text
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import quotas
-from nova_reservation import resource_types
-from nova_reservation import schedule
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
+from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import status
 
 CONF = conf.CONF
@@ -184,7 +185,7 @@ class Writer(plan_mod.Planner):
         except NoCapacity as e:
             waiting = dict(
                 lease, status_reason='waiting for room: %s' % e,
-                next_try_at=ledger_mod.from_epoch(
+                next_try_at=epoch.from_epoch(
                     self.clock() + retry_interval(lease)))
             if lease['status'] != status.CREATING:
                 waiting['status'] = status.WAITING
@@ -215,7 +216,7 @@ class Writer(plan_mod.Planner):
         if not db_waiting.placed(self.ctx, lease.id, moved, [
                 r.id for r in requests
                 if r.resource_type == resource_types.SERVER],
-                schedule.lease_events(due, ledger_mod.from_epoch(now)),
+                schedule.lease_events(due, epoch.from_epoch(now)),
                 also):
             db_waiting.unhold_waiting(self.ctx, lease.id)   # deleted
 
@@ -276,8 +277,8 @@ class Writer(plan_mod.Planner):
         db_holds.hold(self.ctx, gen, hold_id, added)
         try:
             taken = self._taken_meanwhile(
-                [(values['node'], ledger_mod.to_epoch(values['start_at']),
-                  ledger_mod.to_epoch(values['end_at']), timelines)
+                [(values['node'], epoch.to_epoch(values['start_at']),
+                  epoch.to_epoch(values['end_at']), timelines)
                  for _, values in added])
             if taken:
                 raise NoCapacity(taken_message % taken)
@@ -331,8 +332,8 @@ class Writer(plan_mod.Planner):
         growth = [req for req, _ in growth if req.count]
         start_at = values.get('start_at', lease.start_at)
         end_at = values.get('end_at', lease.end_at)
-        start = ledger_mod.to_epoch(start_at)
-        end = ledger_mod.to_epoch(end_at)
+        start = epoch.to_epoch(start_at)
+        end = epoch.to_epoch(end_at)
         due = schedule.due_times(dict(
             start_at=start_at, end_at=end_at, before_end_minutes=values.get(
                 'before_end_minutes', lease.before_end_minutes)))
@@ -381,7 +382,7 @@ class Writer(plan_mod.Planner):
         """A refused extension, with the latest end to which the lease's
         slots (`own`, on their nodes until `end_at`) can all run.
         """
-        end = ledger_mod.to_epoch(end_at)
+        end = epoch.to_epoch(end_at)
         hosts = self._all_nodes(self.pools(fresh=True, start=end))
         need: dict = {}
         for s in own:
@@ -399,7 +400,7 @@ class Writer(plan_mod.Planner):
                 [resources], end, [extras])[0])
         if not end < latest < capacity.FOREVER:
             return refused
-        when = ledger_mod.from_epoch(latest).replace(microsecond=0)
+        when = epoch.from_epoch(latest).replace(microsecond=0)
         return NoCapacity('%s; the latest end that fits is %s UTC'
                           % (refused, when), latest_end=when)
 

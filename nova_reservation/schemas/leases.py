@@ -67,7 +67,7 @@ LEASE_PARAMS = common.strict({
 }, required=('name', 'start', 'end'))
 
 # The other projects that may boot into a capacity or host reservation,
-# and whether ordinary boots use it unasked (`nova_reservation.shares`).
+# and whether ordinary boots use it unasked (`nova_reservation.lease.shares`).
 PROJECT_ID = {'type': 'string', 'minLength': 1, 'maxLength': 64,
               'pattern': '^[0-9A-Za-z_.-]+$',
               'description': 'a Keystone project id'}

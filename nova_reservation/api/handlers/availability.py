@@ -15,9 +15,9 @@
 from nova_reservation.api.handlers import floatingips
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
+from nova_reservation.clients import flavors
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
-from nova_reservation import flavors
 from nova_reservation.lease import write as lease_write
 from nova_reservation import policies
 from nova_reservation import views

@@ -19,11 +19,11 @@ from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from nova_reservation.api import wsgi
+from nova_reservation.clients import neutron
 from nova_reservation.db import api as db_api
 from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import leases as db_leases
-from nova_reservation import floatingips
-from nova_reservation import neutron
+from nova_reservation.lease import floatingips
 from nova_reservation import policies
 from nova_reservation.schemas import floatingips as schemas
 from nova_reservation import validation

@@ -22,21 +22,21 @@ from nova_reservation.api.handlers import floatingips
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
 from nova_reservation import capacity
+from nova_reservation.clients import flavors
+from nova_reservation.clients import keystone_projects
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import shares as db_shares
-from nova_reservation import flavors
-from nova_reservation import idempotency
-from nova_reservation import keystone_projects
+from nova_reservation.lease import idempotency
+from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import service as lease_service
+from nova_reservation.lease import shares
 from nova_reservation import notifications
 from nova_reservation import policies
-from nova_reservation import properties
-from nova_reservation import resource_types
-from nova_reservation import shares
 from nova_reservation import status
 from nova_reservation import views
 

@@ -25,17 +25,17 @@ from nova import objects
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import flavors
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import flavors
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import shares
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
 from nova_reservation import policies
-from nova_reservation import resource_types
-from nova_reservation import shares
 from nova_reservation import views
 
 CONF = conf.CONF
@@ -46,7 +46,7 @@ SERVERS = 'server'
 
 
 def _date(t: float):
-    return views.date(ledger_mod.from_epoch(t))
+    return views.date(epoch.from_epoch(t))
 
 
 def _amounts(res: capacity.Resources) -> dict:

@@ -15,9 +15,9 @@
 from oslo_log import log as logging
 
 from nova_reservation.api import wsgi
+from nova_reservation.clients import keystone_projects
 from nova_reservation.db import api as db_api
 from nova_reservation.db import quotas as db_quotas
-from nova_reservation import keystone_projects
 from nova_reservation.lease import quota as lease_quota
 from nova_reservation import policies
 from nova_reservation.schemas import quotas as schemas

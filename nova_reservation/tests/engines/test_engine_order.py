@@ -29,6 +29,7 @@ import testtools
 from devcloud import invariants
 from devcloud import machine
 from devcloud import standins
+from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
@@ -38,7 +39,6 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import outcomes
 from nova_reservation.engine import service
-from nova_reservation import ledger
 from nova_reservation import status
 
 STORE = db_api.Context()
@@ -110,7 +110,7 @@ class Servers:
 
 class Clock:
     def __init__(self) -> None:
-        self.now = ledger.to_epoch(db_api.utcnow())
+        self.now = epoch.to_epoch(db_api.utcnow())
 
     def __call__(self) -> float:
         return self.now

@@ -28,6 +28,7 @@ import testtools
 
 from devcloud import machine
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import events as db_events
@@ -36,8 +37,8 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation.db import models
 from nova_reservation.db import quotas as db_quotas
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import quotas
+from nova_reservation.lease import quotas
+from nova_reservation.ledger import memory as ledger_mod
 
 STORE = db_api.Context()
 
@@ -165,7 +166,7 @@ class MigrationTest(testtools.TestCase):
         timeline = ledger.timelines['n1']
         self.assertEqual([capacity.NO_EXTRAS, gpu],
                          [s.extras for s in timeline.slots()])
-        at = ledger_mod.to_epoch(start)
+        at = epoch.to_epoch(start)
         self.assertEqual({('', 'CUSTOM_GPU_A100'): 1, ('child-1', 'VGPU'): 2},
                          timeline.peak_extras(at, at + 3600))
         self.assertEqual((2, 1024, 2), tuple(timeline.peak(at, at + 3600)))

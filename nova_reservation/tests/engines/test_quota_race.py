@@ -24,8 +24,8 @@ from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import quotas as db_quotas
+from nova_reservation.lease import quotas
 from nova_reservation.lease import request
-from nova_reservation import quotas
 from nova_reservation import status
 
 STORE = db_api.Context()

@@ -29,7 +29,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import splits as db_splits
 from nova_reservation.lease import request
-from nova_reservation import splits
+from nova_reservation.lease import splits
 from nova_reservation import status
 
 STORE = db_api.Context()

@@ -35,13 +35,13 @@ from oslotest import mock_fixture
 from devcloud import embedded
 from devcloud import invariants
 from devcloud import waits
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import nova_client
-from nova_reservation import ledger
 from nova_reservation import notifications
 from nova_reservation import policies
 
@@ -120,7 +120,7 @@ class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
         # The projects the tests name, in Keystone.
         self.cloud.keystone.projects.update(('other-project', SHARED,
                                              THIRD))
-        self.clock = FakeClock(ledger.to_epoch(db_api.utcnow()))
+        self.clock = FakeClock(epoch.to_epoch(db_api.utcnow()))
         self.engine = self.cloud.engine(clock=self.clock)
         if self.CHECK_INVARIANTS:
             self.addCleanup(self.assert_invariants)
@@ -176,7 +176,7 @@ class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
 
     def start_lease(self, lease) -> None:
         """Run the engine just after the lease's (row's) start."""
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
 
     def assert_holds_nothing(self, uuid: str, images: int) -> None:
         """A reserved server: no allocation, no instance on a node, no image
@@ -209,7 +209,7 @@ class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
         # The fake clock never runs behind the real one: what the API wrote
         # "now" is due.
         self.clock.now = max(at or 0, self.clock.now,
-                             ledger.to_epoch(db_api.utcnow()))
+                             epoch.to_epoch(db_api.utcnow()))
         for _ in range(passes):
             self.engine.run_once()
             # Events still due, or handed back to look again soon at an
@@ -222,7 +222,7 @@ class ReservationTestCase(waits.LookingOften, oslotest_base.BaseTestCase,
             # Ahead by a second a pass, never behind the real clock (which
             # the store's writes read): a slow pass may take longer.
             self.clock.now = max(self.clock.now + 1.0,
-                                 ledger.to_epoch(db_api.utcnow()))
+                                 epoch.to_epoch(db_api.utcnow()))
         self.fail('events still due after %d passes: %s'
                   % (passes, [(e.event_type, e.last_error) for e in due]))
 

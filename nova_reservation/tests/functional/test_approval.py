@@ -23,13 +23,11 @@ import fixtures
 import requests
 
 from devcloud import invariants
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import project_tags
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation.engine import approvals as engine_approvals
-from nova_reservation.engine import recurring
-from nova_reservation import ledger
-from nova_reservation import project_tags
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -79,7 +77,7 @@ class ApprovalTest(base.SharingTestCase):
         engine, which sends what nova-api stored).
         """
         self.clock.now = max(self.clock.now,
-                             ledger.to_epoch(db_api.utcnow()))
+                             epoch.to_epoch(db_api.utcnow()))
         self.engine.outbox.flush()
         return [(p['lease_id'], p['reason'])
                 for _, p in self.notified('lease.approval.%s' % step)]
@@ -208,15 +206,15 @@ class ApprovalTest(base.SharingTestCase):
         # The hold: two engines look at once past it; one rejects.
         self.flags(approval_hold=60, group='reservation')
         third = self.make(2, 5 * 3600)
-        later = ledger.to_epoch(db_api.utcnow()) + 61
+        later = epoch.to_epoch(db_api.utcnow()) + 61
         self.clock.now = later
         # This engine's periodic task, and another engine's.
-        engines = [recurring.Recurring(self.engine).approvals,
-                   engine_approvals.Approvals(lambda: later,
-                                              self.engine.outbox)]
+        other = self.cloud.engine(clock=lambda: later,
+                                  notifier=self.engine.notifier)
         self.assertEqual(
             [third['id']],
-            sum(at_once(engines[0].run, engines[1].run), []))
+            sum(at_once(self.engine.expire_approvals,
+                        other.expire_approvals), []))
         self.assertEqual([(third['id'], 'not approved within 60 s')],
                          self.told('expired'))
         self.assert_nothing_left(third)
@@ -287,7 +285,7 @@ class ApprovalTest(base.SharingTestCase):
         self.addCleanup(project_tags._TAGS.clear)
         project_tags._TAGS.clear()
         self.useFixture(fixtures.MockPatch(
-            'nova_reservation.project_tags._read',
+            'nova_reservation.clients.project_tags._read',
             side_effect=lambda ctx, project_id: ('needs-approval',)
             if project_id == base.THIRD else ()))
         tagged = self.make(1, 7 * 3600, api=self.third_rsv)

@@ -20,9 +20,9 @@ host1 is in cell1; host2 and host3 are in cell2.
 from nova import context as nova_context
 from nova import objects
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -69,7 +69,7 @@ class TwoCellsTest(base.ReservationsTestCase):
 
     def try_waiting(self, lease_id: str) -> None:
         """The engine's next try of the waiting lease, then its events."""
-        self.clock.now = max(self.clock.now, ledger.to_epoch(
+        self.clock.now = max(self.clock.now, epoch.to_epoch(
             db_leases.get(STORE, lease_id).next_try_at) + 1)
         self.engine.place_waiting()
         self.run_engine()
@@ -146,7 +146,7 @@ class TwoCellsTest(base.ReservationsTestCase):
                 for s in db_ledger.slots(STORE, r.id)])
         self.assertEqual('cell1', self.cell_of(uuid))
         self.start_lease(first)
-        self.run_engine(at=ledger.to_epoch(first.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(first.end_at) + 1)
         self._wait_for_server_parameter(
             self.admin_api.get_server(uuid),
             {'OS-EXT-STS:vm_state': 'shelved_offloaded'})
@@ -212,7 +212,7 @@ class TwoCellsTest(base.ReservationsTestCase):
         rid = resp.json()['lease']['reservations'][0]['id']
         self.assertEqual(['host2'], [s.node for s in db_ledger.slots(
             STORE, rid)])
-        start = ledger.to_epoch(db_leases.get(
+        start = epoch.to_epoch(db_leases.get(
             STORE, resp.json()['lease']['id']).start_at)
         for at in (self.clock.now, start - 20 * 60, start - 5 * 60):
             self.clock.now = at

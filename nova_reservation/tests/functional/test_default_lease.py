@@ -17,8 +17,8 @@ that a forgotten server goes.
 
 from nova.tests import fixtures as nova_fixtures
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import leases as db_leases
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -45,7 +45,7 @@ class DefaultLeaseTest(base.ReservationsTestCase):
         self.assertEqual(3600, (lease.end_at - lease.start_at).seconds)
         shown = self.rsv('GET', '/leases/%s' % lease.id).json()['lease']
         self.assertEqual([uuid], shown['reservations'][0]['servers'])
-        end = ledger.to_epoch(lease.end_at)
+        end = epoch.to_epoch(lease.end_at)
         self.run_engine(at=end - 10 * 60 + 1)
         self.assertEqual(['lease.event.start_lease',
                           'lease.event.before_end_lease'],

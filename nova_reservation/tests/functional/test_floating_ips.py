@@ -22,7 +22,7 @@ from nova.tests import fixtures as nova_fixtures
 
 from devcloud import embedded
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import floatingips
+from nova_reservation.lease import floatingips
 from nova_reservation.tests.functional import base
 
 PUBLIC = embedded.NeutronFixture.public_network['id']

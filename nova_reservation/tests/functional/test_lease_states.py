@@ -17,12 +17,12 @@ import datetime
 
 import sqlalchemy as sa
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
-from nova_reservation import ledger
 from nova_reservation import status
 from nova_reservation.tests.functional import base
 
@@ -44,7 +44,7 @@ class FailedStartTest(base.ReservationTestCase):
             binary='nova-compute', host=slot.host))
         self.admin_api.put_service(service['id'], {'status': 'disabled'})
 
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         failed = db_leases.get(STORE, lease.id)
         self.assertEqual('ERROR', failed.status)
         self.assertIn('start failed', failed.status_reason)
@@ -60,7 +60,7 @@ class FailedStartTest(base.ReservationTestCase):
         admin = self.lease_api('admin', roles=('reader', 'member', 'admin'))
         self.assertEqual(202, admin('POST', path, {}).status_code)
         self.assertEqual(409, admin('POST', path, {}).status_code)
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 2)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 2)
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease.id).status)
         server = self.admin_api.get_server(uuid)
         self.assertEqual(('ACTIVE', slot.host),

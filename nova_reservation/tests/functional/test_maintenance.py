@@ -19,11 +19,11 @@ import concurrent.futures
 import datetime
 import urllib.parse
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import maintenance as engine_maintenance
-from nova_reservation import ledger as ledger_mod
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -230,7 +230,7 @@ class MaintenanceTest(base.SharingTestCase):
                          dict(self.service('host1'), updated_at=None))
         self.assertEqual({'host2'}, self.nova_client().failed_nodes())
 
-        self.run_engine(at=ledger_mod.to_epoch(row.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(row.end_at) + 1)
         self.assertEqual('TERMINATED', self.admin_rsv(
             'GET', '/leases/%s' % made['id']).json()['lease']['status'])
         self.assertEqual(('enabled', 'disabled'), (
@@ -292,7 +292,7 @@ class MaintenanceTest(base.SharingTestCase):
         # Within preempt_margin: the running server is live-migrated off;
         # the stopped one is listed, and the window's owner told.
         start = parse(made['start_date'])
-        self.clock.now = ledger_mod.to_epoch(start) - 300
+        self.clock.now = epoch.to_epoch(start) - 300
         self.engine.check_hosts()
         moved = self._wait_for_state_change(
             self.admin_api.get_server(running['id']), 'ACTIVE')
@@ -325,7 +325,7 @@ class MaintenanceTest(base.SharingTestCase):
             self.set_compute(node, 'enabled')
         resp = self.make([window(['host1'])], start=1800, minutes=60)
         self.assertEqual(201, resp.status_code, resp.text)
-        start = ledger_mod.to_epoch(parse(resp.json()['lease'][
+        start = epoch.to_epoch(parse(resp.json()['lease'][
             'start_date']))
         self.engine.preempt()
         self.assertEqual(resp.json()['lease']['start_date'][:19] + 'Z',
@@ -412,7 +412,7 @@ class MaintenanceTest(base.SharingTestCase):
         # Within preempt_margin: the running server is live-migrated to
         # its slot's node, where it runs, still in its lease; the stopped
         # one is listed.
-        self.clock.now = ledger_mod.to_epoch(parse(made['start_date'])) - 300
+        self.clock.now = epoch.to_epoch(parse(made['start_date'])) - 300
         self.engine.check_hosts()
         server = self._wait_for_state_change(
             self.admin_api.get_server(live), 'ACTIVE')

@@ -16,9 +16,9 @@ in Placement), and a capacity lease's slots and servers go to the nodes,
 not to their service.
 """
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -184,5 +184,5 @@ class MaintenanceOfNodesTest(base.BootTestCase):
         self.assertEqual('disabled', service['status'])
         self.assertIn('(maintenance window %s)' % made['id'],
                       service['disabled_reason'])
-        self.run_engine(at=ledger.to_epoch(row.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(row.end_at) + 1)
         self.assertEqual('enabled', self.service()['status'])

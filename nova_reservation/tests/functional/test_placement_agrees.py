@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from oslo_utils import uuidutils
 
 from nova_reservation import capacity
+from nova_reservation.clients import placement
 from nova_reservation.lease import request as plan_request
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import write
-from nova_reservation import placement
-from nova_reservation import resource_types
 from nova_reservation.tests.functional import base
 
 TRAITS = ('CUSTOM_GOLD', 'CUSTOM_FAST')

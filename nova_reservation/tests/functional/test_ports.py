@@ -18,8 +18,8 @@ exist, need the real services' checks: the integration suite has them.)
 
 from nova.tests import fixtures as nova_fixtures
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import leases as db_leases
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.base import params
 from nova_reservation.tests.functional.base import when
@@ -57,13 +57,13 @@ class PortsTest(base.ReservationTestCase):
         self.assertFalse(held.get('binding:host_id'))
         lease = db_leases.get(STORE, resp.body['server']['reservation'][
             'lease_id'])
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         view = self.admin_api.get_server(uuid)
         self.assertEqual('ACTIVE', view['status'])
         bound = self.cloud.neutron.show_port(port['id'])['port']
         self.assertEqual(view['OS-EXT-SRV-ATTR:host'],
                          bound['binding:host_id'])
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self.wait_gone(uuid)
         # The user's port stays, free for another server (as Nova does).
         kept = self.cloud.neutron.show_port(port['id'])['port']
@@ -102,7 +102,7 @@ class PortsTest(base.ReservationTestCase):
         self.cloud.neutron.down = True
         self.addCleanup(setattr, self.cloud.neutron, 'down', False)
         try:
-            self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+            self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         except AssertionError:
             pass
         failed = db_leases.get(STORE, lease.id)

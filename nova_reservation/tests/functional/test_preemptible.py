@@ -19,12 +19,12 @@ import threading
 
 from nova import policy as nova_policy
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.engine import service
-from nova_reservation import ledger
 from nova_reservation import notifications
 from nova_reservation.tests.functional import base
 
@@ -72,7 +72,7 @@ class PreemptibleTestCase(base.BootTestCase):
         return self.admin_api.get_server(uuid)
 
     def start_of(self, lease: dict) -> float:
-        return ledger.to_epoch(db_leases.get(STORE, lease['id']).start_at)
+        return epoch.to_epoch(db_leases.get(STORE, lease['id']).start_at)
 
 
 class PreemptibleBootTest(PreemptibleTestCase):
@@ -257,7 +257,7 @@ class EvictionTest(PreemptibleTestCase):
         self.preempt()
         deadline = self.server(spot)['metadata'][
             'reservation:preemptible_until']
-        self.assertEqual(ledger.from_epoch(start).replace(
+        self.assertEqual(epoch.from_epoch(start).replace(
             microsecond=0).isoformat() + 'Z', deadline)
         self.assertEqual([], self.told('server.preempt.warning'))
         self.preempt(at=start - 20 * 60)
@@ -361,7 +361,7 @@ class EvictionTest(PreemptibleTestCase):
         spots = [self.boot_preemptible(name='spot%d' % i) for i in (1, 2)]
         self.assertEqual({'host1', 'host2'},
                          {self.node_of(u) for u in spots})
-        start = ledger.to_epoch(lease.start_at)
+        start = epoch.to_epoch(lease.start_at)
         self.preempt(at=start - 5 * 60)
         self.run_engine(at=start + 1)
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease.id).status)
@@ -409,7 +409,7 @@ class EvictionTest(PreemptibleTestCase):
         # An engine took it, and died before it asked Nova anything.
         self.assertTrue(db_preemptibles.claim(
             STORE, row, 'EVICTING', 'dead-engine',
-            ledger.from_epoch(at), 120))
+            epoch.from_epoch(at), 120))
         self.preempt(at=at)
         self.assertEqual(node, self.node_of(spot))
         # Its claim expires: this engine goes on.

@@ -25,14 +25,15 @@ import testtools
 
 from devcloud import machine
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.lease import request as lease_request
+from nova_reservation.lease import resource_types
+from nova_reservation.lease import schedule
 from nova_reservation.lease import write as lease_write
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import resource_types
-from nova_reservation import schedule
+from nova_reservation.ledger import memory as ledger_mod
 
 STORE = db_api.Context()
 
@@ -101,7 +102,7 @@ class RaceTest(testtools.TestCase):
         """One nova-api worker's planner."""
         # No Nova here: no boot is ever being scheduled.
         return lease_write.Writer(ledger_mod.Ledger(), Placement(),
-                                  lambda: ledger_mod.to_epoch(db_api.utcnow()),
+                                  lambda: epoch.to_epoch(db_api.utcnow()),
                                   in_flight=lambda since: set(),
                                   view_age=0)
 

@@ -29,6 +29,7 @@ from nova import objects
 from nova.tests import fixtures as nova_fixtures
 import sqlalchemy as sa
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import holds as db_holds
@@ -36,7 +37,6 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation.hooks import reserved
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -54,7 +54,7 @@ class ReconcilerTest(base.BootTestCase):
 
     def later(self, seconds: float) -> None:
         """Move the engine's clock on."""
-        self.clock.now = ledger.to_epoch(db_api.utcnow()) + seconds
+        self.clock.now = epoch.to_epoch(db_api.utcnow()) + seconds
 
     def sql(self, statement) -> None:
         """A state that only a killed process leaves behind."""
@@ -101,7 +101,7 @@ class ReconcilerTest(base.BootTestCase):
         self.flags(reconcile_interval=30, group='reservation')
         other = self.cloud.engine(clock=self.clock)
         lease_id, uuid = self.server_lease()
-        start = ledger.to_epoch(db_api.utcnow()) + 120
+        start = epoch.to_epoch(db_api.utcnow()) + 120
 
         def at(seconds: float) -> None:
             self.clock.now = start + seconds

@@ -17,11 +17,11 @@ events; a boot's servers hold nothing between two occurrences.
 
 import datetime
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -82,13 +82,13 @@ class RecurringLeaseTest(base.ReservationsTestCase):
         self.assertEqual(202, resp.status, resp.content)
         uuid = resp.body['server']['id']
         self.node_of(uuid)
-        self.run_engine(at=ledger.to_epoch(first.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(first.end_at) + 1)
         self.wait_gone(uuid)
         self.assertEqual(('TERMINATED', 'PENDING'), (
             db_leases.get(STORE, first.id).status,
             db_leases.get(STORE, second.id).status))
         # The next one starts on its own, whatever the first held.
-        self.run_engine(at=ledger.to_epoch(second.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(second.start_at) + 1)
         self.assertEqual('ACTIVE', db_leases.get(STORE, second.id).status)
 
     def test_one_occurrence_that_does_not_fit_refuses_the_series(self):
@@ -223,7 +223,7 @@ class RecurringServerLeaseTest(base.ReservationsTestCase):
         self.node_of(uuid)
         self.run_engine()
         # The first occurrence ends: the server holds nothing till the next.
-        self.run_engine(at=ledger.to_epoch(first.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(first.end_at) + 1)
         server = self._wait_for_server_parameter(
             self.admin_api.get_server(uuid),
             {'OS-EXT-STS:vm_state': 'shelved_offloaded'})
@@ -241,14 +241,14 @@ class RecurringServerLeaseTest(base.ReservationsTestCase):
         self.assertEqual([uuid], [s.instance_uuid for s in db_ledger.slots(
             STORE, binding.reservation_id)])
         # The second starts: the server runs again on its slot's node.
-        self.run_engine(at=ledger.to_epoch(second.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(second.start_at) + 1)
         node = self.node_of(uuid)
         self.assertEqual([(node, uuid)], [
             (s.node, s.instance_uuid)
             for s in db_ledger.slots(STORE, binding.reservation_id)])
         self.assertEqual('ACTIVE', db_leases.get(STORE, second.id).status)
         # The last occurrence's end is the lease's on_end (delete).
-        self.run_engine(at=ledger.to_epoch(second.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(second.end_at) + 1)
         self.wait_gone(uuid)
         self.assertEqual('TERMINATED',
                          db_leases.get(STORE, second.id).status)

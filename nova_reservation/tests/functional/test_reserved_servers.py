@@ -24,10 +24,10 @@ from nova import objects
 from nova.tests import fixtures as nova_fixtures
 from oslo_db import exception as db_exception
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -59,7 +59,7 @@ class ReservedServerTest(base.ReservationTestCase):
             STORE, self.api.get_server(uuid)['reservation']['reservation_id'],
             uuid)
 
-        self.run_engine(at=ledger.to_epoch(busy.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(busy.end_at) + 1)
         self.assert_holds_nothing(uuid, images)
         self.start_lease(lease)
         server = self.admin_api.get_server(uuid)
@@ -71,7 +71,7 @@ class ReservedServerTest(base.ReservationTestCase):
         self.assertEqual(images, len(self.glance.images))
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease.id).status)
 
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self._wait_until_deleted(server)
         self.assertEqual('TERMINATED', db_leases.get(STORE, lease.id).status)
 
@@ -348,7 +348,7 @@ class TwoCellsTest(base.ReservationTestCase):
         # Each boot's lease starts an hour after its boot: the later one.
         start = max(db_leases.get(STORE, self.api.get_server(uuid)[
             'reservation']['lease_id']).start_at for uuid in uuids)
-        self.run_engine(at=ledger.to_epoch(start) + 1)
+        self.run_engine(at=epoch.to_epoch(start) + 1)
         for uuid in uuids:
             view = self.admin_api.get_server(uuid)
             self.assertEqual(('ACTIVE', slots[uuid]),

@@ -19,6 +19,7 @@ import time
 from nova import context as nova_context
 from nova import objects
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events as db_events
@@ -26,7 +27,6 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import notices as db_notices
 from nova_reservation.engine import service
-from nova_reservation import ledger
 from nova_reservation import notifications
 from nova_reservation import status
 from nova_reservation.tests.functional import base
@@ -62,7 +62,7 @@ class FutureLeaseTest(base.ReservationTestCase):
             self.assertEqual(0, self.placement_usage(node)['VCPU'])
         slot = db_ledger.slot_of(STORE, reservation['reservation_id'], uuid)
 
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         server = self.admin_api.get_server(uuid)
         self.assertEqual('ACTIVE', server['status'])
         self.assertEqual(slot.host, server['OS-EXT-SRV-ATTR:host'])
@@ -71,7 +71,7 @@ class FutureLeaseTest(base.ReservationTestCase):
         self.assertEqual('ACTIVE',
                          self.api.get_server(uuid)['reservation']['status'])
 
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self._wait_until_deleted(server)
         self.assertEqual('TERMINATED', db_leases.get(STORE, lease.id).status)
 
@@ -79,8 +79,8 @@ class FutureLeaseTest(base.ReservationTestCase):
         uuid = self._reserved(on_end='shelve')
         lease = db_leases.get(
             STORE, self.api.get_server(uuid)['reservation']['lease_id'])
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         server = self.admin_api.get_server(uuid)
         self.assertTrue(server['status'].startswith('SHELVED'),
                         server['status'])
@@ -94,8 +94,8 @@ class SnapshotOnEndTest(base.ReservationTestCase):
         uuid = self.boot_reserved(on_end='snapshot')
         lease = db_leases.get(
             STORE, self.api.get_server(uuid)['reservation']['lease_id'])
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
-        self.clock.now = ledger.to_epoch(lease.end_at) + 1
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
+        self.clock.now = epoch.to_epoch(lease.end_at) + 1
         # The snapshot is taken while the engine looks again and again:
         # the server is only deleted once its image is done.
         deadline = time.time() + 60
@@ -120,7 +120,7 @@ class SlowActionTest(base.ReservationTestCase):
         uuid = self.boot_reserved()
         lease = db_leases.get(
             STORE, self.api.get_server(uuid)['reservation']['lease_id'])
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         # Nova takes its time over this server (a delete that lasts).
         ctx = nova_context.get_admin_context()
         instance = objects.Instance.get_by_uuid(ctx, uuid)
@@ -133,7 +133,7 @@ class SlowActionTest(base.ReservationTestCase):
                               'flavor_id': '1', 'amount': 1}]})
         self.assertEqual(201, other.status_code, other.text)
         other = db_leases.get(STORE, other.json()['lease']['id'])
-        self.clock.now = ledger.to_epoch(other.start_at) + 1
+        self.clock.now = epoch.to_epoch(other.start_at) + 1
         due = {e.event_type for e in db_events.due(STORE, self.engine.now())
                if e.lease_id == lease.id}
         self.assertEqual({'end'}, due)
@@ -160,7 +160,7 @@ class ImmediateLeaseTest(base.ReservationTestCase):
         self.run_engine()
         self.assertIn('lease-' + lease.id,
                       self.api.get_server(uuid)['tags'])
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self._wait_until_deleted(server)
         self.assertEqual('TERMINATED', db_leases.get(STORE, lease.id).status)
 
@@ -177,7 +177,7 @@ class MultiCreateTest(base.ReservationTestCase):
         self.assertEqual(2, len(bindings))
         self.assertEqual({'RESERVED'}, {b.state for b in bindings})
         lease = db_leases.get(STORE, lease_id)
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         nodes = set()
         for b in bindings:
             server = self.admin_api.get_server(b.instance_uuid)
@@ -264,10 +264,10 @@ class NotificationTest(base.ReservationTestCase):
         self.run_engine()
         # Nothing is told of the reserve event (shelving), only the lease.
         self.assertEqual(['lease.create'], [t for t, _ in self.notified()])
-        self.run_engine(at=ledger.to_epoch(lease.start_at) - 15 * 60 + 1)
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
-        self.run_engine(at=ledger.to_epoch(lease.end_at) - 600 + 1)
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) - 15 * 60 + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) - 600 + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         types = [t for t, _ in self.notified()]
         self.assertEqual(['lease.create', 'lease.event.before_start_lease',
                           'lease.event.start_lease',
@@ -296,7 +296,7 @@ class NotificationTest(base.ReservationTestCase):
         lease_id = resp.body['server']['reservation']['lease_id']
         lease = db_leases.get(STORE, lease_id)
         self.run_engine()
-        self.run_engine(at=ledger.to_epoch(lease.start_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.start_at) + 1)
         # The event is done, its notice kept, held by the first engine.
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease_id).status)
         kept = db_notices.unsent(STORE)

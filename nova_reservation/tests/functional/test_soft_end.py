@@ -17,9 +17,9 @@ capacity is still free runs on for its own length (at most
 
 import datetime
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import notices as db_notices
-from nova_reservation import ledger
 from nova_reservation import notifications
 from nova_reservation.tests.functional import base
 
@@ -45,7 +45,7 @@ class SoftEndTest(base.ReservationsTestCase):
     def test_extended_while_free_then_ended(self):
         uuid, lease = self.soft_lease()
         length = lease.end_at - lease.start_at
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         extended = db_leases.get(STORE, lease.id)
         self.assertEqual((lease.end_at + length, 1, 'ACTIVE'),
                          (extended.end_at, extended.extensions,
@@ -57,7 +57,7 @@ class SoftEndTest(base.ReservationsTestCase):
                          (shown['on_end'], shown['max_extensions'],
                           shown['extensions']))
         # Once as many times as it may: it ends, its server deleted.
-        self.run_engine(at=ledger.to_epoch(extended.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(extended.end_at) + 1)
         self.wait_gone(uuid)
         self.assertEqual('TERMINATED', db_leases.get(STORE, lease.id).status)
 
@@ -67,7 +67,7 @@ class SoftEndTest(base.ReservationsTestCase):
         later = self.rsv('POST', '/leases', base.flavor_lease(
             amount=2, start=61, end=180, name='later'))
         self.assertEqual(201, later.status_code, later.text)
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self.wait_gone(uuid)
         ended = db_leases.get(STORE, lease.id)
         self.assertEqual(('TERMINATED', lease.end_at),
@@ -120,7 +120,7 @@ class SoftEndTest(base.ReservationsTestCase):
                 raise ConnectionError('broker gone')
 
         self.engine.notifier = Unreachable()
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self.assertEqual(1, db_leases.get(STORE, lease.id).extensions)
         # Stored with the extension, in its transaction.
         self.assertEqual(['lease.update'], [

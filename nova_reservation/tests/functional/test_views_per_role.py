@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from devcloud import embedded
 from nova_reservation.db import api as db_api
 from nova_reservation.db import models
-from nova_reservation import quotas
+from nova_reservation.lease import quotas
 from nova_reservation.tests.functional import base
 
 OWNER = base.OWNER

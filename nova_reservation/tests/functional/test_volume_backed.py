@@ -14,9 +14,9 @@
 
 from nova.tests import fixtures as nova_fixtures
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 from nova_reservation.tests.functional.base import params
 from nova_reservation.tests.functional.base import when
@@ -64,7 +64,7 @@ class VolumeBackedTest(base.ReservationTestCase):
         lease = self.lease_of_server(uuid)
         self.start_lease(lease)
         self.assertEqual('ACTIVE', self.admin_api.get_server(uuid)['status'])
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         return uuid, db_leases.get(STORE, lease.id)
 
     def test_on_end_shelve(self):
@@ -150,7 +150,7 @@ class VolumeBackedTest(base.ReservationTestCase):
             '/servers/%s/os-volume_attachments' % uuid).body
         self.assertEqual([volume], [a['volumeId'] for a in
                                     attached['volumeAttachments']])
-        self.run_engine(at=ledger.to_epoch(lease.end_at) + 1)
+        self.run_engine(at=epoch.to_epoch(lease.end_at) + 1)
         self.wait_gone(uuid)
         # Detached, and left where it was.
         self.assertEqual([], list(self.cinder.volume_ids_for_instance(uuid)))

@@ -19,13 +19,13 @@ or refused once their tries or their start have passed.
 import datetime
 import threading
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import waiting as db_waiting
-from nova_reservation import ledger
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
@@ -80,7 +80,7 @@ class WaitingLeaseTest(base.ReservationsTestCase):
         """When the engine tries the waiting lease next (a loaded machine
         may have let the real clock pass the test's).
         """
-        return ledger.to_epoch(db_leases.get(STORE, lease['id']).next_try_at)
+        return epoch.to_epoch(db_leases.get(STORE, lease['id']).next_try_at)
 
     def slots(self, lease: dict) -> list:
         return db_ledger.slots(STORE, lease['reservations'][0]['id'])
@@ -101,12 +101,12 @@ class WaitingLeaseTest(base.ReservationsTestCase):
         self.assertEqual(('WAITING', 1), (shown['status'], shown['tries']))
         self.assertIn('try 1', shown['status_reason'])
         # The full lease ends: the next try places it, from then on.
-        end = ledger.to_epoch(db_leases.get(STORE, full['id']).end_at)
+        end = epoch.to_epoch(db_leases.get(STORE, full['id']).end_at)
         self.run_engine(at=end + 1)
         self.try_waiting(end + 61)
         placed = db_leases.get(STORE, lease['id'])
         self.assertEqual('ACTIVE', placed.status)
-        self.assertGreaterEqual(ledger.to_epoch(placed.start_at), end)
+        self.assertGreaterEqual(epoch.to_epoch(placed.start_at), end)
         self.assertEqual(length, placed.end_at - placed.start_at)
         self.assertEqual(1, len(self.slots(lease)))
         told = [p for t, p in self.notified('lease.update')
@@ -157,7 +157,7 @@ class WaitingLeaseTest(base.ReservationsTestCase):
         self.full(start=0, end=60)
         lease = self.create(waiting_lease(start=10, end=40))
         self.assertEqual('WAITING', lease['status'])
-        start = ledger.to_epoch(db_leases.get(STORE, lease['id']).start_at)
+        start = epoch.to_epoch(db_leases.get(STORE, lease['id']).start_at)
         self.try_waiting(start + 61)
         shown = self.show(lease['id'])
         self.assertEqual('REFUSED', shown['status'])
@@ -271,7 +271,7 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
             'DELETE', '/leases/%s' % full.json()['lease']['id']).status_code)
         self.run_engine()
         self.clock.now = max(self.clock.now,
-                             ledger.to_epoch(db_api.utcnow())) + 61
+                             epoch.to_epoch(db_api.utcnow())) + 61
         self.engine.place_waiting()
         self.run_engine()
         placed = db_leases.get(STORE, lease.id)
@@ -294,7 +294,7 @@ class WaitingServerLeaseTest(base.ReservationsTestCase):
                                                                lease_id)]
         self.assertEqual(2, len(uuids))
         self.clock.now = max(self.clock.now,
-                             ledger.to_epoch(db_api.utcnow())) + 61
+                             epoch.to_epoch(db_api.utcnow())) + 61
         self.engine.place_waiting()
         self.run_engine()
         refused = db_leases.get(STORE, lease_id)
@@ -348,7 +348,7 @@ class WaitingRaceTest(base.ReservationsTestCase):
                          .status_code)
         self.run_engine()
         self.clock.now = max(self.clock.now,
-                             ledger.to_epoch(db_api.utcnow())) + 61
+                             epoch.to_epoch(db_api.utcnow())) + 61
         at_once([self.engine, self.cloud.engine(clock=self.clock)])
         statuses = sorted(db_leases.get(STORE, x['lease']['id']).status
                           for x in (first, second))
@@ -371,7 +371,7 @@ class WaitingRaceTest(base.ReservationsTestCase):
             node='host1', start_at=row.start_at, end_at=row.end_at, vcpus=2,
             memory_mb=4096, disk_gb=40)]})
         self.clock.now = max(self.clock.now,
-                             ledger.to_epoch(db_api.utcnow())) + 61
+                             epoch.to_epoch(db_api.utcnow())) + 61
         self.engine.place_waiting()
         self.run_engine()
         self.assertEqual('ACTIVE', db_leases.get(STORE, lease['id']).status)

@@ -19,11 +19,11 @@ from unittest import mock
 from oslo_config import fixture as config_fixture
 import testtools
 
-from nova_reservation import approval
 from nova_reservation import capacity
 from nova_reservation.cli import approvals as cli
+from nova_reservation.lease import approval
 from nova_reservation.lease.request import ReservationRequest
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 from nova_reservation.schemas import approvals as schemas
 from nova_reservation import status
 from nova_reservation import validation

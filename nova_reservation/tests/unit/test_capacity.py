@@ -20,8 +20,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from nova_reservation import capacity
+from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.tests.unit import base
-from nova_reservation import timeline as timeline_mod
 
 R = capacity.Resources
 

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 import testtools
 
 from nova_reservation import capacity
+from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.tests.unit import base
-from nova_reservation import timeline as timeline_mod
 
 GPU = ('', 'CUSTOM_GPU_A100')
 ONE_GPU = capacity.extras({GPU: 1})

@@ -20,12 +20,12 @@ import types
 import testtools
 
 from nova_reservation import capacity
-from nova_reservation import cells
+from nova_reservation.clients import cells
 from nova_reservation.lease import plan
 from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
+from nova_reservation.lease import resource_types
 from nova_reservation.lease import service
-from nova_reservation import resource_types
 
 NEED = capacity.Resources(1, 512, 1)
 CELLS = {'c1': frozenset({'n1'}), 'c2': frozenset({'n2', 'n3'}),

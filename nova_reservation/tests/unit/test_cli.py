@@ -21,7 +21,7 @@ from nova_reservation.api import validation
 from nova_reservation import capacity
 from nova_reservation.cli import availability
 from nova_reservation.cli import quotas as cli_quotas
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 
 
 def parsed(*argv: str):

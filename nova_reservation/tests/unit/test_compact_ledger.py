@@ -24,11 +24,12 @@ from hypothesis import strategies as st
 import testtools
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import holds as db_holds
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import timeline as timeline_mod
+from nova_reservation.ledger import memory as ledger_mod
 
 # A few sizes, as flavors give; a fraction, and a level past 32 bits,
 # make a node's levels floats.
@@ -268,8 +269,8 @@ class TimelineAgainstReferenceTest(testtools.TestCase):
 def row(slot: capacity.Slot, node: str, deleted: bool = False):
     return db_changes.SlotRow(
         slot.id, slot.reservation_id, node,
-        ledger_mod.from_epoch(1e9 + slot.start),
-        ledger_mod.from_epoch(1e9 + slot.end), *slot.resources,
+        epoch.from_epoch(1e9 + slot.start),
+        epoch.from_epoch(1e9 + slot.end), *slot.resources,
         slot.instance_uuid, deleted, db_ledger.extras_column(slot.extras))
 
 

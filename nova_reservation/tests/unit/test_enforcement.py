@@ -32,7 +32,7 @@ from nova_reservation.enforcement import external
 from nova_reservation.enforcement import filters
 from nova_reservation.lease.refusal import Refused
 from nova_reservation.lease.request import ReservationRequest
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 
 T0 = datetime.datetime(2026, 12, 1, 10, 0)
 DAY = datetime.timedelta(days=1)

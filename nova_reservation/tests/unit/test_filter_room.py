@@ -25,10 +25,10 @@ from nova.scheduler import host_manager
 import testtools
 
 from nova_reservation import capacity
+from nova_reservation.capacity import timeline as timeline_mod
+from nova_reservation.clients import placement
 from nova_reservation import filters
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import placement
-from nova_reservation import timeline as timeline_mod
+from nova_reservation.ledger import memory as ledger_mod
 
 objects.register_all()
 NOW = 1_000_000.0

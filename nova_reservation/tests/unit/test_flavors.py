@@ -18,8 +18,8 @@ from nova import objects
 import testtools
 
 from nova_reservation import capacity
+from nova_reservation.clients import flavors
 from nova_reservation.engine import preemption
-from nova_reservation import flavors
 
 objects.register_all()
 

@@ -21,8 +21,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from nova_reservation import capacity
-from nova_reservation import floatingips
-from nova_reservation import timeline as timeline_mod
+from nova_reservation.capacity import timeline as timeline_mod
+from nova_reservation.lease import floatingips
 
 intervals = st.tuples(st.integers(0, 100), st.integers(1, 30)).map(
     lambda p: (p[0], p[0] + p[1]))

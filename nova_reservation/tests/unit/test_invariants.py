@@ -20,8 +20,8 @@ from typing import Optional
 import unittest
 
 from devcloud import invariants
+from nova_reservation.capacity import epoch
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import ledger as ledger_mod
 
 NOW = datetime.datetime(2026, 1, 1, 12, 0)
 GOLD = 'CUSTOM_BAREMETAL_GOLD'
@@ -67,7 +67,7 @@ class ExtraClassesTest(unittest.TestCase):
                                 if gpu == i}}
         bound = {s['instance_uuid'] for s in slots if s['instance_uuid']}
         return invariants._capacity(slots, answers.get,
-                                    ledger_mod.to_epoch(NOW), set(), bound)
+                                    epoch.to_epoch(NOW), set(), bound)
 
     def test_each_unit_is_promised_once(self):
         self.assertEqual([], self.found([slot_row(1), slot_row(2)], {}))

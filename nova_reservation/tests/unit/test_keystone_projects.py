@@ -22,8 +22,8 @@ from keystoneauth1 import exceptions as ks_exceptions
 from oslo_config import fixture as config_fixture
 import testtools
 
+from nova_reservation.clients import keystone_projects
 from nova_reservation import conf
-from nova_reservation import keystone_projects
 from nova_reservation import validation
 
 P1, P2 = 'p1', 'p2'
@@ -72,10 +72,10 @@ class KeystoneTestCase(testtools.TestCase):
     def keystone(self, caller=None, service=None) -> None:
         """The caller's token and the service credentials (None: none)."""
         self.useFixture(fixtures.MockPatch(
-            'nova_reservation.keystone_projects._caller',
+            'nova_reservation.clients.keystone_projects._caller',
             side_effect=lambda ctx: caller))
         self.useFixture(fixtures.MockPatch(
-            'nova_reservation.keystone_projects._service',
+            'nova_reservation.clients.keystone_projects._service',
             side_effect=lambda: service))
 
     def check(self, *projects: str) -> None:

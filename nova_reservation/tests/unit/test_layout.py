@@ -10,10 +10,11 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Where the development clouds live: in ``devcloud/``, outside the
-installed package; the package, the benchmarks, the development clouds and
-the unit tests import no test code; the local cloud's services find
-``devcloud`` wherever they run.
+"""The package's layout: its layers point down and hold no import circle;
+the development clouds live in ``devcloud/``, outside the installed
+package; the package, the benchmarks, the development clouds and the unit
+tests import no test code; the local cloud's services find ``devcloud``
+wherever they run.
 """
 
 import ast
@@ -75,7 +76,139 @@ def importing(files: dict, prefix: str, but: str = '\0') -> dict:
     return {path: modules for path, modules in found.items() if modules}
 
 
+# The package's layers, from the top: a module may import its own layer's
+# and lower ones, never a higher one.  A module's layer is that of the
+# longest name below that it starts with.
+LAYERS = (
+    # The entry points, one per process or plug-in point.
+    ('api', 'hooks', 'engine', 'filters', 'dashboard', 'cmd', 'cli'),
+    # The lease domain: the lease service and the features it runs.
+    ('lease', 'enforcement'),
+    # Leases in Blazar's shapes, and their notifications.
+    ('notifications', 'views'),
+    # Each process's ledger copy; the other services' clients.
+    ('ledger', 'clients'),
+    # The store.
+    ('db',),
+    # Pure: the capacity math, the lease domain's rules (its vocabulary,
+    # schedules, shares, splits, quotas, addresses, host requirements: no
+    # I/O, so that the store applies them too), states, marks, schemas,
+    # policies, options, release differences.
+    ('capacity', 'lease.resource_types', 'lease.schedule', 'lease.shares',
+     'lease.splits', 'lease.quotas', 'lease.floatingips',
+     'lease.properties', 'status', 'marks', 'schemas',
+     'validation', 'policies', 'conf', 'compat', 'deploy'),
+)
+
+
+def module_graph() -> dict:
+    """{module of the package (tests left out): the modules of the package
+    it imports, type-only imports included}.  ``from a import b`` names
+    the module ``a.b`` where there is one, else ``a``.
+    """
+    files = parsed('nova_reservation', ('nova_reservation/tests',))
+    names = {}
+    for path in files:
+        name = path[:-len('.py')].replace(os.sep, '.')
+        names[path] = name[:-len('.__init__')] if name.endswith(
+            '.__init__') else name
+    modules = set(names.values())
+    graph = {}
+    for path, tree in files.items():
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.update(
+                    '%s.%s' % (node.module, a.name)
+                    if '%s.%s' % (node.module, a.name) in modules
+                    else node.module for a in node.names)
+        graph[names[path]] = {m for m in found if m in modules} - {
+            names[path]}
+    return graph
+
+
+def layer_of(module: str) -> Optional[int]:
+    rest = module.split('.', 1)[1] if '.' in module else ''
+    best, found = -1, None
+    for index, names in enumerate(LAYERS):
+        for name in names:
+            if (rest == name or rest.startswith(name + '.')) and \
+                    len(name) > best:
+                best, found = len(name), index
+    return found
+
+
+def circles(graph: dict) -> list:
+    """The strongly connected sets of more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            ring = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                ring.append(w)
+                if w == v:
+                    break
+            if len(ring) > 1:
+                found.append(sorted(ring))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
 class LayoutTest(testtools.TestCase):
+
+    def test_every_module_has_a_layer(self):
+        self.assertEqual([], sorted(
+            m for m in module_graph()
+            if m != 'nova_reservation' and layer_of(m) is None))
+
+    def test_no_module_imports_a_higher_layer(self):
+        upward = {}
+        for module, imported in module_graph().items():
+            mine = layer_of(module)
+            wrong = sorted(m for m in imported
+                           if mine is not None and layer_of(m) is not None
+                           and layer_of(m) < mine)
+            if wrong:
+                upward[module] = wrong
+        self.assertEqual({}, upward)
+
+    def test_no_import_circles(self):
+        self.assertEqual([], circles(module_graph()))
+
+    def test_the_package_root_holds_a_dozen_modules_at_most(self):
+        # Beside its folders: what the rest shares (states, marks, views,
+        # notifications, validation, policies, release differences).
+        root = [n for n in os.listdir(os.path.join(ROOT, 'nova_reservation'))
+                if n.endswith('.py')]
+        self.assertLessEqual(len(root), 12, sorted(root))
+
+    def test_the_layer_checks_see_what_they_look_for(self):
+        # A circle and an upward import, made up, are found.
+        self.assertEqual([['a', 'b', 'c']],
+                         circles({'a': {'b'}, 'b': {'c'}, 'c': {'a'},
+                                  'd': {'a'}}))
+        self.assertEqual(5, layer_of('nova_reservation.lease.shares'))
+        self.assertEqual(1, layer_of('nova_reservation.lease.service'))
+        self.assertEqual(0, layer_of('nova_reservation.engine.service'))
+        self.assertEqual(4, layer_of('nova_reservation.db.leases'))
+        self.assertIsNone(layer_of('nova_reservation.nowhere'))
 
     def test_only_the_tests_import_test_code(self):
         outside = {}

@@ -21,8 +21,9 @@ import types
 
 import testtools
 
+from nova_reservation.capacity import epoch
 from nova_reservation.db import holds as db_holds
-from nova_reservation import ledger as ledger_mod
+from nova_reservation.ledger import memory as ledger_mod
 
 NODES = ('n1', 'n2', 'n3', 'n4')
 RESERVATIONS = ('r1', 'r2', 'r3')
@@ -33,8 +34,8 @@ def slot_row(slot_id: int, node: str, reservation: str = 'r1',
              end: float = 5000):
     return types.SimpleNamespace(
         id=slot_id, reservation_id=reservation, node=node,
-        start_at=ledger_mod.from_epoch(start),
-        end_at=ledger_mod.from_epoch(end), vcpus=1, memory_mb=512,
+        start_at=epoch.from_epoch(start),
+        end_at=epoch.from_epoch(end), vcpus=1, memory_mb=512,
         disk_gb=1, instance_uuid=instance, deleted=deleted, extras=None)
 
 
@@ -213,7 +214,7 @@ class LedgerViewTest(testtools.TestCase):
         # Requests still read the last whole view.
         self.assertEqual({1, 2}, set(self.ledger.by_id))
         self.assertIs(before.timelines, self.ledger.timelines)
-        broken.end_at = ledger_mod.from_epoch(5000)
+        broken.end_at = epoch.from_epoch(5000)
         self.assertEqual(2, self.ledger.refresh())
         self.assertEqual({2, 3, 4}, set(self.ledger.by_id))
         self.assertEqual({'n1', 'n2', 'n3'}, set(self.ledger.timelines))

@@ -22,12 +22,12 @@ from unittest import mock
 from devcloud import invariants
 from nova_reservation.api import validation as api_validation
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
 from nova_reservation.lease import maintenance as lease_maintenance
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import timeline as timeline_mod
 
 NOW = datetime.datetime(2030, 1, 1)
 FULL = capacity.Resources(10, 8192, 100)
@@ -276,7 +276,7 @@ class ServerOffItsSlotTest(unittest.TestCase):
                                 for rc in capacity.RESOURCE_CLASSES}}
         slots = [slot_row(1, 'b', 'x'), slot_row(2, 'a', vcpus=others)]
         return invariants._capacity(slots, answers.get,
-                                    ledger_mod.to_epoch(NOW), set(), set())
+                                    epoch.to_epoch(NOW), set(), set())
 
     def test_a_server_off_its_slot_counts_where_it_runs(self):
         # Until it leaves, it uses node a as an ordinary server does.

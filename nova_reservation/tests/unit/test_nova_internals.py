@@ -33,7 +33,7 @@ from nova.scheduler import utils as scheduler_utils
 from nova.virt import block_device as virt_block_device
 import testtools
 
-from nova_reservation import flavors
+from nova_reservation.clients import flavors
 
 
 objects.register_all()

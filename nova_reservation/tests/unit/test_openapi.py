@@ -32,7 +32,7 @@ class OpenAPITest(unittest.TestCase):
     def test_the_repository_copy_is_current(self):
         with open(REPO_COPY) as f:
             self.assertEqual(openapi.text(api.ROUTES), f.read(),
-                             'run: python -m nova_reservation.api.openapi '
+                             'run: python -m nova_reservation.api '
                              '> doc/openapi.json')
 
     def test_every_route_is_described(self):

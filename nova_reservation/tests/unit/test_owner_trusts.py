@@ -21,9 +21,9 @@ from keystoneauth1 import loading as ks_loading
 from oslo_config import fixture as config_fixture
 import testtools
 
+from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.engine import volumes
-from nova_reservation import trusts
 
 
 def bdm(source: str, **fields):

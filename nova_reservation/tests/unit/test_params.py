@@ -18,7 +18,7 @@ import unittest
 
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
-from nova_reservation import idempotency
+from nova_reservation.lease import idempotency
 from nova_reservation import marks
 from nova_reservation import validation
 

@@ -17,8 +17,8 @@ import types
 import testtools
 
 from nova_reservation import capacity
-from nova_reservation import ledger
-from nova_reservation import passes
+from nova_reservation.capacity import epoch
+from nova_reservation.filters import passes
 
 NOW = 1_800_000_000.0
 SETTLE = 10
@@ -47,7 +47,7 @@ class _Usage:
 def row(uuid: str, node: str, memory_mb: float, age: float = 1.0):
     return types.SimpleNamespace(
         instance_uuid=uuid, node=node, vcpus=1, memory_mb=memory_mb,
-        disk_gb=0, created_at=ledger.from_epoch(NOW - age))
+        disk_gb=0, created_at=epoch.from_epoch(NOW - age))
 
 
 def candidate(node: str, room_mb: float):

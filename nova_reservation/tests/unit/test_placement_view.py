@@ -19,7 +19,7 @@ import copy
 import testtools
 
 from nova_reservation import capacity
-from nova_reservation import placement
+from nova_reservation.clients import placement
 
 
 class _Answer:

@@ -14,7 +14,7 @@ import types
 import unittest
 
 from nova_reservation import capacity
-from nova_reservation import properties
+from nova_reservation.lease import properties
 
 
 class PropertiesTest(unittest.TestCase):

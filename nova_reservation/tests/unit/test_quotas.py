@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 import testtools
 
 from nova_reservation import capacity
-from nova_reservation import ledger
-from nova_reservation import quotas
+from nova_reservation.capacity import epoch
+from nova_reservation.lease import quotas
 
 H = 3600
-T0 = ledger.to_epoch(datetime.datetime(2026, 12, 10, 10, 0))
+T0 = epoch.to_epoch(datetime.datetime(2026, 12, 10, 10, 0))
 
 
 def piece(start_h, end_h, vcpus=2, memory_mb=1024, hosts=0):
@@ -58,12 +58,12 @@ class PeaksTest(testtools.TestCase):
 class MonthlyTest(testtools.TestCase):
 
     def test_cut_at_the_month_boundary(self):
-        start = ledger.to_epoch(datetime.datetime(2026, 12, 31, 22, 0))
+        start = epoch.to_epoch(datetime.datetime(2026, 12, 31, 22, 0))
         found = quotas.monthly([quotas.Piece(start, start + 4 * H, 3, 0, 0)])
         self.assertEqual({'2026-12': 6.0, '2027-01': 6.0}, found)
 
     def test_a_leap_february(self):
-        start = ledger.to_epoch(datetime.datetime(2028, 2, 1))
+        start = epoch.to_epoch(datetime.datetime(2028, 2, 1))
         found = quotas.monthly([quotas.Piece(start, start + 30 * 24 * H, 1,
                                              0, 0)])
         self.assertEqual({'2028-02': 29 * 24.0, '2028-03': 24.0}, found)

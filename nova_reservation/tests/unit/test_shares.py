@@ -23,12 +23,13 @@ from hypothesis import strategies as st
 from osc_lib import exceptions
 
 from nova_reservation.api import validation as api_validation
+from nova_reservation.capacity import epoch
 from nova_reservation.cli import shares as cli
 from nova_reservation.db import changes as db_changes
 from nova_reservation.hooks import params
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import shares
-from nova_reservation import splits
+from nova_reservation.lease import shares
+from nova_reservation.lease import splits
+from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import validation
 
 T0 = datetime.datetime(2026, 12, 1, 10, 0)
@@ -228,11 +229,11 @@ class SplitLedgerTest(unittest.TestCase):
         old_view = copy.view
         copy.refresh()
         new_view = copy.view
-        t = ledger_mod.to_epoch(T0) - 1
+        t = epoch.to_epoch(T0) - 1
         self.assertEqual(old_view.peaks_after(t), new_view.peaks_after(t))
         for node in ('n1', 'n2', 'n3'):
             for minutes in range(0, 240, 15):
-                at = ledger_mod.to_epoch(T0) + minutes * 60
+                at = epoch.to_epoch(T0) + minutes * 60
                 self.assertEqual(
                     _usage(old_view, node, at), _usage(new_view, node, at))
         ids = lambda view, rid: [s.id for s in view.slots(rid)]  # noqa

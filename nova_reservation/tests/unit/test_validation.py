@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from nova_reservation.api import validation as bodies
 from nova_reservation import capacity
 from nova_reservation.hooks import params
-from nova_reservation import properties
+from nova_reservation.lease import properties
 from nova_reservation.schemas import hosts
 from nova_reservation.schemas import leases
 from nova_reservation import validation

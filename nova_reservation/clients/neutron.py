@@ -28,7 +28,7 @@ from neutronclient.common import exceptions as neutron_exceptions
 from nova import context as nova_context
 from nova.network import neutron as nova_neutron
 
-from nova_reservation import floatingips
+from nova_reservation.lease import floatingips
 
 # What Neutron or the way to it can fail with.
 FAILURES = (neutron_exceptions.NeutronClientException,

@@ -24,7 +24,7 @@ from typing import Optional
 
 from oslo_log import log as logging
 
-from nova_reservation import keystone_projects
+from nova_reservation.clients import keystone_projects
 
 LOG = logging.getLogger(__name__)
 # Seconds a project's tags are kept before they are read again.

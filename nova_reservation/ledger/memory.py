@@ -24,10 +24,8 @@ in their nodes' timelines (`slot_columns`), and a `capacity.Slot` is made
 only when a reader asks for one.
 """
 
-import calendar
 import contextlib
 import dataclasses
-import datetime
 import functools
 import operator
 import sys
@@ -36,35 +34,19 @@ import time
 from typing import Callable, Optional
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.capacity import slot_columns
+from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.db import api as db_api
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation import refresher
-from nova_reservation import shares
-from nova_reservation import slot_columns
-from nova_reservation import slot_index
-from nova_reservation import timeline as timeline_mod
+from nova_reservation.lease import shares
+from nova_reservation.ledger import refresher
+from nova_reservation.ledger import slot_index
 
 # The scheduler hint in which the boot hook gives the ids of the slots a
 # boot holds: the filter lets each server of the boot use any of them.
 SLOTS_HINT = 'reservation_slots'
-
-
-def to_epoch(value: datetime.datetime) -> float:
-    """Seconds since the epoch of a naive UTC datetime."""
-    return calendar.timegm(value.timetuple()) + value.microsecond / 1e6
-
-
-def from_epoch(value: float) -> datetime.datetime:
-    return datetime.datetime.fromtimestamp(
-        value, datetime.timezone.utc).replace(tzinfo=None)
-
-
-def when_text(value: float) -> str:
-    """An instant in seconds since the epoch as messages show it (UTC, to
-    the second).
-    """
-    return str(from_epoch(value).replace(microsecond=0))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -243,8 +225,8 @@ class _NextView:
         size = slot_columns.SIZES.number(
             (row.vcpus, row.memory_mb, row.disk_gb))
         self.index.put(row.id, node)
-        self._timeline(node).put(row.id, rid, to_epoch(row.start_at),
-                                 to_epoch(row.end_at), size,
+        self._timeline(node).put(row.id, rid, epoch.to_epoch(row.start_at),
+                                 epoch.to_epoch(row.end_at), size,
                                  row.instance_uuid,
                                  db_ledger.extras_value(row.extras))
         nodes = self.nodes_by_reservation.get(rid, ())

@@ -47,11 +47,11 @@ from typing import Callable, Dict, NamedTuple, Optional
 from oslo_log import log as logging
 
 from nova_reservation import capacity
+from nova_reservation.capacity import epoch
+from nova_reservation.clients import placement
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import passes as db_passes
-from nova_reservation import ledger as ledger_mod
-from nova_reservation import placement
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -91,7 +91,7 @@ class Passes:
         """
         settle = CONF.reservation.boot_settle_timeout
         read_at = read_at or (self.clock() - db_passes.KEPT.total_seconds())
-        since = ledger_mod.from_epoch(read_at - settle - CLOCK_SKEW)
+        since = epoch.from_epoch(read_at - settle - CLOCK_SKEW)
         # By then each boot in flight now has claimed or never will.
         deadline = time.monotonic() + settle + CLOCK_SKEW + POLL
         ctx = db_api.Context()
@@ -148,7 +148,7 @@ class Passes:
             in_flight = capacity.ZERO
             for row in here:
                 if not claims[row.instance_uuid] and (
-                        now - ledger_mod.to_epoch(row.created_at) <
+                        now - epoch.to_epoch(row.created_at) <
                         settle + CLOCK_SKEW):
                     in_flight = in_flight + db_passes.need_of(row)
             found = None

@@ -32,8 +32,8 @@ from nova_reservation.capacity.amounts import NO_EXTRAS
 from nova_reservation.capacity.amounts import Resources
 from nova_reservation.capacity.amounts import Slot
 from nova_reservation.capacity.amounts import ZERO
-from nova_reservation import level_arrays
-from nova_reservation import slot_columns
+from nova_reservation.capacity import level_arrays
+from nova_reservation.capacity import slot_columns
 
 # Queries that span more steps than this use the block maxima (made on
 # the first such query); shorter ones are scanned, in C.

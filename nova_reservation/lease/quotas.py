@@ -32,7 +32,7 @@ import re
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
-from nova_reservation import ledger
+from nova_reservation.capacity import epoch
 
 # The limits, each with what it counts (the words of a refusal).
 AT_ANY_INSTANT = {'vcpus': 'vCPUs', 'memory_mb': 'MB of RAM',
@@ -178,7 +178,7 @@ def peaks(pieces: Iterable[Piece]) -> dict:
 
 
 def month_of(seconds: float) -> str:
-    return ledger.from_epoch(seconds).strftime('%Y-%m')
+    return epoch.from_epoch(seconds).strftime('%Y-%m')
 
 
 def _next_month(day: datetime.datetime) -> datetime.datetime:
@@ -195,8 +195,8 @@ def monthly(pieces: Iterable[Piece],
     for p in pieces:
         start, held = p.start, amount(p)
         while start < p.end and held:
-            cut = min(p.end, ledger.to_epoch(_next_month(
-                ledger.from_epoch(start))))
+            cut = min(p.end, epoch.to_epoch(_next_month(
+                epoch.from_epoch(start))))
             key = month_of(start)
             found[key] = found.get(key, 0.0) + held * (cut - start) / 3600
             start = cut
@@ -226,7 +226,7 @@ def exceeded(quota: Quota, before: Usage, after: Usage) -> Optional[Excess]:
         would, when = after.peaks[name]
         if most > UNLIMITED and would > most and would > had:
             return Excess(quota.project_id, name, most, had, would,
-                          ledger.when_text(when))
+                          epoch.when_text(when))
     for name, most in sorted(quota.limits.items()):
         found = class_limit(name) or ((None, True) if name == PER_MONTH
                                       else None)
@@ -238,7 +238,7 @@ def exceeded(quota: Quota, before: Usage, after: Usage) -> Optional[Excess]:
             would, when = after.peaks.get(rc, (0, None))
             if would > most and would > had:
                 return Excess(quota.project_id, name, most, had, would,
-                              ledger.when_text(when))
+                              epoch.when_text(when))
             continue
         was, will = ((before.months, after.months) if rc is None else
                      (before.class_months.get(rc, {}),

@@ -29,8 +29,8 @@ from keystoneauth1 import exceptions as ks_exceptions
 from nova import utils as nova_utils
 from oslo_log import log as logging
 
+from nova_reservation.clients import trusts
 from nova_reservation import conf
-from nova_reservation import trusts
 from nova_reservation import validation
 
 LOG = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import datetime
 import json
 from typing import Iterable, NamedTuple, Optional
 
-from nova_reservation import resource_types
+from nova_reservation.lease import resource_types
 
 TARGETED = 'targeted'
 OPEN = 'open'

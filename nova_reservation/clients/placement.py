@@ -17,7 +17,7 @@ import time
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
-from nova_reservation import refresher
+from nova_reservation.ledger import refresher
 
 PLACEMENT_VERSION = '1.14'
 # Provider summaries of every resource class, not only those asked for.
