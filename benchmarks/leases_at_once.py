@@ -30,6 +30,7 @@ from benchmarks import data
 from benchmarks import lease_placement
 from benchmarks import store
 from devcloud import machine
+from nova_reservation import exception
 from nova_reservation.lease import request as lease_request
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import write as lease_write
@@ -69,9 +70,9 @@ def _measure(hosts: int, allocations: int, clients: int) -> dict:
                                resource_types.FLAVOR, 2, need=data.SLOT,
                                flavor_id='bench')], [])
             return 'made'
-        except lease_request.LedgerBusy:
+        except exception.LedgerBusy:
             return 'busy'
-        except lease_request.NoCapacity:
+        except exception.NoCapacity:
             return 'full'
 
     # Each reads its nodes once, as a worker does at its first lease.

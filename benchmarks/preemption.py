@@ -53,8 +53,8 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import preemptibles as db_preemptibles
-from nova_reservation.engine import nova_client
 from nova_reservation.engine import preemption
+from nova_reservation import exception
 from nova_reservation import filters as rsv_filters
 from nova_reservation.lease import request as lease_request
 from nova_reservation.lease import resource_types
@@ -173,7 +173,7 @@ class Cloud:
 
     def server(self, uuid: str) -> dict:
         if uuid not in self.servers:
-            raise nova_client.NotFound(uuid)
+            raise exception.NovaNotFound(uuid)
         return self.servers[uuid].view()
 
     def servers_of(self, tag=None) -> list:
@@ -210,7 +210,7 @@ class Cloud:
                 self.place(server, node)
                 server.status = 'ACTIVE'
         else:
-            raise nova_client.NovaError('%s is not simulated' % name)
+            raise exception.NovaError('%s is not simulated' % name)
 
     # ------------------------------------------------------------ placement
 
@@ -334,7 +334,7 @@ def run(nodes: int = 100, days: float = 7.0, seed: int = 7) -> dict:
                     created_at=epoch.from_epoch(now)), [request], [])
                 leases[lease_id] = (lease_start, lease_end, request.id, [])
                 made += 1
-            except lease_request.NoCapacity:
+            except exception.NoCapacity:
                 pass
         # The stream: a preemptible job every two minutes on average,
         # 2 to 12 hours of work each.

@@ -29,6 +29,7 @@ from typing import Any, Optional
 import jsonschema
 from jsonschema import exceptions as jsonschema_exceptions
 
+from nova_reservation.exception import InvalidParam
 from nova_reservation.schemas import leases as schemas
 
 # Deeper input is refused before anything walks it recursively: no body
@@ -37,12 +38,6 @@ MAX_DEPTH = 32
 # Dates are digits and separators; anything else (a NUL, a newline, a
 # letter) is refused before parsing.
 DATE_CHARACTERS = re.compile(r'^[0-9][0-9T:.+ Zz-]*$')
-
-
-class InvalidParam(ValueError):
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__('%s: %s' % (field, problem))
-        self.field = field
 
 
 def _reject_constant(name: str):

@@ -19,6 +19,7 @@ from oslo_log import log as logging
 import webob
 import webob.dec
 
+from nova_reservation.api import fault_wrap
 from nova_reservation.api.handlers import approvals
 from nova_reservation.api.handlers import availability
 from nova_reservation.api.handlers import floatingips
@@ -29,9 +30,8 @@ from nova_reservation.api.handlers import quotas
 from nova_reservation.api.handlers import splits
 from nova_reservation.api import openapi
 from nova_reservation.api import wsgi
-from nova_reservation.clients import keystone_projects
-from nova_reservation.clients import placement
 from nova_reservation.db import api as db_api
+from nova_reservation import exception
 
 LOG = logging.getLogger(__name__)
 
@@ -126,10 +126,10 @@ class ReservationAPI:
                 return handler(ctx, req, **match.groupdict())
             except wsgi.Fault as f:
                 return f.response()
-            except (placement.Unavailable, keystone_projects.Unavailable) as e:
-                LOG.warning('%s %s: %s', req.method, path, e)
-                return wsgi.Fault(503, 'ServiceUnavailable',
-                                  str(e)).response()
+            except exception.ReservationError as e:
+                if isinstance(e, exception.ServiceUnavailable):
+                    LOG.warning('%s %s: %s', req.method, path, e)
+                return fault_wrap.fault(e).response()
             except Exception as e:
                 if db_api.unavailable(e):
                     LOG.warning('%s %s: %s', req.method, path, e)

@@ -24,7 +24,10 @@ import json
 from typing import Callable, Optional
 
 from nova_reservation import capacity
+from nova_reservation import exception
+from nova_reservation.exception import InvalidParam
 from nova_reservation.lease import floatingips
+from nova_reservation.lease import maintenance
 from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
@@ -35,7 +38,6 @@ from nova_reservation.schemas import leases as schemas
 from nova_reservation.schemas import ledger as ledger_schemas
 from nova_reservation import validation
 
-Invalid = validation.InvalidParam
 MAX_AMOUNT = 1000
 MAX_REQUIREMENTS_LENGTH = schema_common.REQUIREMENTS['maxLength']
 
@@ -49,15 +51,15 @@ def whole(field: str, value, minimum: int = 1,
           maximum: int = MAX_AMOUNT) -> int:
     """An integer (or a string of one, as the CLI sends) in range."""
     if isinstance(value, bool) or isinstance(value, float):
-        raise Invalid(field, 'must be a whole number')
+        raise InvalidParam(field, 'must be a whole number')
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise Invalid(field, 'must be a whole number, not %s'
-                      % json.dumps(value)[:40])
+        raise InvalidParam(field, 'must be a whole number, not %s'
+                           % json.dumps(value)[:40])
     if not minimum <= number <= maximum:
-        raise Invalid(field, 'must be between %d and %d'
-                      % (minimum, maximum))
+        raise InvalidParam(field, 'must be between %d and %d'
+                           % (minimum, maximum))
     return number
 
 
@@ -67,7 +69,7 @@ def parse_affinity(field: str, value) -> Optional[bool]:
         return None
     if text in ('true', 'false'):
         return text == 'true'
-    raise Invalid(field, 'must be true, false or none')
+    raise InvalidParam(field, 'must be true, false or none')
 
 
 def parse_requirements(field: str, value,
@@ -79,12 +81,12 @@ def parse_requirements(field: str, value,
     # Given as a list, held to the length of its text as well: it is kept
     # as text and read again for each plan.
     if len(value) > MAX_REQUIREMENTS_LENGTH:
-        raise Invalid(field, 'is longer than %d characters as JSON text'
-                      % MAX_REQUIREMENTS_LENGTH)
+        raise InvalidParam(field, 'is longer than %d characters as JSON text'
+                           % MAX_REQUIREMENTS_LENGTH)
     try:
         properties.parse(value, names)
-    except properties.InvalidRequirements as e:
-        raise Invalid(field, str(e))
+    except exception.InvalidRequirements as e:
+        raise InvalidParam(field, str(e))
     return value
 
 
@@ -95,11 +97,11 @@ def addresses(field: str, value: list) -> tuple:
         try:
             address = floatingips.canonical(text)
         except ValueError:
-            raise Invalid('%s[%d]' % (field, i), '%s is not an IP address'
-                          % json.dumps(text)[:64])
+            raise InvalidParam('%s[%d]' % (field, i), '%s is not an IP address'
+                               % json.dumps(text)[:64])
         if address in found:
-            raise Invalid('%s[%d]' % (field, i), '%s is given twice'
-                          % address)
+            raise InvalidParam('%s[%d]' % (field, i), '%s is given twice'
+                               % address)
         found.append(address)
     return tuple(found)
 
@@ -113,19 +115,19 @@ def floating_ips(prefix: str, value: dict, registered: Callable
     wanted = addresses(prefix + 'required_floatingips',
                        value.get('required_floatingips', []))
     if len(wanted) > amount:
-        raise Invalid(prefix + 'required_floatingips', 'names %d addresses; '
-                      'amount is %d' % (len(wanted), amount))
+        raise InvalidParam(prefix + 'required_floatingips', 'names %d '
+                           'addresses; amount is %d' % (len(wanted), amount))
     network_id = value['network_id']
     known = registered(network_id)
     if not known:
-        raise Invalid(prefix + 'network_id', 'network %s has no floating IP '
-                      'that leases may take (see /v1/floatingips)'
-                      % network_id)
+        raise InvalidParam(prefix + 'network_id', 'network %s has no floating '
+                           'IP that leases may take (see /v1/floatingips)'
+                           % network_id)
     for i, address in enumerate(wanted):
         if address not in known:
-            raise Invalid('%srequired_floatingips[%d]' % (prefix, i),
-                          '%s is not a floating IP of network %s that '
-                          'leases may take' % (address, network_id))
+            raise InvalidParam('%srequired_floatingips[%d]' % (prefix, i),
+                               '%s is not a floating IP of network %s that '
+                               'leases may take' % (address, network_id))
     return plan_request.ReservationRequest(
         resource_type=resource_types.FLOATINGIP, count=amount,
         need=floatingips.UNIT, network_id=network_id, addresses=wanted)
@@ -137,8 +139,9 @@ def shared_with(field: str, value, owner: Optional[str]) -> tuple:
     """
     found = tuple(sorted(set(value or ())))
     if owner is not None and owner in found:
-        raise Invalid(field, 'names the lease\'s own project %s; list only '
-                      'the other projects that may boot into it' % owner)
+        raise InvalidParam(field, 'names the lease\'s own project %s; list '
+                           'only the other projects that may boot into '
+                           'it' % owner)
     return found
 
 
@@ -166,10 +169,11 @@ def sharing(prefix: str, kind: str, value: dict,
     if 'matching' in value:
         if value['matching'] == shares.OPEN and \
                 kind not in resource_types.WITH_FLAVOR:
-            raise Invalid(prefix + 'matching', 'open is for flavor:instance '
-                          'and virtual:instance reservations (an ordinary '
-                          'boot takes one of their slots); boot into a '
-                          'host reservation with its id')
+            raise InvalidParam(prefix + 'matching', 'open is for '
+                               'flavor:instance and virtual:instance '
+                               'reservations (an ordinary boot takes one '
+                               'of their slots); boot into a host '
+                               'reservation with its id')
         found['matching'] = value['matching']
     return found
 
@@ -201,7 +205,7 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
         low = whole(prefix + 'min', value.get('min'))
         high = whole(prefix + 'max', value['max'])
         if low > high:
-            raise Invalid(prefix + 'min', 'must not be above max')
+            raise InvalidParam(prefix + 'min', 'must not be above max')
         before_end = value.get('before_end') or None
         return plan_request.ReservationRequest(
             resource_type=kind, count=high, min_count=low,
@@ -222,12 +226,12 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         try:
             need = flavor_need(flavor_id)
-        except capacity.Uncounted as e:
-            raise Invalid(prefix + 'flavor_id', 'flavor %s %s'
-                          % (flavor_id, e))
+        except exception.Uncounted as e:
+            raise InvalidParam(prefix + 'flavor_id', 'flavor %s %s'
+                               % (flavor_id, e))
         if need is None:
-            raise Invalid(prefix + 'flavor_id', 'flavor %s not found'
-                          % flavor_id)
+            raise InvalidParam(prefix + 'flavor_id', 'flavor %s not found'
+                               % flavor_id)
         return plan_request.ReservationRequest(
             resource_type=kind, count=amount, need=need.resources,
             traits=need.traits, extras=need.extras, affinity=affinity,
@@ -247,8 +251,8 @@ def before_end_minutes(value, start: datetime.datetime,
         return None
     when = validation.parse_time('before_end_date', value)
     if not start <= when < end:
-        raise Invalid('before_end_date', 'must be between the start and the '
-                      'end of the lease')
+        raise InvalidParam('before_end_date', 'must be between the start and '
+                           'the end of the lease')
     return max(1, int((end - when).total_seconds() // 60))
 
 
@@ -265,7 +269,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
     for field in ('start_date', 'end_date'):
         if field not in body:
             # Blazar's words, which its clients and tests look for.
-            raise Invalid(field, 'Missing parameter %s' % field)
+            raise InvalidParam(field, 'Missing parameter %s' % field)
     start, end = validation.interval('start_date', body['start_date'],
                                      'end_date', body['end_date'], now,
                                      max_duration, max_advance)
@@ -277,7 +281,7 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
         reservations=len(body.get('reservations', [])))
     requests = [reservation(i, r, flavor_need, registered, owner)
                 for i, r in enumerate(body.get('reservations', []))]
-    maintenance_alone(body, requests)
+    maintenance.check_alone(body, requests)
     values = dict(name=validation.lease_name(body['name']), start_at=start,
                   end_at=end, before_end_minutes=before_end_minutes(
                       body.get('before_end_date'), start, end),
@@ -288,23 +292,6 @@ def lease(body, now: datetime.datetime, max_duration: int, max_advance: int,
     if wait is not None:
         values.update(wait.columns(start_now))
     return values, requests, intervals
-
-
-def maintenance_alone(body: dict, requests: list) -> None:
-    """A maintenance window's lease holds that one reservation, over one
-    interval that it takes as asked (it neither recurs nor waits).
-    """
-    if not any(r.resource_type == resource_types.MAINTENANCE
-               for r in requests):
-        return
-    if len(requests) > 1:
-        raise Invalid('reservations', 'a lease with a maintenance '
-                      'reservation holds no other reservation')
-    for field in ('recurrence', 'if_busy', 'flexible_start', 'on_end'):
-        if field in body and body[field] not in ('refuse', False, 'delete',
-                                                 'none'):
-            raise Invalid(field, 'is not supported with a maintenance '
-                          'reservation')
 
 
 def update(body, lease_row, now: datetime.datetime, max_duration: int,
@@ -319,8 +306,8 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
     if start_value is not None and started:
         if validation.parse_time('start_date', start_value) != \
                 lease_row.start_at:
-            raise Invalid('start_date', 'the lease has started; its start '
-                          'can not move')
+            raise InvalidParam('start_date', 'the lease has started; its '
+                               'start can not move')
         start_value = None
     if start_value is not None or 'end_date' in body:
         start = (lease_row.start_at if start_value is None
@@ -332,11 +319,11 @@ def update(body, lease_row, now: datetime.datetime, max_duration: int,
             end = validation.parse_time('end_date', body.get(
                 'end_date', lease_row.end_at.isoformat()))
             if end <= max(now, lease_row.start_at):
-                raise Invalid('end_date', 'must be after the start and '
-                              'after now')
+                raise InvalidParam('end_date', 'must be after the start and '
+                                   'after now')
             if (end - lease_row.start_at).total_seconds() > max_duration:
-                raise Invalid('end_date', 'the lease would be longer than '
-                              '%.1f hours' % (max_duration / 3600))
+                raise InvalidParam('end_date', 'the lease would be longer '
+                                   'than %.1f hours' % (max_duration / 3600))
             start = lease_row.start_at
         else:
             start, end = validation.interval(
@@ -411,8 +398,8 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
     text = query['duration']
     duration = int(text.rstrip('mhdw')) * UNITS.get(text[-1], 60)
     if duration > max_duration:
-        raise Invalid('duration', 'is longer than the longest lease, %.1f '
-                      'hours' % (max_duration / 3600))
+        raise InvalidParam('duration', 'is longer than the longest lease, '
+                           '%.1f hours' % (max_duration / 3600))
     after = _after(query, now)
     # (Not past the calendar's last day.)
     last = after + datetime.timedelta(seconds=min(
@@ -422,11 +409,11 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
     before = (validation.parse_time('before', query['before'])
               if 'before' in query else last)
     if before < after:
-        raise Invalid('before', 'must not be before after (%s UTC)'
-                      % after.replace(microsecond=0))
+        raise InvalidParam('before', 'must not be before after (%s UTC)'
+                           % after.replace(microsecond=0))
     if before > last:
-        raise Invalid('before', 'is further ahead than a search goes '
-                      '(%s UTC)' % last.replace(microsecond=0))
+        raise InvalidParam('before', 'is further ahead than a search goes '
+                           '(%s UTC)' % last.replace(microsecond=0))
     return req, after, before, duration, whole('limit', query.get(
         'limit', 10), 1, 100)
 
@@ -442,9 +429,9 @@ def calendar(query: dict, now: datetime.datetime, default: int,
         return after, after + datetime.timedelta(seconds=default)
     before = validation.parse_time('before', query['before'])
     if before <= after:
-        raise Invalid('before', 'must be after after (%s UTC)'
-                      % after.replace(microsecond=0))
+        raise InvalidParam('before', 'must be after after (%s UTC)'
+                           % after.replace(microsecond=0))
     if (before - after).total_seconds() > longest:
-        raise Invalid('before', 'is more than %d days after after'
-                      % (longest // 86400))
+        raise InvalidParam('before', 'is more than %d days after after'
+                           % (longest // 86400))
     return after, before

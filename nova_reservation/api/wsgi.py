@@ -18,6 +18,7 @@ from typing import Optional
 
 import webob
 
+from nova_reservation import exception
 from nova_reservation import policies
 from nova_reservation import validation
 
@@ -45,10 +46,6 @@ class Fault(Exception):
             error_message=self.message, **self.extra))
 
 
-def invalid(e: validation.InvalidParam) -> Fault:
-    return Fault(400, 'InvalidInput', str(e))
-
-
 def json_response(status: int, body=None) -> webob.Response:
     resp = webob.Response(status=status, content_type='application/json',
                           charset='UTF-8')
@@ -73,10 +70,7 @@ def body_of(req: webob.Request):
                     'bytes' % MAX_BODY_LENGTH)
     if not data:
         raise Fault(400, 'InvalidInput', 'body: is required')
-    try:
-        return validation.load_json('body', data)
-    except validation.InvalidParam as e:
-        raise invalid(e)
+    return validation.load_json('body', data)
 
 
 def query(req: webob.Request) -> dict:
@@ -84,7 +78,7 @@ def query(req: webob.Request) -> dict:
     found: dict = {}
     for key, value in req.GET.items():
         if key in found:
-            raise invalid(validation.InvalidParam(key, 'is given twice'))
+            raise exception.InvalidParam(key, 'is given twice')
         found[key] = value
     return found
 

@@ -43,7 +43,6 @@ from nova_reservation.capacity.amounts import Resources  # noqa: F401
 from nova_reservation.capacity.amounts import root_extras  # noqa: F401
 from nova_reservation.capacity.amounts import Slot  # noqa: F401
 from nova_reservation.capacity.amounts import takes  # noqa: F401
-from nova_reservation.capacity.amounts import Uncounted  # noqa: F401
 from nova_reservation.capacity.amounts import used_share  # noqa: F401
 from nova_reservation.capacity.amounts import ZERO  # noqa: F401
 from nova_reservation.capacity.fit import _score  # noqa: F401

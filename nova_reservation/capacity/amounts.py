@@ -19,6 +19,8 @@ import dataclasses
 from typing import Iterable, Mapping, NamedTuple, Optional
 from typing import Sequence
 
+from nova_reservation.exception import Uncounted
+
 # An open-ended interval (an ordinary server has no end) runs to here.
 FOREVER = float(2 ** 40)
 # The ledger's resolution (its times are to the microsecond): a start
@@ -270,9 +272,3 @@ def root_extras(asked: Mapping[str, float]) -> tuple:
     """
     return extras({('', rc): n for rc, n in asked.items()
                    if rc not in RESOURCE_CLASSES})
-
-
-class Uncounted(ValueError):
-    """A server asks for what a lease's slot cannot hold (the message
-    follows the thing asked for, a flavor: "flavor 7 asks for ...").
-    """

@@ -29,11 +29,9 @@ from oslo_db import exception as db_exception
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_reservation.exception import CellUnreachable
+
 LOG = logging.getLogger(__name__)
-
-
-class Unreachable(Exception):
-    """A cell's database could not be read."""
 
 
 def locate(context, node: str) -> tuple:
@@ -70,7 +68,7 @@ def of_server(uuid: str) -> Optional[str]:
 
 def nodes_of(cell_uuid: str) -> frozenset:
     """The compute nodes of cell `cell_uuid` (its own database's);
-    Unreachable.
+    CellUnreachable.
     """
     context = nova_context.get_admin_context()
     try:
@@ -79,19 +77,19 @@ def nodes_of(cell_uuid: str) -> frozenset:
             return frozenset(n.hypervisor_hostname for n in
                              objects.ComputeNodeList.get_all(cctxt))
     except db_exception.DBError as e:
-        raise Unreachable('the database of cell %s could not be read: %s'
-                          % (cell_uuid, e))
+        raise CellUnreachable('the database of cell %s could not be read: %s'
+                              % (cell_uuid, e))
 
 
 def readable(found: list) -> list:
     """[(cell mapping, its nodes)] of the cells `found` whose database
-    answers, the others left out (and logged); Unreachable if none does.
+    answers, the others left out (and logged); CellUnreachable if none does.
     """
     answered, error = [], None
     for cell in found:
         try:
             answered.append((cell, nodes_of(cell.uuid)))
-        except Unreachable as e:
+        except CellUnreachable as e:
             LOG.warning('Cell %s left out: %s', cell.uuid, e)
             error = e
     if error is not None and not answered:
@@ -101,7 +99,7 @@ def readable(found: list) -> list:
 
 def neighbours(node: str) -> Optional[frozenset]:
     """The nodes of the cell of `node` (Nova moves a server only within
-    its cell); None where Nova does not know the node; Unreachable.
+    its cell); None where Nova does not know the node; CellUnreachable.
     """
     found = node_cells([node])
     return nodes_of(found[node]) if node in found else None

@@ -22,6 +22,7 @@ from nova.scheduler import utils as scheduler_utils
 
 from nova_reservation import capacity
 from nova_reservation import compat
+from nova_reservation import exception
 
 
 def find(ctx, flavor_id: str) -> Optional["objects.Flavor"]:
@@ -101,14 +102,14 @@ def asked_of(flavor, volume_backed: bool = False,
              pinning_as_pcpu: bool = True) -> tuple:
     """`asked` of a server of `flavor`, its devices asked outside of
     Placement among the conditions (a server whose root disk is a volume
-    takes none of the node's disk); `capacity.Uncounted` if Nova refuses
+    takes none of the node's disk); `exception.Uncounted` if Nova refuses
     the flavor without an image.
     """
     try:
         amounts, traits, conditions = asked(resource_request(
             flavor, volume_backed, pinning_as_pcpu))
     except (nova_exception.NovaException, ValueError) as e:
-        raise capacity.Uncounted('is refused by Nova: %s' % e)
+        raise exception.Uncounted('is refused by Nova: %s' % e)
     specs = flavor.extra_specs or {}
     conditions.extend('%s %s' % (name, specs[key])
                       for key, name in sorted(DEVICE_SPECS.items())
@@ -119,7 +120,7 @@ def asked_of(flavor, volume_backed: bool = False,
 def need(flavor, volume_backed: bool = False) -> capacity.Need:
     """What a server of `flavor` takes and the traits of the node it
     takes it from, as Nova asks Placement for them, or
-    `capacity.Uncounted` naming what a lease's slot cannot hold.
+    `exception.Uncounted` naming what a lease's slot cannot hold.
 
     A slot's classes are its node's own (the root provider's), so the
     traits asked of the providers of any group are the node's.
@@ -131,7 +132,7 @@ def need(flavor, volume_backed: bool = False) -> capacity.Need:
 
 def counted(flavor, volume_backed: bool = False) -> capacity.Resources:
     """What an ordinary boot of `flavor` takes of the classes the ledger
-    counts; `capacity.Uncounted` if Nova refuses the flavor without an
+    counts; `exception.Uncounted` if Nova refuses the flavor without an
     image.
 
     A pinned server's CPUs count as vCPUs: where no node has PCPU for it,
@@ -162,7 +163,7 @@ def extras_of_request(spec_obj) -> tuple:
 
 def need_finder(ctx) -> Callable:
     """flavor id -> what a server of that flavor takes (`need`), or None
-    (no such flavor for this context), or `capacity.Uncounted`; each
+    (no such flavor for this context), or `exception.Uncounted`; each
     flavor read once (a request may name one in each of its reservations).
     """
     found: dict = {}
@@ -172,9 +173,9 @@ def need_finder(ctx) -> Callable:
             flavor = find(ctx, flavor_id)
             try:
                 found[flavor_id] = flavor and need(flavor)
-            except capacity.Uncounted as e:
+            except exception.Uncounted as e:
                 found[flavor_id] = e
-        if isinstance(found[flavor_id], capacity.Uncounted):
+        if isinstance(found[flavor_id], exception.Uncounted):
             raise found[flavor_id]
         return found[flavor_id]
     return need_of_id

@@ -31,7 +31,8 @@ from oslo_log import log as logging
 
 from nova_reservation.clients import trusts
 from nova_reservation import conf
-from nova_reservation import validation
+from nova_reservation import exception
+from nova_reservation.exception import KeystoneUnavailable
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -56,12 +57,6 @@ def forget() -> None:
         _LISTING.clear()
 
 
-class Unavailable(Exception):
-    """Keystone could not be asked (not reached, failed, or no token and
-    no credentials may ask it).
-    """
-
-
 def _caller(ctx) -> Optional[ks_adapter.Adapter]:
     if ctx is None or not getattr(ctx, 'auth_token', None):
         return None
@@ -77,7 +72,7 @@ def _service() -> Optional[ks_adapter.Adapter]:
 def project(ctx, project_id: str) -> Optional[dict]:
     """Project `project_id` as Keystone shows it, or None if Keystone
     knows no such project; asked with `ctx`'s token (if any), then with
-    the service credentials where that gives neither.  Unavailable.
+    the service credentials where that gives neither.  KeystoneUnavailable.
     """
     reasons = []
     for credentials, identity in (('the caller\'s token',
@@ -104,8 +99,9 @@ def project(ctx, project_id: str) -> Optional[dict]:
             return None
         reasons.append('%s: Keystone answered %d' % (credentials,
                                                      resp.status_code))
-    raise Unavailable('; '.join(reasons) or 'the request has no token and '
-                      '[reservation] no Keystone credentials')
+    raise KeystoneUnavailable(
+        '; '.join(reasons) or 'the request has no token and '
+        '[reservation] no Keystone credentials')
 
 
 def _known(project_id: str) -> bool:
@@ -118,7 +114,7 @@ def _known(project_id: str) -> bool:
 
 def exists(ctx, project_id: str) -> bool:
     """Whether Keystone knows project `project_id` (`project`); one
-    `_known` is not asked for again.  Unavailable.
+    `_known` is not asked for again.  KeystoneUnavailable.
     """
     return _known(project_id) or project(ctx, project_id) is not None
 
@@ -156,7 +152,7 @@ def _listed(again: bool = False) -> tuple:
 def check(ctx, named: Iterable[tuple]) -> None:
     """Refuse the projects of `named`, (field, project id) pairs, that
     Keystone does not know: InvalidParam on the first one's field.
-    Unavailable where Keystone can not be asked, unless ``[reservation]
+    KeystoneUnavailable where Keystone can not be asked, unless ``[reservation]
     project_check_on_failure`` is ``accept``: then the rest are taken
     unchecked (logged).
 
@@ -183,14 +179,15 @@ def check(ctx, named: Iterable[tuple]) -> None:
                 if _known(project_id):
                     continue
             if unlisted > LIST_FROM or not exists(ctx, project_id):
-                raise validation.InvalidParam(
+                raise exception.InvalidParam(
                     field, 'project %s is not known to Keystone'
                     % project_id)
-        except Unavailable as e:
+        except KeystoneUnavailable as e:
             if CONF.reservation.project_check_on_failure != 'accept':
-                raise Unavailable('Keystone could not be asked whether '
-                                  'project %s exists (%s); try again'
-                                  % (project_id, e))
+                raise KeystoneUnavailable(
+                    'Keystone could not be asked whether '
+                    'project %s exists (%s); try again'
+                    % (project_id, e))
             # Asking again for the others would only wait again.
             LOG.warning('Keystone could not be asked whether project %s '
                         'exists (%s): %s taken unchecked '

@@ -28,23 +28,13 @@ from neutronclient.common import exceptions as neutron_exceptions
 from nova import context as nova_context
 from nova.network import neutron as nova_neutron
 
+from nova_reservation.exception import AddressUnusable
+from nova_reservation.exception import NeutronUnavailable
 from nova_reservation.lease import floatingips
 
 # What Neutron or the way to it can fail with.
 FAILURES = (neutron_exceptions.NeutronClientException,
             ks_exceptions.ClientException)
-
-
-class Unusable(Exception):
-    """An address that can not be registered: `field` names why."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class Unavailable(Exception):
-    """Neutron did not answer, or failed."""
 
 
 def _client():
@@ -62,7 +52,7 @@ def subnet_for(network_id: str, address: str) -> str:
     `address`, an address Neutron does not give out itself (outside the
     subnet's allocation pools and gateway), that it can make a floating IP
     of (not the subnet's network or broadcast address) and that nothing
-    uses; Unusable otherwise, Unavailable if Neutron failed.
+    uses; AddressUnusable otherwise, NeutronUnavailable if Neutron failed.
     """
     ip = ipaddress.ip_address(address)
     try:
@@ -70,11 +60,12 @@ def subnet_for(network_id: str, address: str) -> str:
         try:
             network = client.show_network(network_id)['network']
         except neutron_exceptions.NotFound:
-            raise Unusable('floating_network_id', 'network %s not found'
-                           % network_id)
+            raise AddressUnusable('floating_network_id', 'network %s not found'
+                                  % network_id)
         if not network.get('router:external'):
-            raise Unusable('floating_network_id', 'network %s is not an '
-                           'external network' % network_id)
+            raise AddressUnusable(
+                'floating_network_id', 'network %s is not an '
+                'external network' % network_id)
         for subnet_id in network.get('subnets', []):
             subnet = client.show_subnet(subnet_id)['subnet']
             if ip not in ipaddress.ip_network(subnet['cidr']):
@@ -82,9 +73,10 @@ def subnet_for(network_id: str, address: str) -> str:
             _check_free(client, network_id, subnet, ip)
             return subnet_id
     except FAILURES as e:
-        raise Unavailable('Neutron failed: %s' % e)
-    raise Unusable('floating_ip_address', '%s is in no subnet of network %s'
-                   % (address, network_id))
+        raise NeutronUnavailable('Neutron failed: %s' % e)
+    raise AddressUnusable(
+        'floating_ip_address', '%s is in no subnet of network %s'
+        % (address, network_id))
 
 
 def _check_free(client, network_id: str, subnet: dict, ip) -> None:
@@ -92,29 +84,34 @@ def _check_free(client, network_id: str, subnet: dict, ip) -> None:
     # start.
     own = floatingips.subnet_own_address(str(ip), subnet['cidr'])
     if own:
-        raise Unusable('floating_ip_address', '%s is %s of subnet %s (%s): '
-                       'Neutron never gives it' % (ip, own, subnet['id'],
-                                                   subnet['cidr']))
+        raise AddressUnusable(
+            'floating_ip_address', '%s is %s of subnet %s (%s): '
+            'Neutron never gives it' % (ip, own, subnet['id'],
+                                        subnet['cidr']))
     if subnet.get('gateway_ip') and ip == ipaddress.ip_address(
             subnet['gateway_ip']):
-        raise Unusable('floating_ip_address', '%s is the gateway of subnet %s'
-                       % (ip, subnet['id']))
+        raise AddressUnusable(
+            'floating_ip_address', '%s is the gateway of subnet %s'
+            % (ip, subnet['id']))
     for pool in subnet.get('allocation_pools') or []:
         if ipaddress.ip_address(pool['start']) <= ip <= \
                 ipaddress.ip_address(pool['end']):
-            raise Unusable('floating_ip_address', '%s is in the allocation '
-                           'pool of subnet %s, whose addresses Neutron gives '
-                           'out itself; register addresses outside it'
-                           % (ip, subnet['id']))
+            raise AddressUnusable(
+                'floating_ip_address', '%s is in the allocation '
+                'pool of subnet %s, whose addresses Neutron gives '
+                'out itself; register addresses outside it'
+                % (ip, subnet['id']))
     if client.list_floatingips(floating_network_id=network_id,
                                floating_ip_address=str(ip))['floatingips']:
-        raise Unusable('floating_ip_address', '%s is a floating IP in use'
-                       % ip)
+        raise AddressUnusable(
+            'floating_ip_address', '%s is a floating IP in use'
+            % ip)
     for port in client.list_ports(network_id=network_id)['ports']:
         if any(f.get('ip_address') == str(ip)
                for f in port.get('fixed_ips', [])):
-            raise Unusable('floating_ip_address', '%s is used by port %s'
-                           % (ip, port['id']))
+            raise AddressUnusable(
+                'floating_ip_address', '%s is used by port %s'
+                % (ip, port['id']))
 
 
 def _found(client, network_id: str, address: str) -> Optional[dict]:
@@ -126,8 +123,8 @@ def _found(client, network_id: str, address: str) -> Optional[dict]:
 def make(network_id: str, subnet_id: str, address: str, project_id: str,
          reservation_id: str) -> None:
     """Make `address` a floating IP of `project_id` for the reservation,
-    unless it is already; Unusable if something else has it, Unavailable
-    if Neutron failed.
+    unless it is already; AddressUnusable if something else has it,
+    NeutronUnavailable if Neutron failed.
     """
     try:
         client = _client()
@@ -138,20 +135,21 @@ def make(network_id: str, subnet_id: str, address: str, project_id: str,
                 'floating_ip_address': address, 'project_id': project_id,
                 'description': mark(reservation_id)}})['floatingip']
         elif fip.get('description') != mark(reservation_id):
-            raise Unusable('floating_ip_address', '%s is a floating IP of '
-                           'project %s in Neutron, not made for this lease'
-                           % (address, fip.get('project_id')))
+            raise AddressUnusable(
+                'floating_ip_address', '%s is a floating IP of '
+                'project %s in Neutron, not made for this lease'
+                % (address, fip.get('project_id')))
         if mark(reservation_id) not in (fip.get('tags') or []):
             client.replace_tag('floatingips', fip['id'], {
                 'tags': ['reservation', mark(reservation_id)]})
     except FAILURES as e:
-        raise Unavailable('Neutron failed: %s' % e)
+        raise NeutronUnavailable('Neutron failed: %s' % e)
 
 
 def remove(network_id: str, project_id: str, reservation_id: str) -> int:
     """Delete the floating IPs that the reservation made (of its project,
     on its network), whatever they are attached to; how many there were.
-    Unavailable if Neutron failed.
+    NeutronUnavailable if Neutron failed.
     """
     gone = 0
     try:
@@ -167,5 +165,5 @@ def remove(network_id: str, project_id: str, reservation_id: str) -> int:
             except neutron_exceptions.NotFound:
                 pass   # deleted meanwhile
     except FAILURES as e:
-        raise Unavailable('Neutron failed: %s' % e)
+        raise NeutronUnavailable('Neutron failed: %s' % e)
     return gone

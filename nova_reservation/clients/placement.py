@@ -17,6 +17,7 @@ import time
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
+from nova_reservation.exception import PlacementUnavailable
 from nova_reservation.ledger import refresher
 
 PLACEMENT_VERSION = '1.14'
@@ -27,16 +28,10 @@ SUMMARIES_VERSION = '1.27'
 COMPUTE_NODE = 'COMPUTE_NODE'
 
 
-class Unavailable(Exception):
-    """Placement answered with a server error (its database failed over,
-    say): what asked may be tried again.
-    """
-
-
 def _json(resp) -> dict:
     if resp.status_code >= 500:
-        raise Unavailable('Placement answered %s to %s; try again'
-                          % (resp.status_code, resp.url))
+        raise PlacementUnavailable('Placement answered %s to %s; try again'
+                                   % (resp.status_code, resp.url))
     if resp.status_code != 200:
         raise RuntimeError('Placement answered %s to %s'
                            % (resp.status_code, resp.url))

@@ -25,6 +25,7 @@ from typing import Optional
 from oslo_log import log as logging
 
 from nova_reservation.clients import keystone_projects
+from nova_reservation import exception
 
 LOG = logging.getLogger(__name__)
 # Seconds a project's tags are kept before they are read again.
@@ -55,7 +56,7 @@ def tags(ctx, project_id: Optional[str] = None) -> tuple:
 def _read(ctx, project_id: str) -> Optional[tuple]:
     try:
         found = keystone_projects.project(ctx, project_id)
-    except keystone_projects.Unavailable as e:
+    except exception.KeystoneUnavailable as e:
         LOG.warning('The tags of project %s could not be read: %s',
                     project_id, e)
         return None

@@ -32,6 +32,7 @@ from nova import utils as nova_utils
 from oslo_log import log as logging
 
 from nova_reservation import conf
+from nova_reservation.exception import TrustUnavailable
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -41,10 +42,6 @@ _LOCK = threading.Lock()
 # The engine's own session, by the values of the options it was made of.
 _SERVICE_SESSION: dict = {}
 _SERVICE_LOCK = threading.Lock()
-
-
-class Unavailable(Exception):
-    """Keystone could not make the trust."""
 
 
 def _auth_group() -> str:
@@ -146,7 +143,7 @@ def trustee() -> Optional[str]:
 def make(ctx) -> Optional[str]:
     """A trust of the caller of `ctx` to the engine; None where Keystone
     does not let this token delegate (an application credential's, say:
-    the engine then acts in its own project); Unavailable.
+    the engine then acts in its own project); TrustUnavailable.
     """
     try:
         engine = trustee()
@@ -165,7 +162,7 @@ def make(ctx) -> Optional[str]:
                       'impersonation': True,
                       'roles': [{'name': r} for r in ctx.roles]}})
     except ks_exceptions.ClientException as e:
-        raise Unavailable('Keystone could not be reached: %s' % e)
+        raise TrustUnavailable('Keystone could not be reached: %s' % e)
     if resp.status_code in (401, 403):
         LOG.warning('User %s of project %s can not delegate with this '
                     'token (%d): the engine acts for the lease in its own '
@@ -173,24 +170,24 @@ def make(ctx) -> Optional[str]:
                     resp.status_code)
         return None
     if resp.status_code != 201:
-        raise Unavailable('Keystone answered %d: %s' % (
+        raise TrustUnavailable('Keystone answered %d: %s' % (
             resp.status_code, resp.text[:200]))
     return resp.json()['trust']['id']
 
 
 def given() -> set:
-    """The ids of the trusts to the engine's user; Unavailable."""
+    """The ids of the trusts to the engine's user; TrustUnavailable."""
     try:
         engine = trustee()
         if not engine:
             # Without it Keystone would list every trust.
-            raise Unavailable('the engine\'s credentials name no user')
+            raise TrustUnavailable('the engine\'s credentials name no user')
         resp = identity().get('/OS-TRUST/trusts', raise_exc=False,
                               params={'trustee_user_id': engine})
     except ks_exceptions.ClientException as e:
-        raise Unavailable('Keystone could not be reached: %s' % e)
+        raise TrustUnavailable('Keystone could not be reached: %s' % e)
     if resp.status_code != 200:
-        raise Unavailable('Keystone answered %d: %s' % (
+        raise TrustUnavailable('Keystone answered %d: %s' % (
             resp.status_code, resp.text[:200]))
     return {t['id'] for t in resp.json()['trusts']}
 
@@ -203,7 +200,7 @@ def delete(trust_id: Optional[str]) -> None:
         resp = identity().delete('/OS-TRUST/trusts/%s' % trust_id,
                                  raise_exc=False)
     except ks_exceptions.ClientException as e:
-        raise Unavailable('Keystone could not be reached: %s' % e)
+        raise TrustUnavailable('Keystone could not be reached: %s' % e)
     if resp.status_code not in (204, 404):
-        raise Unavailable('Keystone answered %d: %s' % (
+        raise TrustUnavailable('Keystone answered %d: %s' % (
             resp.status_code, resp.text[:200]))

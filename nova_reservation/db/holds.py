@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
+from nova_reservation import exception
 
 
 def hold_id(now: float) -> str:
@@ -46,7 +47,7 @@ def hold(ctx, planned: int, name: str, slots: Iterable[tuple]) -> None:
     """Slots that a lease change adds, held as `name` while the change is
     checked against the boots in flight (`slots`: (reservation id,
     columns) pairs), if their nodes are as they were at generation
-    `planned` (else ledger.LedgerConflict).
+    `planned` (else exception.LedgerConflict).
     """
     slots = list(slots)
     gen = ledger.bump(ctx, planned, [values['node'] for _, values in slots])
@@ -72,4 +73,4 @@ def spend_hold(ctx, hold: Optional[tuple]) -> None:
     (left behind for too long), so that the change is planned again.
     """
     if hold is not None and drop_hold(ctx, hold[0]) != hold[1]:
-        raise ledger.LedgerConflict()
+        raise exception.LedgerConflict()

@@ -29,11 +29,8 @@ from nova_reservation.db import events
 from nova_reservation.db import holds
 from nova_reservation.db import ledger
 from nova_reservation.db import models
+from nova_reservation.exception import LeaseChanged
 from nova_reservation import status
-
-
-class LeaseChanged(Exception):
-    """The lease changed since it was read: nothing was written."""
 
 
 class Details(NamedTuple):
@@ -244,7 +241,7 @@ def create(ctx, planned: Optional[int], lease: dict,
     """Write a lease, its reservations and their slots, and its events.
 
     All or nothing, and only if the nodes of its slots are as they were at
-    generation `planned` (else ledger.LedgerConflict).  `reservations`:
+    generation `planned` (else exception.LedgerConflict).  `reservations`:
     ``[(reservation columns, [slot columns, ...])]``.
     """
     create_many(ctx, planned, [(lease, reservations, lease_events)])
@@ -281,7 +278,7 @@ def change(ctx, planned: Optional[int], lease_id: str, version: int,
     """Apply a change to a lease, its slots and its events, all or nothing.
 
     Conditional twice: on the ledger generation the change was planned on
-    (ledger.LedgerConflict), and on the lease `version` it was asked
+    (exception.LedgerConflict), and on the lease `version` it was asked
     against (LeaseChanged), so that two changes of one lease can not lose
     each other.  `growth`: {reservation id: (its new sizes, as columns,
     [new slot, ...])}; `due`: {event type: when} of its events.

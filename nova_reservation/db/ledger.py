@@ -28,6 +28,8 @@ import sqlalchemy as sa
 from nova_reservation.capacity import amounts
 from nova_reservation.db import api
 from nova_reservation.db import models
+from nova_reservation.exception import LedgerConflict
+from nova_reservation.exception import NotShared
 from nova_reservation.lease import floatingips
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import shares
@@ -39,10 +41,6 @@ CLAIM_PREFIX = 'boot-'
 # (`leases.change`) or given up (`holds.drop_hold`): they count against the
 # nodes like any slot, and belong to no reservation's slots (`slots`).
 HOLD_PREFIX = 'hold-'
-
-
-class LedgerConflict(Exception):
-    """The ledger changed since it was read: re-read and try again."""
 
 
 @api.writer
@@ -348,10 +346,6 @@ def claim_slots(ctx, reservation_id: str, count: int, claim: str,
         return _claim_slots(ctx, reservation_id, count, claim, project_id)
     except _TooFew:
         return []
-
-
-class NotShared(Exception):
-    """The reservation is not (or no longer) shared with the project."""
 
 
 @api.writer

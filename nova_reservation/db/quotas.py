@@ -29,6 +29,7 @@ from nova_reservation.capacity import epoch
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
+from nova_reservation.exception import OverQuota
 from nova_reservation.lease import quotas
 from nova_reservation.lease import resource_types
 from nova_reservation import status
@@ -36,14 +37,6 @@ from nova_reservation import status
 # Reservations that no quota counts: addresses, and an admin's
 # maintenance windows.
 NOT_COUNTED = (resource_types.FLOATINGIP, resource_types.MAINTENANCE)
-
-
-class QuotaExceeded(Exception):
-    """A write would take a project past a limit: nothing was written."""
-
-    def __init__(self, excess: quotas.Excess) -> None:
-        super().__init__(excess.message())
-        self.excess = excess
 
 
 @api.reader
@@ -122,7 +115,7 @@ def usage(ctx, project_id: str,
 @api.writer
 def guarded(ctx, quota: Optional[quotas.Quota], write: Callable):
     """`write()` (a ledger write of `quota`'s project, in this
-    transaction), or QuotaExceeded with nothing written.
+    transaction), or OverQuota with nothing written.
     """
     if quota is None or not quota.enforced():
         return write()
@@ -134,5 +127,5 @@ def guarded(ctx, quota: Optional[quotas.Quota], write: Callable):
     excess = quotas.exceeded(quota, before,
                              usage(ctx, quota.project_id, now))
     if excess is not None:
-        raise QuotaExceeded(excess)
+        raise OverQuota(excess)
     return result

@@ -21,13 +21,10 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import events
 from nova_reservation.db import ledger
 from nova_reservation.db import models
+from nova_reservation.exception import LeaseChanged
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import splits
 from nova_reservation import status
-
-
-class Gone(Exception):
-    """The lease or the reservation changed state meanwhile."""
 
 
 @api.writer
@@ -43,7 +40,7 @@ def split(ctx, lease_id: str, reservation_id: str, amount: int,
 
     The ledger row first: boots into the reservation, its changes and
     other splits take turns with it, and it reads the slots as they left
-    them.  splits.TooFew or Gone, with nothing written.
+    them.  exception.TooFewToSplit or LeaseChanged, with nothing written.
     """
     gen = ledger.bump(ctx)
     old = ctx.session.get(models.Reservation, reservation_id,
@@ -51,7 +48,7 @@ def split(ctx, lease_id: str, reservation_id: str, amount: int,
     row = ctx.session.get(models.Lease, lease_id, populate_existing=True)
     if old is None or old.deleted or old.lease_id != lease_id or \
             row is None or row.status not in (status.PENDING, status.ACTIVE):
-        raise Gone()
+        raise LeaseChanged()
     bindings = db_bindings.of_reservation(ctx, reservation_id)
     host = old.resource_type == resource_types.HOST
     on = {b.instance_uuid: servers_on[b.instance_uuid] for b in bindings

@@ -52,7 +52,7 @@ def take_try(ctx, lease, next_try_at: datetime.datetime) -> bool:
 def hold_waiting(ctx, planned: int, lease_id: str, slots: dict) -> None:
     """The slots ({reservation id: [slot columns]}) of a waiting lease
     being placed, if the nodes are as at generation `planned`
-    (ledger.LedgerConflict) and it still waits (else nothing).
+    (exception.LedgerConflict) and it still waits (else nothing).
     """
     lease = leases.get(ctx, lease_id)
     if lease is None or lease.status != status.WAITING:

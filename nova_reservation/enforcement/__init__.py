@@ -14,7 +14,7 @@
 enabled_filters`` judge each lease when it is created and changed (and
 may refuse it), and are told when it ends.
 
-`check_create` and `check_update` raise `Refused`; the lease service calls
+`check_create` and `check_update` raise its errors; the lease service calls
 them before it writes anything.  `on_end` never raises: the end of a
 lease does not wait on a filter.
 """
@@ -30,7 +30,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.enforcement import body
 from nova_reservation.enforcement import filters
-from nova_reservation.lease.refusal import Refused
+from nova_reservation import exception
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -39,7 +39,7 @@ CONF = conf.CONF
 def enabled() -> list:
     """The enabled filters, read from the options each time (so that a
     change of them needs no restart where the options are reloaded);
-    Refused (503) for a name that is none of them.
+    EnforcementMisconfigured for a name that is none of them.
     """
     found = []
     for name in CONF.enforcement.enabled_filters:
@@ -47,9 +47,9 @@ def enabled() -> list:
             LOG.error('[enforcement] enabled_filters names %r, which is '
                       'not one of %s', name, ', '.join(sorted(
                           filters.FILTERS)))
-            raise Refused(503, 'Usage enforcement is misconfigured (an '
-                          'unknown filter is enabled); try again later',
-                          filters.UNAVAILABLE, filter=name)
+            raise exception.EnforcementMisconfigured(
+                'Usage enforcement is misconfigured (an unknown filter is '
+                'enabled); try again later', filter=name)
         found.append(filters.FILTERS[name]())
     return found
 
@@ -71,7 +71,7 @@ def _context(user_id: str, project_id: str) -> dict:
 
 def check_create(ctx, values: dict, requests: Iterable) -> None:
     """Judge the lease a caller (`ctx`) asks for: its values (columns)
-    and its requests; Refused.
+    and its requests; a filter's error.
     """
     found = enabled()
     if not found:
@@ -88,7 +88,8 @@ def _slots(store):
 
 def check_update(lease, values: dict, growth: Iterable = ()) -> None:
     """Judge a change of `lease` (its row) to `values` (columns) and the
-    reservations' new columns (`growth`: [(request, columns)]); Refused.
+    reservations' new columns (`growth`: [(request, columns)]); a filter's
+    error.
     """
     found = enabled()
     if not found:

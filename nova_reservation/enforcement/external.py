@@ -23,6 +23,9 @@ from urllib import parse
 
 import requests
 
+from nova_reservation.exception import EnforcementMisconfigured
+from nova_reservation.exception import EnforcementUnanswered
+
 ACCEPTED = 204
 REFUSED = 403
 # What a refusal says when the service gives no reason (and what it gave
@@ -33,23 +36,14 @@ MAX_REASON = 1000
 MAX_ANSWER = 64 * 1024
 
 
-class Unanswered(Exception):
-    """The service did not answer, or gave an answer that is neither an
-    acceptance nor a refusal.
-    """
-
-
-class Misconfigured(Exception):
-    """An endpoint is not an http(s) URL with a host."""
-
-
 def check_url(option: str, url: Optional[str]) -> None:
     if url is None:
         return
     parsed = parse.urlparse(url)
     if parsed.scheme not in ('http', 'https') or not parsed.netloc:
-        raise Misconfigured('[enforcement] %s must be an http(s) URL with '
-                            'a host, not %r' % (option, url))
+        raise EnforcementMisconfigured(
+            '[enforcement] %s must be an http(s) URL with '
+            'a host, not %r' % (option, url))
 
 
 def endpoint(base: Optional[str], path: str,
@@ -64,12 +58,12 @@ def endpoint(base: Optional[str], path: str,
 
 def reason(status: int, content: bytes) -> Optional[str]:
     """What an answer says: None (accepted) or the reason of a refusal;
-    Unanswered for any other answer.
+    EnforcementUnanswered for any other answer.
     """
     if status == ACCEPTED:
         return None
     if status != REFUSED:
-        raise Unanswered('it answered %d, not %d or %d' % (
+        raise EnforcementUnanswered('it answered %d, not %d or %d' % (
             status, ACCEPTED, REFUSED))
     try:
         message = json.loads(content.decode('utf-8'))['message']
@@ -89,7 +83,7 @@ def _iso(value):
 def post(url: str, body: dict, token: Optional[str],
          timeout: float) -> Optional[str]:
     """POST `body` to `url`; what the answer says (`reason`), or
-    Unanswered.
+    EnforcementUnanswered.
     """
     headers = {'Content-Type': 'application/json'}
     if token:
@@ -104,7 +98,8 @@ def post(url: str, body: dict, token: Optional[str],
                 if len(content) >= MAX_ANSWER:
                     break
     except requests.Timeout:
-        raise Unanswered('it did not answer within %g s' % timeout)
+        raise EnforcementUnanswered('it did not answer within %g s' % timeout)
     except requests.RequestException as e:
-        raise Unanswered('it could not be reached (%s)' % type(e).__name__)
+        raise EnforcementUnanswered(
+            'it could not be reached (%s)' % type(e).__name__)
     return reason(answer.status_code, content)

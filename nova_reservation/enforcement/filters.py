@@ -12,7 +12,7 @@
 
 """The usage enforcement filters, one rule each, as Blazar names them:
 each judges a lease's create, change and end, and refuses by raising
-`Refused` (the lease service's refusal, with the filter's name).
+`EnforcementRefused` (with the filter's name).
 """
 
 from typing import Optional
@@ -22,25 +22,26 @@ from oslo_log import log as logging
 from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.enforcement import external
-from nova_reservation.lease.refusal import Refused
+from nova_reservation import exception
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
-# The kinds of refusal (the lease API's error types).
-REFUSED = 'EnforcementRefused'
-UNAVAILABLE = 'EnforcementUnavailable'
 
 
 class BaseFilter:
     """A usage enforcement filter: its checks return to let the lease
-    through, or raise `Refused`; `context` and the leases are the bodies
-    of `enforcement.body`.
+    through, or raise `refuse`'s error; `context` and the leases are the
+    bodies of `enforcement.body`.
     """
 
-    def refuse(self, message: str, status: int = 403,
-               kind: str = REFUSED) -> Refused:
-        return Refused(status, '%s: %s' % (type(self).__name__, message),
-                       kind, filter=type(self).__name__)
+    def refuse(self, message: str,
+               error: type = exception.EnforcementRefused
+               ) -> exception.ReservationError:
+        """`error` (a refusal, or a service not answering), saying this
+        filter's name.
+        """
+        return error('%s: %s' % (type(self).__name__, message),
+                     filter=type(self).__name__)
 
     def check_create(self, context: dict, lease: dict) -> None:
         pass
@@ -94,7 +95,7 @@ class ExternalServiceFilter(BaseFilter):
         external.check_url(self.ENDPOINTS[path], instead)
         if not base and not any(getattr(options, o)
                                 for o in self.ENDPOINTS.values()):
-            raise external.Misconfigured(
+            raise exception.EnforcementMisconfigured(
                 '[enforcement] sets none of its endpoints')
         return external.endpoint(base, path, instead)
 
@@ -108,28 +109,28 @@ class ExternalServiceFilter(BaseFilter):
         try:
             return trusts.service_session().get_token()
         except Exception as e:   # Keystone's failures are many
-            raise external.Unanswered(
+            raise exception.EnforcementUnanswered(
                 'no token of the service user could be had from Keystone '
                 '(%s)' % type(e).__name__)
 
     def _ask(self, path: str, body: dict) -> None:
-        """Ask the service at `path`; Refused where it refuses or, unless
+        """Ask the service at `path`; refused where it refuses or, unless
         told to accept then, where it gives no answer Blazar acts on.
         """
         try:
             url = self._url(path)
-        except external.Misconfigured as e:
+        except exception.EnforcementMisconfigured as e:
             LOG.error('Usage enforcement: %s', e)
             # The operator's settings are theirs to read, in the log.
-            raise self.refuse('it is misconfigured; try again later', 503,
-                              UNAVAILABLE)
+            raise self.refuse('it is misconfigured; try again later',
+                              exception.EnforcementMisconfigured)
         if url is None:
             return
         try:
             message = external.post(
                 url, body, self._token(),
                 CONF.enforcement.external_service_timeout)
-        except external.Unanswered as e:
+        except exception.EnforcementUnanswered as e:
             if CONF.enforcement.external_service_on_failure == 'accept':
                 LOG.warning('Usage enforcement service %s: %s; taken as '
                             'accepted (external_service_on_failure = '
@@ -138,7 +139,8 @@ class ExternalServiceFilter(BaseFilter):
             LOG.warning('Usage enforcement service %s: %s', url, e)
             raise self.refuse(
                 'the usage enforcement service (%s) gave no verdict: %s; '
-                'try again later' % (path, e), 503, UNAVAILABLE)
+                'try again later' % (path, e),
+                exception.EnforcementUnanswered)
         if message is not None:
             raise self.refuse(message)
 

@@ -41,6 +41,8 @@ from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import reasons
 from nova_reservation.engine import volumes
+from nova_reservation import exception
+from nova_reservation.exception import ActionFailed
 from nova_reservation.lease import floatingips
 from nova_reservation.lease import resource_types
 from nova_reservation import marks
@@ -58,14 +60,10 @@ class Pending(Exception):
     """Nova has not finished yet: look again soon."""
 
 
-class ActionFailed(Exception):
-    """The event can not be carried out (it is retried, then ERROR)."""
-
-
 def _server(nova, uuid):
     try:
         return nova.server(uuid)
-    except nova_client.NotFound:
+    except exception.NovaNotFound:
         return None
 
 
@@ -214,10 +212,10 @@ def _floating_ips(details, make: bool) -> None:
                 neutron.make(row.floating_network_id, row.subnet_id,
                              row.floating_ip_address, lease.project_id,
                              res.id)
-        except (neutron.Unusable, neutron.Unavailable) as e:
+        except (exception.AddressUnusable, exception.NeutronUnavailable) as e:
             try:
                 neutron.remove(res.network_id, lease.project_id, res.id)
-            except neutron.Unavailable:
+            except exception.NeutronUnavailable:
                 pass   # the end removes them
             raise ActionFailed('floating IPs of reservation %s: %s'
                                % (res.id, e))
@@ -278,7 +276,7 @@ def _owners_volumes(lease, binding, server) -> bool:
     """
     try:
         return volumes.prepare(lease.trust_id, server['id'])
-    except volumes.Failed as e:
+    except exception.VolumeFailed as e:
         raise ActionFailed('%s of lease %s: %s' % (
             reasons.named(lease, binding, server), lease.name,
             e if reasons.owners(lease, binding) else 'its volumes failed'))
@@ -293,7 +291,7 @@ def _forget_trust(lease) -> None:
         return
     try:
         trusts.delete(lease.trust_id)
-    except trusts.Unavailable as e:
+    except exception.TrustUnavailable as e:
         LOG.warning('Lease %s: its trust %s is left: %s', lease.id,
                     lease.trust_id, e)
 

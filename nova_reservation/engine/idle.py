@@ -40,7 +40,7 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import notices as db_notices
-from nova_reservation.engine import nova_client
+from nova_reservation import exception
 from nova_reservation.lease import resource_types
 from nova_reservation import notifications
 
@@ -165,7 +165,7 @@ class Idle:
             try:
                 self.nova.aggregate_host(res.aggregate_id, host, add=False)
                 self.nova.aggregate_host(freepool, host, add=True)
-            except (nova_client.NovaError, nova_client.NotFound) as e:
+            except (exception.NovaError, exception.NovaNotFound) as e:
                 # The lease's end moves it back too.
                 LOG.warning('Host %s of idle lease %s stays in its '
                             'aggregate until the end: %s', host,

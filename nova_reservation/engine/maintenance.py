@@ -43,7 +43,7 @@ from oslo_log import log as logging
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import maintenance as db_maintenance
-from nova_reservation.engine import nova_client
+from nova_reservation import exception
 from nova_reservation.lease import resource_types
 from nova_reservation import marks
 
@@ -158,7 +158,7 @@ def _busy(nova, uuid: str) -> bool:
     """Whether Nova is at the server now (a task under way)."""
     try:
         return nova.server(uuid).get('OS-EXT-STS:task_state') is not None
-    except nova_client.NovaError:
+    except exception.NovaError:
         return False
 
 
@@ -204,14 +204,14 @@ def _step(nova, res, lease, server, node: str, now: datetime.datetime,
             (server.get('fault') or {}).get('message') or 'no reason given')
     try:
         host = nova.host_of_node(target) if target else None
-    except nova_client.NotFound:
+    except exception.NovaNotFound:
         return 'node %s of its slot is gone' % target
     try:
         # A named host, not forced: the scheduler's filters still check
         # it (the reservation filter lets the server onto its slot's node).
         nova.action(uuid, 'os-migrateLive', {'host': host,
                                              'block_migration': 'auto'})
-    except nova_client.NovaError as e:
+    except exception.NovaError as e:
         # Another engine asked first: Nova answers 409, or 500 where its
         # check of the task state lost the race; either way the server
         # now has a task, and the next pass sees where it went.

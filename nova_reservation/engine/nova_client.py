@@ -20,17 +20,11 @@ from keystoneauth1 import loading as ks_loading
 
 from nova_reservation.clients import trusts
 from nova_reservation import conf
+from nova_reservation.exception import NovaError
+from nova_reservation.exception import NovaNotFound
 from nova_reservation import marks
 
 CONF = conf.CONF
-
-
-class NotFound(Exception):
-    pass
-
-
-class NovaError(Exception):
-    pass
 
 
 class NovaClient:
@@ -82,7 +76,7 @@ class NovaClient:
             headers={'OpenStack-API-Version':
                      'compute %s' % CONF.reservation.compute_microversion})
         if resp.status_code == 404:
-            raise NotFound(url)
+            raise NovaNotFound(url)
         if resp.status_code not in ok:
             raise NovaError('%s %s: %s %s' % (method, url, resp.status_code,
                                               resp.text[:500]))
@@ -144,8 +138,8 @@ class NovaClient:
         try:
             self._call('POST', '/os-aggregates/%s/action' % aggregate_id,
                        {action: {'host': host}}, ok=(200,))
-        except (NovaError, NotFound) as e:
-            if '409' not in str(e) and not isinstance(e, NotFound):
+        except (NovaError, NovaNotFound) as e:
+            if '409' not in str(e) and not isinstance(e, NovaNotFound):
                 raise
 
     def delete_aggregate(self, aggregate_id: int) -> None:
@@ -155,14 +149,14 @@ class NovaClient:
         try:
             hosts = self._call('GET', '/os-aggregates/%s' % aggregate_id,
                                ok=(200,))['aggregate']['hosts']
-        except NotFound:
+        except NovaNotFound:
             return
         for host in hosts or ():
             self.aggregate_host(aggregate_id, host, add=False)
         try:
             self._call('DELETE', '/os-aggregates/%s' % aggregate_id,
                        ok=(200, 204))
-        except NotFound:
+        except NovaNotFound:
             pass
 
     def flavor_access(self, flavor_id: str, project_id: str) -> None:
@@ -177,14 +171,14 @@ class NovaClient:
     def delete_flavor(self, flavor_id: str) -> None:
         try:
             self._call('DELETE', '/flavors/%s' % flavor_id, ok=(202, 204))
-        except NotFound:
+        except NovaNotFound:
             pass
 
     def delete_server_group(self, group_id: str) -> None:
         try:
             self._call('DELETE', '/os-server-groups/%s' % group_id,
                        ok=(204,))
-        except NotFound:
+        except NovaNotFound:
             pass
 
     def failed_nodes(self) -> set:
@@ -235,7 +229,7 @@ class NovaClient:
         for hyp in found['hypervisors']:
             if hyp['hypervisor_hostname'] == node:
                 return hyp['service']['host']
-        raise NotFound('node %s' % node)
+        raise NovaNotFound('node %s' % node)
 
 
 @functools.lru_cache(maxsize=64)

@@ -52,7 +52,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import notices as db_notices
 from nova_reservation.db import preemptibles as db_preemptibles
-from nova_reservation.engine import nova_client
+from nova_reservation import exception
 from nova_reservation.lease import plan as lease_plan
 from nova_reservation.lease import write as lease_write
 from nova_reservation import marks
@@ -190,13 +190,13 @@ class Preemption:
                 continue
             try:
                 server = self.nova.server(row.instance_uuid)
-            except nova_client.NotFound:
+            except exception.NovaNotFound:
                 continue
             servers[row.instance_uuid] = server
             if server['status'] not in ('BUILD', 'ERROR'):
                 try:
                     self.nova.add_tag(row.instance_uuid, TAG)
-                except nova_client.NovaError as e:
+                except exception.NovaError as e:
                     LOG.debug('Preemptible server %s: not tagged yet: %s',
                               row.instance_uuid, e)
         return servers
@@ -312,7 +312,7 @@ class Preemption:
                 db_preemptibles.forget(self.ctx, [uuid])
             else:
                 self.nova.action(uuid, 'shelve')
-        except (nova_client.NovaError, nova_client.NotFound) as e:
+        except (exception.NovaError, exception.NovaNotFound) as e:
             # The next pass tries the next step.
             LOG.warning('Preemptible server %s: %s failed: %s', uuid, step,
                         e)
@@ -375,7 +375,7 @@ class Preemption:
             return
         try:
             need = _need(server)
-        except capacity.Uncounted as e:
+        except exception.Uncounted as e:
             LOG.warning('Preemptible server %s is not unshelved: its '
                         'flavor %s', uuid, e)
             return
@@ -388,7 +388,7 @@ class Preemption:
         uses.setdefault(room[0], {})['-unshelving-%s' % uuid] = need
         try:
             self.nova.action(uuid, 'unshelve')
-        except (nova_client.NovaError, nova_client.NotFound) as e:
+        except (exception.NovaError, exception.NovaNotFound) as e:
             LOG.warning('Preemptible server %s: unshelve failed: %s', uuid,
                         e)
             db_preemptibles.release(self.ctx, uuid, self.engine_id,
@@ -408,7 +408,7 @@ class Preemption:
         """Set the server's metadata `items`; whether Nova did."""
         try:
             self.nova.set_metadata(uuid, items)
-        except (nova_client.NovaError, nova_client.NotFound) as e:
+        except (exception.NovaError, exception.NovaNotFound) as e:
             LOG.debug('Preemptible server %s: metadata not set: %s', uuid, e)
             return False
         return True

@@ -37,7 +37,7 @@ from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
-from nova_reservation.engine import nova_client
+from nova_reservation import exception
 from nova_reservation.lease import approval
 from nova_reservation.lease import service as lease_service
 from nova_reservation import marks
@@ -199,7 +199,7 @@ class Reconciler:
                           repairs: list) -> None:
         try:
             self.nova.delete(uuid)
-        except nova_client.NotFound:
+        except exception.NovaNotFound:
             return
         self._repaired(repairs, lease_id, 'update', 'server %s was left half '
                        'made by a boot cut off; deleted' % uuid)

@@ -19,6 +19,7 @@ from typing import Optional
 
 from oslo_log import log as logging
 
+from nova_reservation import exception
 from nova_reservation.lease import service as lease_service
 
 LOG = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def extended(lease, now: datetime.datetime,
             None, lease,
             {'end_at': lease.end_at + length, 'extensions': done + 1},
             also=lambda ctx: outbox.store_update(ctx, lease.id, told))
-    except lease_service.Refused as e:
+    except exception.ReservationError as e:
         LOG.info('Lease %s ends: it could not be extended: %s', lease.id, e)
         return None
     LOG.info('Lease %s extended to %s (soft end)', lease.id,

@@ -36,6 +36,7 @@ from nova import objects
 from oslo_log import log as logging
 
 from nova_reservation.clients import trusts
+from nova_reservation.exception import VolumeFailed
 
 LOG = logging.getLogger(__name__)
 NOVA_CONF = nova.conf.CONF
@@ -45,10 +46,6 @@ GONE = (ks_exceptions.Unauthorized, ks_exceptions.Forbidden,
 MICROVERSION = {'OpenStack-API-Version': 'volume 3.44'}
 SOURCES = ('image', 'blank', 'snapshot')
 MAKING = ('creating', 'downloading')
-
-
-class Failed(Exception):
-    """Cinder refused or failed a volume (the start is tried again)."""
 
 
 def name(server_id: str, bdm) -> str:
@@ -78,7 +75,7 @@ def _cinder(trust_id: str) -> ks_adapter.Adapter:
 
 def _ok(resp, what: str):
     if resp.status_code >= 400:
-        raise Failed('%s: Cinder answered %d: %s' % (
+        raise VolumeFailed('%s: Cinder answered %d: %s' % (
             what, resp.status_code, resp.text[:200]))
     return resp.json() if resp.content else {}
 
@@ -86,7 +83,7 @@ def _ok(resp, what: str):
 def prepare(trust_id: str, server_id: str) -> bool:
     """Make, as the owner of `trust_id`, the volumes server `server_id`
     boots with: True once each is made and reserved for it, False while
-    Cinder makes one (look again); Failed.
+    Cinder makes one (look again); VolumeFailed.
     """
     context = nova_context.get_admin_context()
     mapping = objects.InstanceMapping.get_by_instance_uuid(context,
@@ -119,7 +116,7 @@ def prepare(trust_id: str, server_id: str) -> bool:
                 bdm.save()
             return ready
         except ks_exceptions.ClientException as e:
-            raise Failed('Cinder could not be reached: %s' % e)
+            raise VolumeFailed('Cinder could not be reached: %s' % e)
 
 
 def _volume(cinder, server_id: str, bdm) -> Optional[tuple]:
@@ -150,7 +147,7 @@ def _volume(cinder, server_id: str, bdm) -> Optional[tuple]:
             # Made again on the next try.
             cinder.delete('/volumes/%s' % volume['id'], raise_exc=False,
                           headers=MICROVERSION)
-        raise Failed('volume %s of server %s is %s' % (
+        raise VolumeFailed('volume %s of server %s is %s' % (
             volume['id'], server_id, volume['status']))
     attachment = _ok(cinder.post('/attachments', json={'attachment': {
         'volume_uuid': volume['id'], 'instance_uuid': server_id}},

@@ -33,6 +33,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import waiting as db_waiting
+from nova_reservation import exception
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
 from nova_reservation import status
@@ -84,10 +85,12 @@ class Waiting:
 
         try:
             lease_service.place(lease, now, also)
-        except lease_service.Refused as e:
+        except exception.ReservationError as e:
             # A quota passed waits too: its project may give some back.
-            reason = (str(e) if e.kind == lease_service.NO_ROOM or
-                      e.status in (403, 503) else 'the ledger was too busy')
+            reason = (str(e) if e.kind == exception.NoCapacity.kind or
+                      isinstance(e, (exception.NotAllowed,
+                                     exception.ServiceUnavailable))
+                      else 'the ledger was too busy')
             last = deadline(lease)
             if (lease.retries and tries >= lease.retries) or (
                     last is not None and

@@ -52,6 +52,7 @@ from nova_reservation.clients import placement
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import passes as db_passes
+from nova_reservation import exception
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -117,7 +118,7 @@ class Passes:
                 # Placement is failing over: again, while the boots in
                 # flight may still be waited for.
                 if (db_api.unavailable(error) or isinstance(
-                        error, placement.Unavailable)) and \
+                        error, exception.PlacementUnavailable)) and \
                         time.monotonic() < deadline:
                     time.sleep(POLL)
                     continue

@@ -34,7 +34,9 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
+from nova_reservation import exception
 from nova_reservation.hooks.answers import fault
+from nova_reservation.hooks.answers import fault_of
 from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
 from nova_reservation.hooks.answers import message_of
@@ -77,8 +79,8 @@ class Boots(into.IntoReservations):
             return req.get_response(self.app)   # Nova refuses it.
         try:
             body = validation.load_json('body', req.body or b'{}')
-        except params.InvalidParam as e:
-            return fault(400, str(e))
+        except exception.InvalidParam as e:
+            return fault_of(e)
         server = body.get('server') if isinstance(body, dict) else None
         if not isinstance(server, dict):
             return req.get_response(self.app)   # Nova reports it.
@@ -109,16 +111,16 @@ class Boots(into.IntoReservations):
                     done = self._into_reservation(
                         req, ctx, server, rid, hints, body, found, forced,
                         open_match=preempt is None and not forced)
-                except into.Unusable as e:
+                except exception.ReservationUnusable as e:
                     if not fallback:
-                        raise lease_service.Refused(409, str(e))
+                        raise
                     return self._fallback(req, ctx, server, hints, body,
                                           rid, str(e))
                 if done is not None:
                     return done
                 if preempt is not None:
                     if forced:
-                        raise params.InvalidParam(
+                        raise exception.InvalidParam(
                             'availability_zone', 'a preemptible boot can '
                             'not force a host: the scheduler keeps it off '
                             'what running leases and servers need')
@@ -133,11 +135,11 @@ class Boots(into.IntoReservations):
                 if lease is None:
                     return req.get_response(self.app)
             if 'reservation' in hints:
-                raise params.InvalidParam(
+                raise exception.InvalidParam(
                     'reservation', 'can not be given with lease_params: '
                     'the lease makes its own reservation')
             if forced:
-                raise params.InvalidParam(
+                raise exception.InvalidParam(
                     'availability_zone', 'a leased server can not force a '
                     'host: the lease chooses its node')
             count = params.server_count(
@@ -155,10 +157,8 @@ class Boots(into.IntoReservations):
                 return self._same_boot(ctx, body, made)
             lease_id, waits = made.lease_id, made.waits
             reservation_id, = made.reservation_ids
-        except params.InvalidParam as e:
-            return fault(400, str(e))
-        except lease_service.Refused as e:
-            return fault(e.status, str(e), **e.details)
+        except exception.ReservationError as e:
+            return fault_of(e)
 
         slots = db_ledger.slots(self.ctx, reservation_id)
         hints['reservation'] = reservation_id
@@ -179,9 +179,9 @@ class Boots(into.IntoReservations):
                         reservation_id, slots, [marks.lease_tag(lease_id)],
                         lease_service.waiting_cell(reservation_id)
                         if waits else None))
-        except lease_service.Refused as e:
+        except exception.ReservationError as e:
             lease_service.discard(lease_id)
-            return fault(e.status, str(e))
+            return fault_of(e)
         try:
             with boot:
                 resp = req.get_response(self.app)
@@ -237,7 +237,7 @@ class Boots(into.IntoReservations):
         """
         extras = params.extras(server, found)
         if extras:
-            raise params.InvalidParam(
+            raise exception.InvalidParam(
                 'flavorRef', 'the flavor asks for %s, which a preemptible '
                 'server can not take: it yields vCPU, RAM and disk to '
                 'leases, not these' % capacity.extras_text(extras))
@@ -359,8 +359,8 @@ class Boots(into.IntoReservations):
         try:
             policy = objects.InstanceGroup.get_by_uuid(ctx, str(group)).policy
         except (nova_exception.InstanceGroupNotFound, ValueError):
-            raise params.InvalidParam('group', 'server group %s not found'
-                                      % str(group)[:64])
+            raise exception.InvalidParam('group', 'server group %s not found'
+                                         % str(group)[:64])
         return GROUP_AFFINITY.get(policy)
 
     def _check_forced(self, ctx, server: dict, forced: tuple,
@@ -382,13 +382,13 @@ class Boots(into.IntoReservations):
         enrolled = {h.hypervisor_hostname
                     for h in db_hosts.get_all(self.ctx)}
         if nodes & enrolled:
-            raise lease_service.Refused(
-                409, 'availability_zone: %s is reservable: only its leases '
+            raise exception.Conflict(
+                'availability_zone: %s is reservable: only its leases '
                 'boot there' % where)
         extras = params.extras(server, found)
         if not self.planner.fits_for_good(nodes, need, extras):
-            raise lease_service.Refused(
-                409, 'availability_zone: %s has no room for %s that no '
+            raise exception.Conflict(
+                'availability_zone: %s has no room for %s that no '
                 'lease has been promised' % (where, need.describe() + (
                     ' and ' + capacity.extras_text(extras)
                     if extras else '')))

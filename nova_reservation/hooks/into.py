@@ -30,11 +30,12 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import shares as db_shares
+from nova_reservation import exception
+from nova_reservation.exception import ReservationUnusable
 from nova_reservation.hooks.answers import fallback_view
 from nova_reservation.hooks import params
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
-from nova_reservation.lease import service as lease_service
 from nova_reservation.lease import shares
 from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import marks
@@ -46,12 +47,6 @@ CONF = conf.CONF
 SLOTS_HINT = ledger_mod.SLOTS_HINT
 
 
-class Unusable(Exception):
-    """The reservation a boot names runs not now, or is full: a 409, or
-    with ``reservation_fallback`` an ordinary boot.
-    """
-
-
 class IntoReservations:
     """What `Boots` does with a boot into a reservation: its `app` (Nova),
     `ctx` (the store's) and `_created` (the servers a boot made).
@@ -60,10 +55,10 @@ class IntoReservations:
     def _into_reservation(self, req, ctx, server: dict, rid: Optional[str],
                           hints: dict, body: dict, found, forced,
                           open_match: bool) -> Optional[webob.Response]:
-        """Nova's answer to a boot into the reservation it names (`rid`,
-        or its flavor's) or, with `open_match`, an open one it fits; None
-        for a boot that goes into none.  Unusable if the one it names does
-        not run now or is full.
+        """Nova's answer to a boot into the reservation it names (`rid`, or its
+        flavor's) or, with `open_match`, an open one it fits; None for a boot
+        that goes into none.  ReservationUnusable if the one it names does not
+        run now or is full.
         """
         res = self._reservation_of_boot(ctx, server, rid)
         if res is None:
@@ -71,7 +66,7 @@ class IntoReservations:
                 return None
             return self._boot_open(req, ctx, server, hints, body, found)
         if forced:
-            raise params.InvalidParam(
+            raise exception.InvalidParam(
                 'availability_zone', 'a boot into a reservation can not '
                 'force a host: the reservation chooses')
         hints['reservation'] = res.id
@@ -83,7 +78,7 @@ class IntoReservations:
                              rid: Optional[str]):
         """The reservation a boot goes into: the one its ``reservation``
         hint names (`rid`), or whose private flavor it boots; None if
-        neither.  Unusable if it does not run now.
+        neither.  ReservationUnusable if it does not run now.
         """
         if rid == shares.NONE:
             return None
@@ -100,21 +95,20 @@ class IntoReservations:
         # good as none to it.
         if res is None or res.deleted or not shares.row_may_use(
                 res, ctx.project_id):
-            raise lease_service.Refused(404, 'reservation: %s not found'
-                                        % rid)
+            raise exception.NotFound('reservation: %s not found' % rid)
         if not self._allowed(ctx, res):
-            raise lease_service.Refused(
-                403, 'reservation: policy does not allow %s for this user '
+            raise exception.NotAllowed(
+                'reservation: policy does not allow %s for this user '
                 '(%s is shared with this project by project %s)' % (
                     policies.RESERVATIONS_BOOT_SHARED, rid, res.project_id))
         if res.resource_type == resource_types.SERVER:
-            raise lease_service.Refused(
-                409, 'reservation: %s holds the servers of lease %s and '
+            raise exception.Conflict(
+                'reservation: %s holds the servers of lease %s and '
                 'takes no other server' % (rid, res.lease_id))
         if res.resource_type in (resource_types.FLOATINGIP,
                                  resource_types.MAINTENANCE):
-            raise lease_service.Refused(
-                409, 'reservation: %s holds %s of lease %s and takes no '
+            raise exception.Conflict(
+                'reservation: %s holds %s of lease %s and takes no '
                 'server' % (rid, 'floating IPs' if res.resource_type ==
                             resource_types.FLOATINGIP else
                             'a maintenance window', res.lease_id))
@@ -122,7 +116,7 @@ class IntoReservations:
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \
                 lease.status not in (status.PENDING, status.ACTIVE):
-            raise Unusable(
+            raise ReservationUnusable(
                 'reservation: lease %s is not active (it is %s, from '
                 '%s to %s UTC)' % (lease.id, lease.status,
                                    lease.start_at.replace(microsecond=0),
@@ -139,9 +133,9 @@ class IntoReservations:
             {'project_id': ctx.project_id})
 
     def _claim(self, ctx, res, count: int) -> tuple:
-        """(claim, ids of the slots held) of `count` free slots of a
-        capacity reservation for the boot; Unusable if it has not that
-        many, Refused (404) if its share was taken back meanwhile.
+        """(claim, ids of the slots held) of `count` free slots of a capacity
+        reservation for the boot; ReservationUnusable if it has not that many,
+        NotFound if its share was taken back meanwhile.
         """
         claim = db_ledger.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
         try:
@@ -149,13 +143,13 @@ class IntoReservations:
                 self.ctx, res.id, count, claim,
                 None if res.project_id == ctx.project_id
                 else ctx.project_id)
-        except db_ledger.NotShared:
-            raise lease_service.Refused(404, 'reservation: %s not found'
-                                        % res.id)
+        except exception.NotShared as e:
+            raise exception.NotFound('reservation: %s not found' % res.id
+                                     ) from e
         if not held:
             free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
                        if s.instance_uuid is None)
-            raise Unusable(
+            raise ReservationUnusable(
                 'reservation: %d of its %d slots are free; %d servers '
                 'asked for' % (free, res.amount, count))
         return claim, held
@@ -172,20 +166,20 @@ class IntoReservations:
             need = params.need(server, found)
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
             if not need.resources.fits_in(slot):
-                raise params.InvalidParam(
+                raise exception.InvalidParam(
                     'flavorRef', 'the flavor (%s) is larger than the '
                     'reserved slots (%s)' % (need.resources.describe(),
                                              slot.describe()))
             held = plan_request.extras_of(res)
             if not capacity.extras_within(need.extras, held):
-                raise params.InvalidParam(
+                raise exception.InvalidParam(
                     'flavorRef', 'the flavor asks for %s; the reserved '
                     'slots hold %s' % (capacity.extras_text(need.extras),
                                        capacity.extras_text(held) or
                                        'none of it'))
             placed_for = plan_request.traits_of(res)
             if not capacity.assures(placed_for, need.traits):
-                raise params.InvalidParam(
+                raise exception.InvalidParam(
                     'flavorRef', 'the flavor asks for traits %s; the '
                     'reserved slots were placed on nodes with traits %s'
                     % (','.join(need.traits),
@@ -225,7 +219,7 @@ class IntoReservations:
             return None
         try:
             need = params.need(server, found)
-        except params.InvalidParam:
+        except exception.InvalidParam:
             # It asks for what no slot holds: none matches it.
             return None
         count = params.server_count(
@@ -248,7 +242,7 @@ class IntoReservations:
             res = fitting[choice.reservation_id][0]
             try:
                 claimed = self._claim(ctx, res, count)
-            except (Unusable, lease_service.Refused):
+            except (ReservationUnusable, exception.NotFound):
                 continue   # full, or no longer shared: the next one
             hints['reservation'] = res.id
             LOG.info('An ordinary boot of project %s goes into open '

@@ -22,8 +22,8 @@ import re
 from oslo_log import log as logging
 import webob
 
-from nova_reservation.clients import placement
 from nova_reservation.db import api as db_api
+from nova_reservation import exception
 from nova_reservation.hooks import answers
 from nova_reservation.hooks import boots
 from nova_reservation.hooks import servers
@@ -63,9 +63,10 @@ class ReservationHook:
     def __call__(self, req: webob.Request):
         try:
             resp = self._route(req)
-        except placement.Unavailable as e:
+        except exception.ReservationError as e:
+            # What went wrong, in Nova's fault shape (here, once).
             LOG.warning('%s %s: %s', req.method, req.path_info, e)
-            return answers.fault(503, str(e))
+            return answers.fault_of(e)
         except Exception as e:
             if not db_api.unavailable(e):
                 raise

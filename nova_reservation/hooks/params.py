@@ -23,13 +23,14 @@ from typing import Optional
 
 from nova_reservation import capacity
 from nova_reservation.clients import flavors
+from nova_reservation import exception
 from nova_reservation.lease import shares
 from nova_reservation import marks
 from nova_reservation.schemas import common
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import validation
 
-InvalidParam = validation.InvalidParam
+InvalidParam = exception.InvalidParam
 MAX_PARAMS_LENGTH = 4096
 
 
@@ -279,7 +280,7 @@ def _of_flavor(server: dict, found, of):
     chosen = flavor(server.get('flavorRef'), found)
     try:
         return of(chosen, volume_backed(server))
-    except capacity.Uncounted as e:
+    except exception.Uncounted as e:
         raise InvalidParam('flavorRef', 'flavor %s %s'
                            % (chosen.flavorid, e))
 

@@ -36,8 +36,10 @@ import webob
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
+from nova_reservation import exception
 from nova_reservation.hooks.answers import fallback_view
 from nova_reservation.hooks.answers import fault
+from nova_reservation.hooks.answers import fault_of
 from nova_reservation.hooks.answers import json_response
 from nova_reservation.hooks.answers import lease_view_status
 from nova_reservation.hooks import params
@@ -82,8 +84,8 @@ def _nova_errors(field: str):
                 return fault(403, str(e))
             except jsonschema.ValidationError as e:
                 return fault(400, '%s: %s' % (field, e.message[:300]))
-            except params.InvalidParam as e:
-                return fault(400, str(e))
+            except exception.InvalidParam as e:
+                return fault_of(e)
         return answer
     return wrap
 
@@ -104,14 +106,14 @@ class Servers:
             return None
         try:
             body = validation.load_json('body', req.body or b'{}')
-        except params.InvalidParam:
+        except exception.InvalidParam:
             return None   # Nova says what is wrong with it.
         items = body.get('metadata', body.get('meta')) \
             if isinstance(body, dict) else None
         try:
             params.check_metadata({'metadata': items})
-        except params.InvalidParam as e:
-            return fault(400, str(e))
+        except exception.InvalidParam as e:
+            return fault_of(e)
         return None
 
     def while_reserved(self, req: webob.Request, uuid: str,

@@ -43,7 +43,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import approvals as db_approvals
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import notices as db_notices
-from nova_reservation.lease.refusal import Refused
+from nova_reservation import exception
 from nova_reservation.lease import resource_types
 from nova_reservation import notifications
 from nova_reservation import status
@@ -157,7 +157,7 @@ def gate(ctx, values: dict, requests: list, servers: bool) -> bool:
     """Whether a new lease (its row's `values`, its `requests`) of the
     caller of `ctx` waits for approval; if so, `values` say it (the status,
     or for a boot's lease `servers`, which stays CREATING until they are
-    bound, the reason only).  Refused (403) when it needs approval but can
+    bound, the reason only).  ApprovalRequired when it needs approval but can
     not wait for it: it starts now, or it would wait for room instead.
     """
     limits = thresholds()
@@ -170,13 +170,13 @@ def gate(ctx, values: dict, requests: list, servers: bool) -> bool:
         return False
     why = '; '.join(found)
     if values['start_at'] <= db_api.utcnow():
-        raise Refused(403, 'the lease needs an admin\'s approval (%s): ask '
-                           'for a start in the future; it waits for '
-                           'approval until then' % why)
+        raise exception.ApprovalRequired(
+            'the lease needs an admin\'s approval (%s): ask for a start in '
+            'the future; it waits for approval until then' % why)
     if values.get('if_busy') == 'wait':
-        raise Refused(403, 'the lease needs an admin\'s approval (%s): it '
-                           'can not also wait for room (if_busy: wait)'
-                      % why)
+        raise exception.ApprovalRequired(
+            'the lease needs an admin\'s approval (%s): it can not also wait '
+            'for room (if_busy: wait)' % why)
     values['status_reason'] = status_reason(found)
     if not servers:
         values['status'] = status.PENDING_APPROVAL
@@ -235,7 +235,7 @@ def _also(lease_id: str, event_type: str, reason: Optional[str],
 
 def approve(lease, by: str, reason: Optional[str] = None) -> None:
     """An admin (`by`: their user id) approves `lease` (its row):
-    PENDING, like any lease.  Refused (409) if it does not wait for
+    PENDING, like any lease.  Conflict if it does not wait for
     approval (any more).
     """
     text = 'approved by %s%s' % (by, ': %s' % reason if reason else '')
@@ -247,7 +247,7 @@ def approve(lease, by: str, reason: Optional[str] = None) -> None:
 
 def reject(lease, by: str, reason: Optional[str] = None) -> None:
     """An admin (`by`) rejects `lease`: nothing of it is left (the engine
-    removes what was made for it).  Refused (409) if it does not wait for
+    removes what was made for it).  Conflict if it does not wait for
     approval (any more).
     """
     text = 'rejected by %s%s' % (by, ': %s' % reason if reason else '')
@@ -257,10 +257,11 @@ def reject(lease, by: str, reason: Optional[str] = None) -> None:
     LOG.info('Lease %s %s', lease.id, text)
 
 
-def _not_waiting(lease_id: str) -> Refused:
+def _not_waiting(lease_id: str) -> exception.Conflict:
     lease = db_leases.get(db_api.Context(), lease_id)
-    return Refused(409, 'lease %s is %s: it does not wait for approval' % (
-        lease_id, lease.status if lease else status.DELETED))
+    return exception.Conflict(
+        'lease %s is %s: it does not wait for approval' % (
+            lease_id, lease.status if lease else status.DELETED))
 
 
 def expire(now: datetime.datetime) -> list:

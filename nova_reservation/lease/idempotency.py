@@ -25,11 +25,8 @@ import json
 from typing import Optional
 
 from nova_reservation.db import leases as db_leases
+from nova_reservation.exception import ClientTokenConflict
 from nova_reservation import status
-
-
-class Conflict(Exception):
-    """The token can not give a lease now (a 409)."""
 
 
 def digest(request) -> str:
@@ -43,7 +40,7 @@ def digest(request) -> str:
 
 def known(ctx, project_id: str, token: Optional[str], request_digest: str):
     """The lease an earlier create with `token` made, or None (no token,
-    or none made yet); Conflict where it can not be the answer.
+    or none made yet); ClientTokenConflict where it can not be the answer.
     """
     if token is None:
         return None
@@ -51,9 +48,11 @@ def known(ctx, project_id: str, token: Optional[str], request_digest: str):
     if lease is None:
         return None
     if lease.request_digest != request_digest:
-        raise Conflict('client_token: lease %s was made with this token for '
-                       'another request' % lease.id)
+        raise ClientTokenConflict(
+            'client_token: lease %s was made with this token for '
+            'another request' % lease.id)
     if lease.status == status.CREATING:
-        raise Conflict('client_token: lease %s is being made with this '
-                       'token; try again' % lease.id)
+        raise ClientTokenConflict(
+            'client_token: lease %s is being made with this '
+            'token; try again' % lease.id)
     return lease

@@ -29,9 +29,11 @@ from nova_reservation.capacity.epoch import when_text
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.exception import InvalidParam
+from nova_reservation.exception import NoCapacity
+from nova_reservation.exception import WindowBlocked
 from nova_reservation.lease import relocation
 from nova_reservation.lease.request import interval
-from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import write
@@ -39,23 +41,6 @@ from nova_reservation.lease import write
 # Tries of moving the leases off and writing the window, while other
 # leases take the nodes meanwhile.
 TRIES = 3
-
-
-class Blocked(NoCapacity):
-    """A window refused: `status` (400: a node unknown; 409: leases in
-    the way), `kind`, and for 409 the leases in the way ([{lease_id,
-    reason}]).
-    """
-
-    def __init__(self, message: str, status: int = 409,
-                 kind: str = 'Conflict', leases: tuple = ()) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.leases = list(leases)
-
-    def details(self) -> dict:
-        return {'leases': self.leases} if self.leases else {}
 
 
 def window_of(requests: list) -> Optional[object]:
@@ -82,7 +67,7 @@ def written(writer: write.Writer, values: dict, requests: list,
 def create(writer: write.Writer, values: dict, req) -> dict:
     """Write the window of `values` (the lease row's) and `req`, once the
     other leases' slots in its way moved: {lease id: slots moved};
-    Blocked.
+    WindowBlocked.
     """
     start, end = interval(values)
     for attempt in range(TRIES):
@@ -100,16 +85,16 @@ def create(writer: write.Writer, values: dict, req) -> dict:
 def clear(writer: write.Writer, req, start: float, end: float,
           now: float) -> dict:
     """Move off `req`'s nodes the other leases' slots that meet [start,
-    end): {lease id: slots moved}; Blocked, with nothing moved, if a node
-    is unknown or a lease can not move.
+    end): {lease id: slots moved}; InvalidParam if a node is unknown,
+    WindowBlocked, with nothing moved, if a lease can not move.
     """
     writer.ledger.refresh()
     shared, reservable = writer.pools(start=start)
     known = {h.node for h in shared} | {h.node for h, _ in reservable}
     for i, name in enumerate(req.hosts):
         if name not in known:
-            raise Blocked('reservations[0].hosts[%d]: no compute node named '
-                          '%s' % (i, name), 400, 'InvalidInput')
+            raise InvalidParam('reservations[0].hosts[%d]' % i,
+                               'no compute node named %s' % name)
     view = writer.ledger.view
     stuck, moving = {}, {}
     for node in req.hosts:
@@ -143,14 +128,14 @@ def clear(writer: write.Writer, req, start: float, end: float,
                                    ', '.join(req.hosts), when_text(start),
                                    when_text(end)))
     if stuck:
-        raise Blocked('The maintenance window from %s to %s UTC can not '
-                      'hold node(s) %s: %s' % (
-                          when_text(start), when_text(end),
-                          ', '.join(req.hosts), '; '.join(
-                              'lease %s: %s' % item
-                              for item in sorted(stuck.items()))),
-                      leases=[{'lease_id': lease_id, 'reason': why}
-                              for lease_id, why in sorted(stuck.items())])
+        raise WindowBlocked(
+            'The maintenance window from %s to %s UTC can not hold node(s) '
+            '%s: %s' % (when_text(start), when_text(end),
+                        ', '.join(req.hosts), '; '.join(
+                            'lease %s: %s' % item
+                            for item in sorted(stuck.items()))),
+            leases=[{'lease_id': lease_id, 'reason': why}
+                    for lease_id, why in sorted(stuck.items())])
     return moving
 
 
@@ -176,7 +161,7 @@ def unmovable_now(info, slot, node: str) -> str:
 
 
 def keeps_dates(lease, values: dict) -> None:
-    """Blocked if `values` change the dates of `lease` (its row) and it
+    """WindowBlocked if `values` change the dates of `lease` (its row) and it
     is a window: its nodes were cleared for its dates only.
     """
     if all(values.get(f, getattr(lease, f)) == getattr(lease, f)
@@ -185,5 +170,23 @@ def keeps_dates(lease, values: dict) -> None:
     kinds = {r.resource_type for r in db_leases.reservations(
         db_api.Context(), lease.id)}
     if resource_types.MAINTENANCE in kinds:
-        raise Blocked('lease %s is a maintenance window: its dates do not '
-                      'change; delete it and make another' % lease.id)
+        raise WindowBlocked(
+            'lease %s is a maintenance window: its dates do not '
+            'change; delete it and make another' % lease.id)
+
+
+def check_alone(body: dict, requests: list) -> None:
+    """A maintenance window's lease holds that one reservation, over one
+    interval that it takes as asked (it neither recurs nor waits).
+    """
+    if not any(r.resource_type == resource_types.MAINTENANCE
+               for r in requests):
+        return
+    if len(requests) > 1:
+        raise InvalidParam('reservations', 'a lease with a maintenance '
+                           'reservation holds no other reservation')
+    for field in ('recurrence', 'if_busy', 'flexible_start', 'on_end'):
+        if field in body and body[field] not in ('refuse', False, 'delete',
+                                                 'none'):
+            raise InvalidParam(field, 'is not supported with a maintenance '
+                               'reservation')

@@ -34,9 +34,9 @@ from nova_reservation.db import builds as db_builds
 from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import preemptibles as db_preemptibles
+from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import floatingips
 from nova_reservation.lease import properties
-from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule

@@ -26,15 +26,13 @@ import operator
 from typing import Any, Callable, Optional
 
 from nova_reservation import capacity
+from nova_reservation import exception
+from nova_reservation.exception import InvalidRequirements
 from nova_reservation import validation
 
 OPERATORS = {'=': operator.eq, '==': operator.eq, '!=': operator.ne,
              '<': operator.lt, '<=': operator.le, '>': operator.gt,
              '>=': operator.ge}
-
-
-class InvalidRequirements(ValueError):
-    pass
 
 
 def _number(value: Any) -> Optional[float]:
@@ -65,7 +63,7 @@ def parse(text: Any,
             text = validation.load_json('requirements', text)
         else:
             validation.check_tree('requirements', text)
-    except validation.InvalidParam as e:
+    except exception.InvalidParam as e:
         raise InvalidRequirements(str(e).split(': ', 1)[1])
     if text in (None, '', []):
         return lambda props: True

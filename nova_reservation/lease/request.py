@@ -87,36 +87,6 @@ class ReservationRequest:
             if self.traits else '')
 
 
-class NoCapacity(Exception):
-    # The refusal's HTTP status and kind (`lease.service.Refused`).
-    status = 409
-    kind = 'NotEnoughCapacity'
-
-    def __init__(self, message: str,
-                 earliest: Optional[datetime.datetime] = None,
-                 latest_end: Optional[datetime.datetime] = None,
-                 occurrence: Optional[int] = None) -> None:
-        super().__init__(message)
-        self.earliest = earliest
-        self.latest_end = latest_end
-        self.occurrence = occurrence   # of a recurring lease, from 1
-
-    def details(self) -> dict:
-        """What a 409 for it carries besides the message."""
-        found = {}
-        if self.occurrence is not None:
-            found['occurrence'] = self.occurrence
-        if self.earliest is not None:
-            found['earliest_start'] = self.earliest.isoformat() + 'Z'
-        if self.latest_end is not None:
-            found['latest_end'] = self.latest_end.isoformat() + 'Z'
-        return found
-
-
-class LedgerBusy(Exception):
-    """The ledger changed under every plan made for a change."""
-
-
 def request_of(res) -> ReservationRequest:
     """The request a reservation row was made from."""
     host = res.resource_type == resource_types.HOST

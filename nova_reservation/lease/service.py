@@ -14,9 +14,9 @@
 placed and deleted, for the boot hook, the lease API and the engine alike.
 
 An entry point translates its request into a `Draft` (or a change), calls
-one function here and translates the answer: a `Made`, or a `Refused` that
-carries the HTTP status and the kind of refusal, never a planner's or a
-store's exception.
+one function here and translates the answer: a `Made`, or one of
+`nova_reservation.exception`'s errors, which say what went wrong (the
+entry point answers it in its own protocol).
 """
 
 import dataclasses
@@ -35,16 +35,14 @@ from nova_reservation.clients import trusts
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import quotas as db_quotas
 from nova_reservation import enforcement
+from nova_reservation import exception
+from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import approval
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quota as lease_quota
-from nova_reservation.lease.refusal import Refused
-from nova_reservation.lease.request import LedgerBusy
-from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
@@ -52,9 +50,6 @@ from nova_reservation.lease import write
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
-BUSY = 'the ledger is too busy to place the lease now; try again'
-# The kind of refusal of a lease that does not fit.
-NO_ROOM = 'NotEnoughCapacity'
 
 
 @dataclasses.dataclass
@@ -81,25 +76,13 @@ class Made(NamedTuple):
     awaiting: bool = False  # waits for an admin's approval (`approval`)
 
 
-def _refused(e: Exception) -> Refused:
-    if isinstance(e, db_quotas.QuotaExceeded):
-        return Refused(403, str(e), lease_quota.OVER_QUOTA,
-                       **e.excess.details())
-    if isinstance(e, NoCapacity):
-        return Refused(e.status, str(e), e.kind, **e.details())
-    return Refused(409, BUSY)
-
-
 def known(ctx, token: Optional[str], digest: str) -> Optional[Made]:
     """What an earlier create of the caller's project with the client
-    `token` made (for the request of `digest`), or None; Refused where it
-    can not be the answer.
+    `token` made (for the request of `digest`), or None;
+    ClientTokenConflict where it can not be the answer.
     """
-    try:
-        lease = idempotency.known(db_api.Context(), ctx.project_id, token,
-                                  digest)
-    except idempotency.Conflict as e:
-        raise Refused(409, str(e))
+    lease = idempotency.known(db_api.Context(), ctx.project_id, token,
+                              digest)
     if lease is None:
         return None
     LOG.info('Lease %s: a create retried with its client token', lease.id)
@@ -111,7 +94,7 @@ def known(ctx, token: Optional[str], digest: str) -> Optional[Made]:
 def create(ctx, draft: Draft) -> Made:
     """Make the lease of `draft` for the caller of `ctx` (its project and
     user): planned and written whole, or written waiting for room, or
-    Refused with nothing of it left.
+    refused (`nova_reservation.exception`) with nothing of it left.
     """
     same = known(ctx, draft.token, draft.digest)
     if same is not None:
@@ -133,12 +116,8 @@ def create(ctx, draft: Draft) -> Made:
         # A lease that does not fit on the ledger as it is is refused
         # before the private flavors of its reservations are made (and
         # deleted again); one that fits is planned again as it is written.
-        try:
-            writer.ledger.refresh()
-            writer.series_plans(occurrences or [(values, draft.requests,
-                                                 ())])
-        except NoCapacity as e:
-            raise _refused(e)
+        writer.ledger.refresh()
+        writer.series_plans(occurrences or [(values, draft.requests, ())])
     made = nova_objects.made_for(ctx, every)
     waits = False
     trust_id = None
@@ -154,10 +133,8 @@ def create(ctx, draft: Draft) -> Made:
         else:
             waits = maintenance.written(writer, values, draft.requests,
                                         quota)
-    except (NoCapacity, LedgerBusy, db_quotas.QuotaExceeded) as e:
-        raise _refused(e)
-    except cells.Unreachable as e:
-        raise Refused(503, '%s; try again' % e)
+    except exception.CellUnreachable as e:
+        raise exception.CellUnreachable('%s; try again' % e) from e
     except db_exception.DBDuplicateEntry:
         # Another create with this token made its lease first.
         same = known(ctx, draft.token, draft.digest)
@@ -192,15 +169,16 @@ def _flavors_first(draft: Draft, values: dict) -> bool:
 
 def _trust(ctx) -> Optional[str]:
     """The trust of the caller to the engine for a new lease, if it gets
-    one (`trusts`); Refused (503) when Keystone can not make it.
+    one (`trusts`); TrustUnavailable when Keystone can not make it.
     """
     if not trusts.wanted(ctx):
         return None
     try:
         return trusts.make(ctx)
-    except trusts.Unavailable as e:
-        raise Refused(503, 'The lease\'s trust (for the engine to act as '
-                           'its owner) could not be made: %s; try again' % e)
+    except exception.TrustUnavailable as e:
+        raise exception.TrustUnavailable(
+            'The lease\'s trust (for the engine to act as its owner) could '
+            'not be made: %s; try again' % e) from e
 
 
 def _quietly(fn, *args) -> None:
@@ -235,7 +213,7 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
            replaced: Iterable[str] = (),
            also: Optional[Callable] = None) -> None:
     """Change `lease` (its row, at the version read) as
-    `Writer.change` does, or Refused; a reshaped instance reservation's
+    `Writer.change` does, or refused; a reshaped instance reservation's
     flavor and server group are made again in Nova (`ctx`: the caller's
     Nova context; None where nothing is reshaped).
     """
@@ -247,30 +225,26 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
         write.shared().change(lease, lease.version, values, growth,
                               replaced, also,
                               lease_quota.of(ctx, lease.project_id))
-    except (NoCapacity, db_quotas.QuotaExceeded) as e:
-        raise _refused(e)
-    except (LedgerBusy, db_leases.LeaseChanged):
-        raise Refused(409, 'lease %s changed while this change was made; '
-                      'read it again and retry' % lease.id)
+    except (exception.LedgerBusy, exception.LeaseChanged) as e:
+        raise exception.LeaseChanged(
+            'lease %s changed while this change was made; read it again '
+            'and retry' % lease.id) from e
     if replaced:
         nova_objects.reshape(ctx, lease, replaced)
 
 
 def place(lease, now: float, also: Optional[Callable] = None) -> None:
     """Place a waiting lease (its row) where it may start as of `now`
-    (`Writer.place`), or Refused.
+    (`Writer.place`), or refused.
     """
     store = db_api.Context()
     try:
         requests = _in_their_cell(store, lease.id, [
             request_of(r) for r in db_leases.reservations(store, lease.id)])
-    except cells.Unreachable as e:
-        raise Refused(503, str(e))
-    try:
-        write.shared().place(lease, requests, now, also,
-                             lease_quota.of(None, lease.project_id))
-    except (NoCapacity, LedgerBusy, db_quotas.QuotaExceeded) as e:
-        raise _refused(e)
+    except exception.CellUnreachable as e:
+        raise exception.CellUnreachable(str(e)) from e
+    write.shared().place(lease, requests, now, also,
+                         lease_quota.of(None, lease.project_id))
 
 
 def _series_in_one_cell(writer: write.Writer, occurrences: list,
@@ -317,7 +291,7 @@ def waiting_cell(reservation_id: str) -> str:
     """The cell (its uuid) where the servers of a waiting reservation are
     made and wait: the one whose nodes hold the most of them over its
     lease's interval now, then the one with the most nodes, then the first
-    (of those whose database answers); Refused (503) if none does.
+    (of those whose database answers); CellUnreachable if none does.
     """
     store = db_api.Context()
     res = db_leases.reservation(store, reservation_id)
@@ -332,9 +306,10 @@ def waiting_cell(reservation_id: str) -> str:
     try:
         found = cells.readable(cells.with_servers(
             nova_context.get_admin_context()))
-    except cells.Unreachable as e:
-        raise Refused(503, 'no cell to make the waiting servers in: %s; '
-                           'try again' % e)
+    except exception.CellUnreachable as e:
+        raise exception.CellUnreachable(
+            'no cell to make the waiting servers in: %s; try again' % e
+        ) from e
     best = None
     for index, (cell, nodes) in enumerate(found):
         hosts = [h for h in shared

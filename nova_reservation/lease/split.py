@@ -27,14 +27,13 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import splits as db_splits
+from nova_reservation import exception
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
-from nova_reservation.lease import service
 from nova_reservation.lease import shares
-from nova_reservation.lease import splits
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -45,25 +44,25 @@ def split(ctx, lease, reservation_id: str, amount: int,
           name: Optional[str] = None) -> str:
     """Move `amount` slots of reservation `reservation_id` of `lease` (its
     row) into a new lease of `project_id` (the lease's by default); the
-    new lease's id.  service.Refused (400 for a reservation that is not
-    the lease's or does not split, 409 when it can not be done whole).
+    new lease's id.  InvalidParam for a reservation that is not the
+    lease's or does not split; Conflict when it can not be done whole.
     """
     store = db_api.Context()
     if lease.status not in (status.PENDING, status.ACTIVE):
-        raise service.Refused(409, 'lease %s is %s; only a lease that is '
-                              'pending or active splits' % (
-                                  lease.id, lease.status), 'InvalidState')
+        raise exception.Conflict('lease %s is %s; only a lease that is '
+                                 'pending or active splits' % (
+                                     lease.id, lease.status), 'InvalidState')
     res = db_leases.reservation(store, reservation_id)
     if res is None or res.deleted or res.lease_id != lease.id:
-        raise service.Refused(400, 'reservation_id: must be the id of a '
-                              'reservation of lease %s' % lease.id,
-                              'BadRequest')
+        raise exception.Invalid('reservation_id: must be the id of a '
+                                'reservation of lease %s' % lease.id,
+                                'BadRequest')
     if res.resource_type not in shares.SHAREABLE:
-        raise service.Refused(400, 'reservation_id: %s is a %s reservation; '
-                              'only %s reservations split' % (
-                                  res.id, res.resource_type,
-                                  ', '.join(shares.SHAREABLE)),
-                              'BadRequest')
+        raise exception.Invalid('reservation_id: %s is a %s reservation; '
+                                'only %s reservations split' % (
+                                    res.id, res.resource_type,
+                                    ', '.join(shares.SHAREABLE)),
+                                'BadRequest')
     project = project_id or lease.project_id
     same = project == lease.project_id
     values = dict(
@@ -90,12 +89,13 @@ def split(ctx, lease, reservation_id: str, amount: int,
             store, lease.id, res.id, amount, values,
             reservation_row(values, req), schedule.lease_events(
                 values, db_api.utcnow()), _servers_on(ctx, res))
-    except splits.TooFew as e:
-        raise service.Refused(409, 'amount: %d of reservation %s can not '
-                              'move: %s' % (amount, res.id, e))
-    except db_splits.Gone:
-        raise service.Refused(409, 'lease %s changed while it was split; '
-                              'read it again and retry' % lease.id)
+    except exception.TooFewToSplit as e:
+        raise exception.TooFewToSplit('amount: %d of reservation %s can not '
+                                      'move: %s' % (amount, res.id, e)) from e
+    except exception.LeaseChanged as e:
+        raise exception.LeaseChanged('lease %s changed while it was split; '
+                                     'read it again and retry' % lease.id
+                                     ) from e
     finally:
         if moved is None:   # nothing written: its flavor goes
             for thing in made:

@@ -20,6 +20,8 @@ is the same before and after, so a split can never overbook.
 
 from typing import Iterable, NamedTuple, Optional
 
+from nova_reservation.exception import TooFewToSplit
+
 
 class Movable(NamedTuple):
     """A slot as a split sees it."""
@@ -33,25 +35,23 @@ class Movable(NamedTuple):
     servers: int = 0
 
 
-class TooFew(Exception):
-    """Fewer slots can move than were asked for."""
-
-
 def choose(slots: Iterable[Movable], amount: int) -> list:
     """The ids of the `amount` slots a split moves: those with no server
     first (a split hands on room before it hands on servers), then those
     with the fewest servers, by id; never one a boot or a change holds in
-    flight.  TooFew if there are not that many, or if all would go (a
+    flight.  TooFewToSplit if there are not that many, or if all would go (a
     reservation keeps at least one).
     """
     slots = list(slots)
     free = sorted((s for s in slots if not s.busy), key=lambda s: (
         s.instance_uuid is not None, s.servers, s.id))
     if amount >= len(slots):
-        raise TooFew('the reservation has %d; a split leaves it at least '
-                     'one' % len(slots))
+        raise TooFewToSplit(
+            'the reservation has %d; a split leaves it at least '
+            'one' % len(slots))
     if len(free) < amount:
-        raise TooFew('%d of its %d can move now (the others are held by '
-                     'boots or changes in flight); try again' % (
-                         len(free), len(slots)))
+        raise TooFewToSplit(
+            '%d of its %d can move now (the others are held by '
+            'boots or changes in flight); try again' % (
+                len(free), len(slots)))
     return [s.id for s in free[:amount]]

@@ -30,14 +30,14 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import quotas as db_quotas
 from nova_reservation.db import waiting as db_waiting
+from nova_reservation import exception
+from nova_reservation.exception import LedgerBusy
+from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import plan as plan_mod
 from nova_reservation.lease import quotas
 from nova_reservation.lease.request import interval
-from nova_reservation.lease.request import LedgerBusy
-from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease.request import retry_interval
 from nova_reservation.lease.request import slot_row_of
@@ -74,7 +74,7 @@ class Writer(plan_mod.Planner):
         """Plan and write the occurrences of a lease (`occurrences`: [(lease
         row values, requests, events)], whose intervals do not overlap),
         all or none: NoCapacity names the first that does not fit;
-        db_quotas.QuotaExceeded if they take the project past `quota`.
+        exception.OverQuota if they take the project past `quota`.
         """
         def write(gen, found):
             rows = [(dict(lease, status=status.CREATING), [
@@ -133,7 +133,7 @@ class Writer(plan_mod.Planner):
             try:
                 write(gen, found)
                 return found
-            except db_ledger.LedgerConflict:
+            except exception.LedgerConflict:
                 continue   # Someone else wrote the ledger: plan again.
         raise LedgerBusy()
 
@@ -321,10 +321,10 @@ class Writer(plan_mod.Planner):
         its reservations (same ids), and their new sizes as columns.  A
         reservation in `replaced` is placed again whole: its request is
         its new shape and count, and its slots go.
-        Refused with NoCapacity, or db_leases.LeaseChanged if the lease
+        NoCapacity, or LeaseChanged if the lease
         changed since `version`.  What it adds on the shared pool is
         guarded against the boots in flight (`guarded`).  `also(store)`:
-        more to write in the change's transaction; db_quotas.QuotaExceeded
+        more to write in the change's transaction; exception.OverQuota
         if it takes the project past `quota`.
         """
         replaced = set(replaced)
@@ -373,7 +373,7 @@ class Writer(plan_mod.Planner):
                                              also=also)))
                     self.guarded(gen, added, timelines, write, message)
                 return
-            except db_ledger.LedgerConflict:
+            except exception.LedgerConflict:
                 continue
         raise LedgerBusy()
 

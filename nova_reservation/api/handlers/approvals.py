@@ -18,7 +18,6 @@ from typing import Optional
 from nova_reservation.api.handlers import leases
 from nova_reservation.api import wsgi
 from nova_reservation.lease import approval as lease_approval
-from nova_reservation.lease import service as lease_service
 from nova_reservation import policies
 from nova_reservation.schemas import approvals as schemas
 from nova_reservation import validation
@@ -29,28 +28,19 @@ def _reason(req) -> Optional[str]:
     if not req.body:
         return None
     body = wsgi.body_of(req)
-    try:
-        validation.check(schemas.DECISION, body, whole='body')
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
+    validation.check(schemas.DECISION, body, whole='body')
     return body.get('reason') or None
 
 
 def approve_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_APPROVE)
-    try:
-        lease_approval.approve(lease, ctx.user_id, _reason(req))
-    except lease_service.Refused as e:
-        raise leases.refused(e)
+    lease_approval.approve(lease, ctx.user_id, _reason(req))
     return wsgi.json_response(200, {'lease': leases.told(ctx, 'update',
                                                          lease.id)})
 
 
 def reject_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_REJECT)
-    try:
-        lease_approval.reject(lease, ctx.user_id, _reason(req))
-    except lease_service.Refused as e:
-        raise leases.refused(e)
+    lease_approval.reject(lease, ctx.user_id, _reason(req))
     return wsgi.json_response(200, {'lease': leases.told(ctx, 'delete',
                                                          lease.id)})

@@ -29,13 +29,10 @@ def show_availability(ctx, req):
     """The start windows in which a reservation fits, read only."""
     wsgi.authorize(ctx, policies.AVAILABILITY_GET)
     now = db_api.utcnow()
-    try:
-        wanted, after, before, duration, limit = validation.availability(
-            wsgi.query(req), now, CONF.reservation.max_lease_duration,
-            CONF.reservation.max_advance, CONF.reservation.search_horizon,
-            flavors.need_finder(ctx), floatingips.registered)
-    except validation.Invalid as e:
-        raise wsgi.invalid(e)
+    wanted, after, before, duration, limit = validation.availability(
+        wsgi.query(req), now, CONF.reservation.max_lease_duration,
+        CONF.reservation.max_advance, CONF.reservation.search_horizon,
+        flavors.need_finder(ctx), floatingips.registered)
     found = lease_write.shared().windows(wanted, after, before, duration,
                                          limit)
     return wsgi.json_response(200, {'availability': {

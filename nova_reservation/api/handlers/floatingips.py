@@ -23,6 +23,7 @@ from nova_reservation.clients import neutron
 from nova_reservation.db import api as db_api
 from nova_reservation.db import floatingips as db_floatingips
 from nova_reservation.db import leases as db_leases
+from nova_reservation import exception
 from nova_reservation.lease import floatingips
 from nova_reservation import policies
 from nova_reservation.schemas import floatingips as schemas
@@ -70,22 +71,18 @@ def show_floatingip(ctx, req, id):
 
 def create_floatingip(ctx, req):
     wsgi.authorize(ctx, policies.FLOATINGIPS_CREATE)
+    body = validation.check(schemas.CREATE, wsgi.body_of(req))
     try:
-        body = validation.check(schemas.CREATE, wsgi.body_of(req))
         address = floatingips.canonical(body['floating_ip_address'])
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
     except ValueError:
-        raise wsgi.invalid(validation.InvalidParam(
+        raise exception.InvalidParam(
             'floating_ip_address', '%s is not an IP address'
-            % body['floating_ip_address']))
+            % body['floating_ip_address'])
     network_id = body['floating_network_id']
     try:
         subnet_id = neutron.subnet_for(network_id, address)
-    except neutron.Unusable as e:
-        raise wsgi.invalid(validation.InvalidParam(e.field, str(e)))
-    except neutron.Unavailable as e:
-        raise wsgi.Fault(503, 'ServiceUnavailable', '%s; try again' % e)
+    except exception.NeutronUnavailable as e:
+        raise exception.NeutronUnavailable('%s; try again' % e) from e
     try:
         row = db_floatingips.create(
             db_api.Context(), id=uuidutils.generate_uuid(),

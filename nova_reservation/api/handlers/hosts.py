@@ -61,10 +61,7 @@ def _host(host_id: str):
 
 
 def _check(schema: dict, value, field: str = ''):
-    try:
-        return validation.check(schema, value, field)
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
+    return validation.check(schema, value, field)
 
 
 def _freepool(ctx):

@@ -29,6 +29,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import shares as db_shares
+from nova_reservation import exception
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
@@ -90,14 +91,7 @@ def projects_known(ctx, named: list) -> None:
     """A 400 naming the first project of `named`, (field, project id)
     pairs, that Keystone does not know (`keystone_projects.check`).
     """
-    try:
-        keystone_projects.check(ctx, named)
-    except validation.Invalid as e:
-        raise wsgi.invalid(e)
-
-
-def refused(e: lease_service.Refused) -> wsgi.Fault:
-    return wsgi.Fault(e.status, e.kind, str(e), **e.details)
+    keystone_projects.check(ctx, named)
 
 
 def _details(lease_id: str):
@@ -184,13 +178,10 @@ def show_lease(ctx, req, id):
 def create_lease(ctx, req):
     wsgi.authorize(ctx, policies.LEASES_CREATE, ctx.project_id)
     body = wsgi.body_of(req)
-    try:
-        values, requests, intervals = validation.lease(
-            body, db_api.utcnow(), CONF.reservation.max_lease_duration,
-            CONF.reservation.max_advance, flavors.need_finder(ctx),
-            floatingips.registered, owner=ctx.project_id)
-    except validation.Invalid as e:
-        raise wsgi.invalid(e)
+    values, requests, intervals = validation.lease(
+        body, db_api.utcnow(), CONF.reservation.max_lease_duration,
+        CONF.reservation.max_advance, flavors.need_finder(ctx),
+        floatingips.registered, owner=ctx.project_id)
     if any(r.shared_with for r in requests):
         wsgi.authorize(ctx, policies.LEASES_SHARE, ctx.project_id)
         projects_known(ctx, validation.shares_named(
@@ -200,10 +191,7 @@ def create_lease(ctx, req):
     draft = lease_service.Draft(
         values, requests, intervals if 'recurrence' in body else None,
         token=body.get('client_token'), digest=idempotency.digest(body))
-    try:
-        made = lease_service.create(ctx, draft)
-    except lease_service.Refused as e:
-        raise refused(e)
+    made = lease_service.create(ctx, draft)
     if made.again:
         return wsgi.json_response(201, {'lease': _view(ctx, made.lease_id)})
     return wsgi.json_response(201, {'lease': told(ctx, 'create',
@@ -266,16 +254,16 @@ def _growth(lease, entries: list) -> tuple:
     for i, entry in enumerate(entries):
         prefix = 'reservations[%d].' % i
         if entry['id'] in seen:
-            raise validation.Invalid(prefix + 'id', 'is given twice')
+            raise exception.InvalidParam(prefix + 'id', 'is given twice')
         seen.add(entry['id'])
         res = current.get(entry['id'])
         if res is None:
-            raise validation.Invalid(prefix + 'id', 'must be the id of a '
-                                     'reservation of this lease')
+            raise exception.InvalidParam(prefix + 'id', 'must be the id of a '
+                                         'reservation of this lease')
         kind = entry.get('resource_type', res.resource_type)
         if kind != res.resource_type:
-            raise validation.Invalid(prefix + 'resource_type', 'is %s and '
-                                     'can not change' % res.resource_type)
+            raise exception.InvalidParam(prefix + 'resource_type', 'is %s and '
+                                         'can not change' % res.resource_type)
         host = res.resource_type == resource_types.HOST
         sizes = set(SIZES[res.resource_type])
         changeable = sizes | set(SHAPES[res.resource_type]) | (
@@ -284,8 +272,8 @@ def _growth(lease, entries: list) -> tuple:
         unknown = sorted(set(entry) - changeable - set(kept) -
                          {'id', 'resource_type'})
         if unknown:
-            raise validation.Invalid(prefix + unknown[0], 'can not change '
-                                     '(only %s can)' % ', '.join(
+            raise exception.InvalidParam(prefix + unknown[0], 'can not change '
+                                         '(only %s can)' % ', '.join(
                                          sorted(changeable)))
         _keeps(prefix, res, entry, kept)
         shape = _shape(prefix, res, entry)
@@ -299,16 +287,17 @@ def _growth(lease, entries: list) -> tuple:
         old = res.max_count if host else res.amount
         new = validation.whole(prefix + field, entry.get(field, old))
         if new < old:
-            raise validation.Invalid(prefix + field, 'can grow but not '
-                                     'shrink (now %d)' % old)
+            raise exception.InvalidParam(prefix + field, 'can grow but not '
+                                         'shrink (now %d)' % old)
         columns = {'amount': new}
         if host:
             columns['max_count'] = new
             low = validation.whole(prefix + 'min',
                                    entry.get('min', res.min_count or 1))
             if low > new:
-                raise validation.Invalid(prefix + 'min', 'must not be above '
-                                         'max (%d)' % new)
+                raise exception.InvalidParam(
+                    prefix + 'min', 'must not be above '
+                    'max (%d)' % new)
             columns['min_count'] = low
         columns.update(_sharing(prefix, res, entry))
         # Only what changes is written (and told).
@@ -379,7 +368,7 @@ def _keeps(prefix: str, res, entry: dict, kept: tuple) -> None:
                 continue
         elif entry[field] == now:
             continue
-        raise validation.Invalid(prefix + field, 'can not change')
+        raise exception.InvalidParam(prefix + field, 'can not change')
 
 
 def update_lease(ctx, req, id):
@@ -394,14 +383,11 @@ def update_lease(ctx, req, id):
                              if lease.status == status.PENDING_APPROVAL
                              else '')))
     body = wsgi.body_of(req)
-    try:
-        values, entries = validation.update(
-            body, lease, db_api.utcnow(),
-            CONF.reservation.max_lease_duration,
-            CONF.reservation.max_advance, flavors.need_finder(ctx))
-        growth, replaced = _growth(lease, entries)
-    except validation.Invalid as e:
-        raise wsgi.invalid(e)
+    values, entries = validation.update(
+        body, lease, db_api.utcnow(),
+        CONF.reservation.max_lease_duration,
+        CONF.reservation.max_advance, flavors.need_finder(ctx))
+    growth, replaced = _growth(lease, entries)
     if any('shared_with' in columns for _, columns in growth):
         wsgi.authorize(ctx, policies.LEASES_SHARE, lease.project_id)
         # Only the projects the change adds: one shared with already (and
@@ -410,10 +396,7 @@ def update_lease(ctx, req, id):
                db_leases.reservations(db_api.Context(), lease.id)}
         projects_known(ctx, validation.shares_named(
             entries, lambda value: now.get(value['id'], shares.NO_ONE)))
-    try:
-        lease_service.change(ctx, lease, values, growth, replaced)
-    except lease_service.Refused as e:
-        raise refused(e)
+    lease_service.change(ctx, lease, values, growth, replaced)
     return wsgi.json_response(200, {'lease': told(
         ctx, 'update', lease.id, _changed(values, growth))})
 

@@ -32,6 +32,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import exception
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import shares
 from nova_reservation.lease import write as lease_write
@@ -104,11 +105,8 @@ def show_ledger(ctx, req):
     """
     wsgi.authorize(ctx, policies.LEDGER_GET)
     everything = policies.authorize(ctx, policies.LEDGER_GET_ALL_NODES, {})
-    try:
-        after, before = validation.calendar(
-            wsgi.query(req), db_api.utcnow(), SPAN, LONGEST_SPAN)
-    except validation.Invalid as e:
-        raise wsgi.invalid(e)
+    after, before = validation.calendar(
+        wsgi.query(req), db_api.utcnow(), SPAN, LONGEST_SPAN)
     # (Nova adds the project's private flavors, such as a lease's own.)
     public = sorted((f for f in objects.FlavorList.get_all(
         ctx, inactive=False, filters={'is_public': True}) if f.is_public),
@@ -210,6 +208,6 @@ def _needs(public: list) -> dict:
     for f in public:
         try:
             found[f.flavorid] = flavors.need(f)
-        except capacity.Uncounted:
+        except exception.Uncounted:
             pass
     return found

@@ -27,11 +27,8 @@ LOG = logging.getLogger(__name__)
 
 
 def _project(project_id: str) -> str:
-    try:
-        return validation.check(schemas.PROJECT_ID, project_id,
-                                whole='project_id')
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
+    return validation.check(schemas.PROJECT_ID, project_id,
+                            whole='project_id')
 
 
 def show_quota(ctx, req, project_id):
@@ -45,11 +42,8 @@ def update_quota(ctx, req, project_id):
     project_id = _project(project_id)
     wsgi.authorize(ctx, policies.QUOTAS_UPDATE, project_id)
     body = wsgi.body_of(req)
-    try:
-        validation.check(schemas.UPDATE, body)
-        keystone_projects.check(ctx, [('project_id', project_id)])
-    except validation.InvalidParam as e:
-        raise wsgi.invalid(e)
+    validation.check(schemas.UPDATE, body)
+    keystone_projects.check(ctx, [('project_id', project_id)])
     db_quotas.set_overrides(db_api.Context(), project_id, body['quota'])
     LOG.info('Reservation quota of project %s set by %s: %s', project_id,
              ctx.user_id, body['quota'])

@@ -16,26 +16,19 @@ lease."""
 from nova_reservation.api.handlers import leases
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
-from nova_reservation.lease import service as lease_service
 from nova_reservation.lease import split as lease_split
 from nova_reservation import policies
 
 
 def split_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_SPLIT)
-    try:
-        reservation_id, amount, project_id, name = validation.split(
-            wsgi.body_of(req))
-    except validation.Invalid as e:
-        raise wsgi.invalid(e)
+    reservation_id, amount, project_id, name = validation.split(
+        wsgi.body_of(req))
     if project_id not in (None, lease.project_id):
         wsgi.authorize(ctx, policies.LEASES_SPLIT_TO_PROJECT, project_id)
         leases.projects_known(ctx, [('project_id', project_id)])
-    try:
-        made = lease_split.split(ctx, lease, reservation_id, amount,
-                                 project_id, name)
-    except lease_service.Refused as e:
-        raise leases.refused(e)
+    made = lease_split.split(ctx, lease, reservation_id, amount,
+                             project_id, name)
     leases.told(ctx, 'update', lease.id, ['reservations.amount'])
     return wsgi.json_response(201, {'lease': leases.told(ctx, 'create',
                                                          made)})

@@ -36,6 +36,7 @@ from nova_reservation.db import migration
 from nova_reservation.db import models
 from nova_reservation.db import notices as db_notices
 from nova_reservation.engine import outcomes
+from nova_reservation import exception
 from nova_reservation import status
 
 STORE = db_api.Context()
@@ -72,7 +73,7 @@ class MariaDBStoreTest(testtools.TestCase):
                     node=node, start_at=now, end_at=now, vcpus=1,
                     memory_mb=512, disk_gb=1)])], [])
             if conflict:
-                self.assertRaises(db_ledger.LedgerConflict, *write)
+                self.assertRaises(exception.LedgerConflict, *write)
             else:
                 write[0](*write[1:])
         event = db_events.due(STORE, now + datetime.timedelta(seconds=1))[0]

@@ -24,6 +24,7 @@ from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import quotas as db_quotas
+from nova_reservation import exception
 from nova_reservation.lease import quotas
 from nova_reservation.lease import request
 from nova_reservation import status
@@ -74,7 +75,7 @@ class QuotaRaceTest(testtools.TestCase):
             try:
                 db_quotas.guarded(ctx, quota, slots)
                 made.append(values['id'])
-            except db_quotas.QuotaExceeded as e:
+            except exception.OverQuota as e:
                 refused.append(e.excess)
         threads = [threading.Thread(target=write, args=(node,))
                    for node in ('node1', 'node2')]

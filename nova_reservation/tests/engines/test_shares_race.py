@@ -28,8 +28,8 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import splits as db_splits
+from nova_reservation import exception
 from nova_reservation.lease import request
-from nova_reservation.lease import splits
 from nova_reservation import status
 
 STORE = db_api.Context()
@@ -69,7 +69,7 @@ class ShareRaceTest(testtools.TestCase):
                         db_api.Context(), self.req.id, 1,
                         db_ledger.CLAIM_PREFIX + uuid.uuid4().hex[:20],
                         'other')
-                except db_ledger.NotShared:
+                except exception.NotShared:
                     ended.append('not shared')
                     return
                 if not held:
@@ -113,7 +113,7 @@ class ShareRaceTest(testtools.TestCase):
                 db_splits.split(db_api.Context(), self.lease['id'],
                                 self.req.id, 15, values, res, [], {})
                 made.append(res['id'])
-            except splits.TooFew:
+            except exception.TooFewToSplit:
                 refused.append(values['id'])
         threads = [threading.Thread(target=split) for _ in range(3)]
         for t in threads:

@@ -17,6 +17,7 @@ HTTP contract is in gabbits/."""
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import exception
 from nova_reservation.lease import write as lease_write
 from nova_reservation.tests.functional import base
 
@@ -130,7 +131,7 @@ class LeaseChangesTest(base.ReservationTestCase):
         stale = db_leases.get(STORE, self.lease['id'])
         self.assertEqual(200, self.rsv('PUT', self.path,
                                        {'name': 'first'}).status_code)
-        self.assertRaises(db_leases.LeaseChanged, lease_write.shared().change,
+        self.assertRaises(exception.LeaseChanged, lease_write.shared().change,
                           stale, stale.version, {'name': 'second'})
         self.assertEqual('first', self.rsv('GET', self.path).json()[
             'lease']['name'])

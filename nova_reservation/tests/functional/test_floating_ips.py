@@ -22,6 +22,7 @@ from nova.tests import fixtures as nova_fixtures
 
 from devcloud import embedded
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import exception
 from nova_reservation.lease import floatingips
 from nova_reservation.tests.functional import base
 
@@ -300,7 +301,7 @@ class FloatingIPLeaseTest(FloatingIPTestCase):
         fid = self.registered['172.24.4.202']
         self.assertEqual(204, self.admin_rsv(
             'DELETE', '/floatingips/%s' % fid).status_code)
-        self.assertRaises(db_ledger.LedgerConflict, db_ledger.bump, store,
+        self.assertRaises(exception.LedgerConflict, db_ledger.bump, store,
                           planned, [floatingips.node_of(fid)])
 
     def test_a_reservation_of_floating_ips_takes_no_server(self):

@@ -29,6 +29,7 @@ from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation import exception
 from nova_reservation.lease import request as lease_request
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
@@ -149,7 +150,7 @@ class RaceTest(testtools.TestCase):
         # 12 slots fit (3 nodes of 4 vCPUs); 20 leases of 1 ask at once.
         results = together(20, lambda i: self.create(1))
         unexpected = [r for r in results if isinstance(r, Exception) and
-                      not isinstance(r, lease_request.NoCapacity)]
+                      not isinstance(r, exception.NoCapacity)]
         self.assertEqual([], unexpected)
         made = [r for r in results if isinstance(r, dict)]
         self.assertEqual(12, len(made))
@@ -162,7 +163,7 @@ class RaceTest(testtools.TestCase):
         results = together(20, lambda i: self.create(
             1, SLOT if i % 2 else capacity.ZERO, ONE_GPU))
         unexpected = [r for r in results if isinstance(r, Exception) and
-                      not isinstance(r, lease_request.NoCapacity)]
+                      not isinstance(r, exception.NoCapacity)]
         self.assertEqual([], unexpected)
         self.assertEqual(3 * GPUS, len([r for r in results
                                         if isinstance(r, dict)]))
@@ -180,8 +181,8 @@ class RaceTest(testtools.TestCase):
             return i
         results = together(10, change)
         unexpected = [r for r in results if isinstance(r, Exception) and
-                      not isinstance(r, (db_leases.LeaseChanged,
-                                         lease_request.LedgerBusy))]
+                      not isinstance(r, (exception.LeaseChanged,
+                                         exception.LedgerBusy))]
         self.assertEqual([], unexpected)
         won = [r for r in results if isinstance(r, int)]
         self.assertEqual(1, len(won))

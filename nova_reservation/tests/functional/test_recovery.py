@@ -36,6 +36,7 @@ from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import models
+from nova_reservation import exception
 from nova_reservation.hooks import reserved
 from nova_reservation.tests.functional import base
 
@@ -329,7 +330,7 @@ class ReconcilerTest(base.BootTestCase):
             STORE, rid, deleted=False)])
         # The change, were it written now, would hold nothing: refused.
         self.assertRaises(
-            db_ledger.LedgerConflict, db_leases.change, STORE, None,
+            exception.LedgerConflict, db_leases.change, STORE, None,
             lease.id, lease.version, {'end_at': slot.end_at +
                                       datetime.timedelta(hours=1)},
             {}, {}, hold=(hold, 1))

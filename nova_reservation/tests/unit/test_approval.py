@@ -21,6 +21,7 @@ import testtools
 
 from nova_reservation import capacity
 from nova_reservation.cli import approvals as cli
+from nova_reservation import exception
 from nova_reservation.lease import approval
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
@@ -195,5 +196,5 @@ class CommandsTest(testtools.TestCase):
     def test_a_reason_is_a_short_line(self):
         for bad in ({'reason': 5}, {'reason': 'x' * 256},
                     {'reason': 'a\nb'}, {'why': 'x'}, []):
-            self.assertRaises(validation.InvalidParam, validation.check,
+            self.assertRaises(exception.InvalidParam, validation.check,
                               schemas.DECISION, bad)

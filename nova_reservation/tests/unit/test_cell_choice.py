@@ -21,8 +21,9 @@ import testtools
 
 from nova_reservation import capacity
 from nova_reservation.clients import cells
+from nova_reservation import exception
+from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import plan
-from nova_reservation.lease.request import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import service
@@ -59,7 +60,7 @@ class SeriesInOneCellTest(testtools.TestCase):
 
         def nodes_of(uuid):
             if CELLS[uuid] is None:
-                raise cells.Unreachable('cell %s is down' % uuid)
+                raise exception.CellUnreachable('cell %s is down' % uuid)
             return CELLS[uuid]
         self.patch(cells, 'nodes_of', nodes_of)
 
@@ -103,8 +104,9 @@ class SeriesInOneCellTest(testtools.TestCase):
         self.use_cells('down')
         self.patch(cells, 'with_servers', lambda context: [
             types.SimpleNamespace(uuid='down')] * 2)
-        self.assertRaises(cells.Unreachable, service._series_in_one_cell,
-                          Writer(), self.occurrences())
+        self.assertRaises(exception.CellUnreachable,
+                          service._series_in_one_cell, Writer(),
+                          self.occurrences())
 
 
 class WithinTest(testtools.TestCase):

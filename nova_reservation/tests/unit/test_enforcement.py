@@ -24,13 +24,14 @@ from oslo_config import fixture as config_fixture
 import testtools
 
 from devcloud import enforcement as standin
+from nova_reservation.api.fault_wrap import status_of
 from nova_reservation import capacity
 from nova_reservation.db import models
 from nova_reservation import enforcement
 from nova_reservation.enforcement import body
 from nova_reservation.enforcement import external
 from nova_reservation.enforcement import filters
-from nova_reservation.lease.refusal import Refused
+from nova_reservation import exception
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
 
@@ -68,19 +69,19 @@ class MaxLeaseDurationTest(Configured):
         self.flags(max_lease_duration=86400,
                    max_lease_duration_exempt_project_ids=[EXEMPT])
         rule.check_create(context(), lease_of(1))   # exactly the limit
-        e = self.assertRaises(Refused, rule.check_create, context(),
-                              lease_of(1.5))
+        e = self.assertRaises(exception.EnforcementRefused,
+                              rule.check_create, context(), lease_of(1.5))
         self.assertEqual((403, 'EnforcementRefused',
                           {'filter': 'MaxLeaseDurationFilter'}),
-                         (e.status, e.kind, e.details))
+                         (status_of(e), e.kind, e.details()))
         self.assertIn('129600 seconds', str(e))
         self.assertIn('86400', str(e))
         self.assertTrue(str(e).startswith('MaxLeaseDurationFilter: '))
         rule.check_create(context(EXEMPT), lease_of(30))
         # An update is judged by the lease it leaves, not the current one.
         rule.check_update(context(), lease_of(5), lease_of(1))
-        self.assertRaises(Refused, rule.check_update, context(),
-                          lease_of(1), lease_of(2))
+        self.assertRaises(exception.EnforcementRefused, rule.check_update,
+                          context(), lease_of(1), lease_of(2))
         rule.check_update(context(EXEMPT), lease_of(1), lease_of(2))
         rule.on_end(context(), lease_of(100))   # the end is not judged
 
@@ -91,8 +92,10 @@ class MaxLeaseDurationTest(Configured):
         self.assertEqual(['MaxLeaseDurationFilter', 'ExternalServiceFilter'],
                          [type(f).__name__ for f in enforcement.enabled()])
         self.flags(enabled_filters=['MaxLeaseDurationFilter', 'NoSuch'])
-        e = self.assertRaises(Refused, enforcement.enabled)
-        self.assertEqual((503, 'EnforcementUnavailable'), (e.status, e.kind))
+        e = self.assertRaises(exception.EnforcementMisconfigured,
+                              enforcement.enabled)
+        self.assertEqual((503, 'EnforcementUnavailable'),
+                         (status_of(e), e.kind))
         self.assertNotIn('NoSuch', str(e))   # a user is told no more
 
 
@@ -179,8 +182,8 @@ class AnswersTest(testtools.TestCase):
             403, json.dumps({'message': 'x' * 100000}).encode())))
         # Blazar acts on 204 and 403 only (a 200 is not an acceptance).
         for code in (200, 201, 302, 400, 401, 404, 500, 503):
-            self.assertRaises(external.Unanswered, external.reason, code,
-                              b'{"message": "ok"}')
+            self.assertRaises(exception.EnforcementUnanswered,
+                              external.reason, code, b'{"message": "ok"}')
 
     def test_endpoints(self):
         # Joined as Blazar joins them (a base without its slash loses its
@@ -193,8 +196,8 @@ class AnswersTest(testtools.TestCase):
             'http://p/v1/', 'check-create', 'http://q/x'))
         self.assertIsNone(external.endpoint(None, 'on-end', None))
         for bad in ('ftp://p/', 'p/v1', 'http:///v1', 'file:///etc'):
-            self.assertRaises(external.Misconfigured, external.check_url,
-                              'opt', bad)
+            self.assertRaises(exception.EnforcementMisconfigured,
+                              external.check_url, 'opt', bad)
         external.check_url('opt', 'https://p:8443/v1/')
 
 
@@ -207,8 +210,9 @@ class ExternalServiceTest(Configured):
                    external_service_timeout=0.5)
         self.rule = filters.ExternalServiceFilter()
 
-    def refusal(self, *args) -> Refused:
-        return self.assertRaises(Refused, self.rule.check_create, context(),
+    def refusal(self, *args) -> exception.ReservationError:
+        return self.assertRaises(exception.ReservationError,
+                                 self.rule.check_create, context(),
                                  lease_of(1), *args)
 
     def test_answers(self):
@@ -222,9 +226,9 @@ class ExternalServiceTest(Configured):
         e = self.refusal()
         self.assertEqual((403, 'EnforcementRefused',
                           'ExternalServiceFilter: over your budget'),
-                         (e.status, e.kind, str(e)))
+                         (status_of(e), e.kind, str(e)))
         self.service.answer(standin.REFUSED_BARE)
-        self.assertEqual(403, self.refusal().status)
+        self.assertEqual(403, status_of(self.refusal()))
         # An answer too large is read no further than its first 64 KiB.
         self.service.answer((403, b'{"message": "' + b'x' * 8000000 + b'"}',
                              0))
@@ -237,7 +241,7 @@ class ExternalServiceTest(Configured):
             self.service.answer(answer)
             e = self.refusal()
             self.assertEqual((503, 'EnforcementUnavailable'),
-                             (e.status, e.kind))
+                             (status_of(e), e.kind))
             self.assertIn(words, str(e))
             self.assertIn('check-create', str(e))
             self.assertNotIn('internal details', str(e))
@@ -245,7 +249,7 @@ class ExternalServiceTest(Configured):
         self.flags(external_service_on_failure='accept')
         self.rule.check_create(context(), lease_of(1))
         self.service.answer(standin.refuse('no'))
-        self.assertEqual(403, self.refusal().status)   # a refusal stands
+        self.assertEqual(403, status_of(self.refusal()))   # a refusal stands
 
     def test_service_users_token(self):
         # The [reservation] credentials' token where no static one is set.
@@ -281,7 +285,7 @@ class ExternalServiceTest(Configured):
         self.flags(external_service_check_update_endpoint=None)
         e = self.refusal()
         self.assertEqual((503, 'ExternalServiceFilter: it is misconfigured; '
-                          'try again later'), (e.status, str(e)))
+                          'try again later'), (status_of(e), str(e)))
         self.assertIn('none of its endpoints', logged.output)
         self.flags(external_service_base_endpoint='ftp://secret.example/')
         e = self.refusal()
@@ -292,7 +296,7 @@ class ExternalServiceTest(Configured):
         self.flags(external_service_base_endpoint='http://127.0.0.1:%d/' %
                    standin.closed_port())
         e = self.refusal()
-        self.assertEqual(503, e.status)
+        self.assertEqual(503, status_of(e))
         self.assertIn('could not be reached', str(e))
         self.flags(external_service_on_failure='accept')
         self.rule.check_create(context(), lease_of(1))

@@ -19,6 +19,7 @@ from unittest import mock
 
 from nova_reservation.engine import actions
 from nova_reservation.engine import reasons
+from nova_reservation import exception
 
 LEASE = types.SimpleNamespace(project_id='owner', name='l1')
 SERVER = {'id': 'server-1', 'fault': {'message': 'No valid host was found'}}
@@ -48,7 +49,7 @@ class FailedServerTest(unittest.TestCase):
             binding = types.SimpleNamespace(project_id=project,
                                             reservation_id='r1')
             with mock.patch.object(actions, 'db_ledger', store), \
-                    self.assertRaises(actions.ActionFailed) as refused:
+                    self.assertRaises(exception.ActionFailed) as refused:
                 actions._hold_slot(None, LEASE, binding, SERVER, None)
             self.assertEqual('lease l1 has no free slot left for %s'
                              % named, str(refused.exception))

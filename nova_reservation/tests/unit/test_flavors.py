@@ -20,6 +20,7 @@ import testtools
 from nova_reservation import capacity
 from nova_reservation.clients import flavors
 from nova_reservation.engine import preemption
+from nova_reservation import exception
 
 objects.register_all()
 
@@ -39,7 +40,7 @@ def flavor(vcpus=2, memory_mb=2048, root_gb=20, ephemeral_gb=0, swap=0,
 class NeedTest(testtools.TestCase):
 
     def assert_refused(self, named: str, **extra_specs) -> None:
-        e = self.assertRaises(capacity.Uncounted, flavors.need,
+        e = self.assertRaises(exception.Uncounted, flavors.need,
                               flavor(**extra_specs))
         self.assertEqual(REFUSAL % named, str(e))
 
@@ -118,7 +119,7 @@ class NeedTest(testtools.TestCase):
     def test_a_flavor_nova_refuses_without_an_image(self):
         # Memory encryption needs an image with UEFI firmware: no slot
         # can be planned for it.
-        e = self.assertRaises(capacity.Uncounted, flavors.need, flavor(**{
+        e = self.assertRaises(exception.Uncounted, flavors.need, flavor(**{
             'hw:mem_encryption': 'true'}))
         self.assertTrue(str(e).startswith('is refused by Nova: '), e)
 
@@ -162,7 +163,7 @@ class NeedTest(testtools.TestCase):
         for _ in range(2):
             self.assertEqual((2, 2048, 20), need('plain').resources)
             self.assertIsNone(need('gone'))
-            e = self.assertRaises(capacity.Uncounted, need, 'pci')
+            e = self.assertRaises(exception.Uncounted, need, 'pci')
             self.assertEqual(REFUSAL % 'PCI devices a:1', str(e))
         self.assertEqual(['plain', 'gone', 'pci'], read)
 
@@ -191,7 +192,7 @@ class CountedTest(testtools.TestCase):
         self.assertEqual(((1, 0, 0), capacity.extras({
             ('', 'CUSTOM_A'): 2, ('', 'VGPU'): 1})), capacity.need_of(
             {'VCPU': 1, 'VGPU': 1, 'CUSTOM_A': 2}))
-        e = self.assertRaises(capacity.Uncounted, capacity.need_of,
+        e = self.assertRaises(exception.Uncounted, capacity.need_of,
                               {'VCPU': 1, 'VGPU': 1, 'CUSTOM_A': 2},
                               ['member_of=in:agg1'])
         self.assertEqual(REFUSAL % 'member_of=in:agg1', str(e))

@@ -24,7 +24,7 @@ import testtools
 
 from nova_reservation.clients import keystone_projects
 from nova_reservation import conf
-from nova_reservation import validation
+from nova_reservation import exception
 
 P1, P2 = 'p1', 'p2'
 
@@ -91,12 +91,12 @@ class CheckTest(KeystoneTestCase):
         self.check(P1)
         self.check(P1)
         self.assertEqual(([P1], []), (caller.asked, service.asked))
-        e = self.assertRaises(validation.InvalidParam, self.check, P1, P2)
+        e = self.assertRaises(exception.InvalidParam, self.check, P1, P2)
         self.assertEqual('shared_with[1]: project p2 is not known to '
                          'Keystone', str(e))
         self.assertEqual('shared_with[1]', e.field)
         # A project not known is asked for again.
-        self.assertRaises(validation.InvalidParam, self.check, P2)
+        self.assertRaises(exception.InvalidParam, self.check, P2)
         self.assertEqual([P1, P2, P2], caller.asked)
         self.assertEqual([], service.asked)
 
@@ -108,7 +108,7 @@ class CheckTest(KeystoneTestCase):
             service = Identity({P1: 200})
             self.keystone(caller, service)
             self.check(P1)
-            e = self.assertRaises(validation.InvalidParam, self.check, P2)
+            e = self.assertRaises(exception.InvalidParam, self.check, P2)
             self.assertIn('project p2 is not known', str(e))
             self.assertEqual([P1, P2], service.asked, answer)
 
@@ -129,7 +129,7 @@ class CheckTest(KeystoneTestCase):
                 (None, None, 'no token and [reservation] no Keystone '
                  'credentials')):
             self.keystone(caller, service)
-            e = self.assertRaises(keystone_projects.Unavailable,
+            e = self.assertRaises(exception.KeystoneUnavailable,
                                   self.check, P1)
             self.assertIn('Keystone could not be asked whether project p1 '
                           'exists (', str(e))
@@ -147,7 +147,7 @@ class CheckTest(KeystoneTestCase):
         self.assertEqual({}, keystone_projects._KNOWN)
         # A project Keystone does not know is refused all the same.
         self.keystone(None, Identity({P1: 200}))
-        self.assertRaises(validation.InvalidParam, self.check, P1, P2)
+        self.assertRaises(exception.InvalidParam, self.check, P1, P2)
 
     def test_a_project_as_keystone_shows_it(self):
         self.keystone(Identity({P1: 200}), None)
@@ -175,7 +175,7 @@ class ListTest(KeystoneTestCase):
     def test_one_not_listed_is_refused(self):
         service = Identity(dict.fromkeys(self.MANY[1:], 200))
         self.keystone(service=service)
-        e = self.assertRaises(validation.InvalidParam, self.check,
+        e = self.assertRaises(exception.InvalidParam, self.check,
                               *self.MANY)
         self.assertEqual('shared_with[0]: project p00 is not known to '
                          'Keystone', str(e))
@@ -187,7 +187,7 @@ class ListTest(KeystoneTestCase):
         answers['truncated'] = 200
         service = Identity(answers)
         self.keystone(service=service)
-        e = self.assertRaises(validation.InvalidParam, self.check,
+        e = self.assertRaises(exception.InvalidParam, self.check,
                               *self.MANY)
         self.assertIn('p00 is not known', str(e))
         self.assertEqual(['projects', 'p00'], service.asked)
@@ -212,7 +212,7 @@ class ListTest(KeystoneTestCase):
         self.keystone(service=service)
         made_up = ['no-%02d' % i for i in range(len(self.MANY))]
         for _ in range(3):
-            self.assertRaises(validation.InvalidParam, self.check, *made_up)
+            self.assertRaises(exception.InvalidParam, self.check, *made_up)
         # One list, and one look-up of the first that is not in it, each
         # time: what a request costs does not grow with what it names.
         self.assertEqual(['projects', 'no-00', 'no-00', 'no-00'],
@@ -236,7 +236,7 @@ class ListTest(KeystoneTestCase):
                  for i in range(keystone_projects.LIST_FROM + 1)]
         service.answers.update(dict.fromkeys(later, 200))
         del service.asked[:]
-        e = self.assertRaises(validation.InvalidParam, self.check,
+        e = self.assertRaises(exception.InvalidParam, self.check,
                               *(later + ['made-up'] * 2))
         self.assertIn('project made-up is not known', str(e))
         self.assertEqual(later[:keystone_projects.LIST_FROM] + [
@@ -251,7 +251,7 @@ class DotsTest(KeystoneTestCase):
         for project_id in ('..', '.'):
             service = Identity({})
             self.keystone(service=service)
-            e = self.assertRaises(validation.InvalidParam, self.check,
+            e = self.assertRaises(exception.InvalidParam, self.check,
                                   project_id)
             self.assertIn('project %s is not known' % project_id, str(e))
             self.assertFalse(keystone_projects.exists(None, project_id))

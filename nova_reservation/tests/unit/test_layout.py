@@ -96,7 +96,7 @@ LAYERS = (
     # policies, options, release differences.
     ('capacity', 'lease.resource_types', 'lease.schedule', 'lease.shares',
      'lease.splits', 'lease.quotas', 'lease.floatingips',
-     'lease.properties', 'status', 'marks', 'schemas',
+     'lease.properties', 'exception', 'status', 'marks', 'schemas',
      'validation', 'policies', 'conf', 'compat', 'deploy'),
 )
 
@@ -191,6 +191,25 @@ class LayoutTest(testtools.TestCase):
 
     def test_no_import_circles(self):
         self.assertEqual([], circles(module_graph()))
+
+    def test_errors_are_defined_in_one_module(self):
+        # nova_reservation.exception, named by what went wrong; beside it
+        # only the lease API's HTTP answer itself and signals private to
+        # one module.
+        kept = {('nova_reservation/api/wsgi.py', 'Fault'),
+                ('nova_reservation/engine/actions.py', 'Pending'),
+                ('nova_reservation/db/ledger.py', '_TooFew')}
+        found = set()
+        for path, tree in parsed('nova_reservation', (
+                'nova_reservation/tests',)).items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and any(
+                        ast.unparse(b).split('.')[-1] in (
+                            'Exception', 'ValueError', 'ReservationError')
+                        for b in node.bases) and \
+                        path != 'nova_reservation/exception.py':
+                    found.add((path, node.name))
+        self.assertEqual(kept, found)
 
     def test_the_package_root_holds_a_dozen_modules_at_most(self):
         # Beside its folders: what the rest shares (states, marks, views,

@@ -26,7 +26,7 @@ from nova_reservation.capacity import epoch
 from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import maintenance
-from nova_reservation.engine import nova_client
+from nova_reservation import exception
 from nova_reservation.lease import maintenance as lease_maintenance
 
 NOW = datetime.datetime(2030, 1, 1)
@@ -97,7 +97,7 @@ class BodyTest(unittest.TestCase):
             (body(window(), on_end='extend_if_free'), 'on_end'),
         ]
         for value, field in cases:
-            with self.assertRaises(api_validation.Invalid,
+            with self.assertRaises(exception.InvalidParam,
                                    msg=value) as caught:
                 lease(value)
             self.assertIn(field, str(caught.exception), value)
@@ -154,7 +154,7 @@ class NamedHostNova:
 
     def host_of_node(self, node: str) -> str:
         if node not in self.hosts:
-            raise nova_client.NotFound(node)
+            raise exception.NovaNotFound(node)
         return self.hosts[node]
 
     def set_metadata(self, uuid: str, metadata: dict) -> None:
@@ -174,7 +174,7 @@ class RacedNova(NamedHostNova):
         self.error, self.task_state = error, task_state
 
     def action(self, uuid: str, name: str, args=None) -> None:
-        raise nova_client.NovaError(self.error)
+        raise exception.NovaError(self.error)
 
     def server(self, uuid: str) -> dict:
         return {'id': uuid, 'OS-EXT-STS:task_state': self.task_state}

@@ -24,6 +24,7 @@ import testtools
 from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation.engine import volumes
+from nova_reservation import exception
 
 
 def bdm(source: str, **fields):
@@ -109,7 +110,7 @@ class UserlessEngineTest(testtools.TestCase):
 
     def test_the_trusts_are_not_listed_without_a_trustee(self):
         # Keystone would list every trust, and the reconciler delete them.
-        self.assertRaises(trusts.Unavailable, trusts.given)
+        self.assertRaises(exception.TrustUnavailable, trusts.given)
 
     def test_the_user_is_asked_again_until_known(self):
         trusts.trustee()

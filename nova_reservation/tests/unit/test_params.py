@@ -16,6 +16,7 @@ import datetime
 import json
 import unittest
 
+from nova_reservation import exception
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation.lease import idempotency
@@ -71,13 +72,13 @@ class LeaseRequestTest(unittest.TestCase):
              'lease_params.x'),
         ]
         for fields, field in cases:
-            with self.assertRaises(params.InvalidParam) as ctx:
+            with self.assertRaises(exception.InvalidParam) as ctx:
                 parse(**fields)
             self.assertEqual(field, ctx.exception.field, fields)
             self.assertTrue(str(ctx.exception).startswith(field + ': '))
 
     def test_not_json(self):
-        with self.assertRaises(params.InvalidParam) as ctx:
+        with self.assertRaises(exception.InvalidParam) as ctx:
             params.lease_request({'lease_params': '{'}, NOW, DAY, DAY)
         self.assertEqual('lease_params', ctx.exception.field)
 
@@ -95,7 +96,7 @@ class ServerCountTest(unittest.TestCase):
                             ({'min_count': 0}, 'min_count'),
                             ({'min_count': 'x'}, 'min_count'),
                             ({'min_count': 3, 'max_count': 2}, 'min_count')):
-            with self.assertRaises(params.InvalidParam) as ctx:
+            with self.assertRaises(exception.InvalidParam) as ctx:
                 params.server_count(body, 10)
             self.assertEqual(field, ctx.exception.field)
 
@@ -132,7 +133,7 @@ class PreemptibleRequestTest(unittest.TestCase):
                  'preemptible'),
                 ({}, {marks.PREEMPTIBLE: 'often'},
                  marks.PREEMPTIBLE)]:
-            with self.assertRaises(params.InvalidParam) as e:
+            with self.assertRaises(exception.InvalidParam) as e:
                 ask(hints, specs)
             self.assertIn(field, str(e.exception), hints)
 
@@ -150,7 +151,7 @@ class ClientTokenTest(unittest.TestCase):
             hints = {'lease_params': json.dumps({
                 'name': 'l', 'start': '2030-01-02 10:00',
                 'end': '2030-01-02 12:00', 'client_token': token})}
-            with self.assertRaises(params.InvalidParam) as e:
+            with self.assertRaises(exception.InvalidParam) as e:
                 params.lease_request(hints, now, 86400, 0)
             self.assertIn('lease_params.client_token', str(e.exception))
 
@@ -216,7 +217,7 @@ class WaitingTest(unittest.TestCase):
                       start_before='2028-12-01 09:00'), 'start_before'),
                 (dict(if_busy='wait', retry_interval=10081),
                  'retry_interval')):
-            with self.assertRaises(params.InvalidParam) as e:
+            with self.assertRaises(exception.InvalidParam) as e:
                 parse(**dict(base, **extra))
             self.assertEqual('lease_params.' + field, e.exception.field,
                              extra)
@@ -254,7 +255,7 @@ class RecurrenceTest(unittest.TestCase):
                          [s for s, _ in lease.occurrences])
 
     def test_the_last_occurrence_within_max_advance(self):
-        with self.assertRaises(params.InvalidParam) as e:
+        with self.assertRaises(exception.InvalidParam) as e:
             parse(name='l', start='2026-12-01 10:00', end='2026-12-01 18:00',
                   recurrence=dict(every='week', count=60))
         self.assertEqual('lease_params.recurrence.count', e.exception.field)

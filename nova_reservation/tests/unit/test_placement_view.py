@@ -20,6 +20,7 @@ import testtools
 
 from nova_reservation import capacity
 from nova_reservation.clients import placement
+from nova_reservation import exception
 
 
 class _Answer:
@@ -183,13 +184,14 @@ class HostViewTest(testtools.TestCase):
             return answer
         self.placement.get = get
         answers['status'] = 500
-        error = self.assertRaises(placement.Unavailable, self.hosts)
+        error = self.assertRaises(exception.PlacementUnavailable, self.hosts)
         self.assertIn('try again', str(error))
         answers['status'] = 503
-        self.assertRaises(placement.Unavailable, self.hosts)
+        self.assertRaises(exception.PlacementUnavailable, self.hosts)
         answers['status'] = 404
         self.assertRaises(RuntimeError, self.hosts)
-        self.assertFalse(issubclass(placement.Unavailable, RuntimeError))
+        self.assertFalse(issubclass(exception.PlacementUnavailable,
+                                    RuntimeError))
 
 
 class GPUTreePlacement(RecordingPlacement):

@@ -14,6 +14,7 @@ import types
 import unittest
 
 from nova_reservation import capacity
+from nova_reservation import exception
 from nova_reservation.lease import properties
 
 
@@ -72,7 +73,7 @@ class PropertiesTest(unittest.TestCase):
         self.assertTrue(match({'traits': ['X']}))
         for text in ('[">=", "$vcpus", "2"]',
                      '["and", ["==", "$traits", "X"], ["==", "$gpu", "1"]]'):
-            self.assertRaises(properties.InvalidRequirements,
+            self.assertRaises(exception.InvalidRequirements,
                               properties.parse, text, names)
             properties.parse(text)   # for a host, any
 
@@ -83,5 +84,5 @@ class PropertiesTest(unittest.TestCase):
     def test_malformed(self):
         for text in ('[">="', '["~", "$a", 1]', '[">=", "a", 1]',
                      '{"a": 1}', '["and"]', '[">=", "$a"]'):
-            self.assertRaises(properties.InvalidRequirements,
+            self.assertRaises(exception.InvalidRequirements,
                               properties.parse, text)

@@ -19,6 +19,7 @@ import time
 import testtools
 
 from devcloud import worst_input
+from nova_reservation import exception
 from nova_reservation.schemas import common
 from nova_reservation import validation
 
@@ -45,7 +46,7 @@ def cpu(call) -> float:
     started = time.thread_time()
     try:
         call()
-    except validation.InvalidParam:
+    except exception.InvalidParam:
         pass
     return time.thread_time() - started
 
@@ -106,7 +107,7 @@ class PatternCostTest(testtools.TestCase):
             text = 'a' * size + '\x00'
             self.assertLess(cpu(lambda: compiled.search(text)),
                             worst_input.BUDGET)
-        e = self.assertRaises(validation.InvalidParam, validation.check,
+        e = self.assertRaises(exception.InvalidParam, validation.check,
                               common.NAME, text, 'name')
         self.assertEqual('name: is longer than 255 characters', str(e))
 
@@ -124,12 +125,12 @@ class SizeFirstTest(testtools.TestCase):
         text = 'a' * 24 + '!'
         self.assertLess(cpu(lambda: validation.check(self.SLOW, text, 'f')),
                         worst_input.BUDGET)
-        e = self.assertRaises(validation.InvalidParam, validation.check,
+        e = self.assertRaises(exception.InvalidParam, validation.check,
                               self.SLOW, text, 'f')
         self.assertEqual('f: is longer than 10 characters', str(e))
 
     def test_a_pattern_within_max_length_is_applied(self):
-        self.assertRaises(validation.InvalidParam, validation.check,
+        self.assertRaises(exception.InvalidParam, validation.check,
                           self.SLOW, 'aaa!', 'f')
         self.assertEqual('aaa', validation.check(self.SLOW, 'aaa', 'f'))
 
@@ -137,10 +138,10 @@ class SizeFirstTest(testtools.TestCase):
         schema = {'type': 'array', 'maxItems': 2, 'uniqueItems': True,
                   'items': self.SLOW}
         value = ['a' * 9 + '!'] * 3
-        e = self.assertRaises(validation.InvalidParam, validation.check,
+        e = self.assertRaises(exception.InvalidParam, validation.check,
                               schema, value, 'f')
         self.assertEqual('f: holds at most 2 items', str(e))
-        e = self.assertRaises(validation.InvalidParam, validation.check,
+        e = self.assertRaises(exception.InvalidParam, validation.check,
                               schema, value[:1] + ['a'], 'f')
         self.assertTrue(str(e).startswith('f[0]: '), e)
 
@@ -149,7 +150,7 @@ class SizeFirstTest(testtools.TestCase):
                   'propertyNames': self.SLOW,
                   'additionalProperties': self.SLOW}
         value = {'a' * 9 + '!': 'x', 'b': 'y'}
-        e = self.assertRaises(validation.InvalidParam, validation.check,
+        e = self.assertRaises(exception.InvalidParam, validation.check,
                               schema, value, 'f')
         self.assertEqual('f: holds at most 1 fields', str(e))
 
@@ -162,11 +163,11 @@ class SizeFirstTest(testtools.TestCase):
                        leases.RESERVATION_FIELDS['maintenance']['hosts']):
             self.assertLess(cpu(lambda: validation.check(
                 schema, deep, 'f')), worst_input.BUDGET)
-            e = self.assertRaises(validation.InvalidParam, validation.check,
+            e = self.assertRaises(exception.InvalidParam, validation.check,
                                   schema, deep, 'f')
             self.assertTrue(str(e).startswith('f['), e)
             self.assertIn('must be a string', str(e))
-        e = self.assertRaises(validation.InvalidParam, validation.check,
+        e = self.assertRaises(exception.InvalidParam, validation.check,
                               leases.SHARED_WITH, ['a', 'a'], 'f')
         # (Given twice: still refused.)
         self.assertIn('f: must be the other projects', str(e))
@@ -175,7 +176,7 @@ class SizeFirstTest(testtools.TestCase):
         # Python's $ also matches before a last newline; JSON Schema's
         # does not.
         for schema in (common.NAME, common.UUID, common.DATE):
-            self.assertRaises(validation.InvalidParam, validation.check,
+            self.assertRaises(exception.InvalidParam, validation.check,
                               schema, {
                                   id(common.NAME): 'name',
                                   id(common.UUID): '6e2c5a3e-1f0b-4c8e-9a7d-'

@@ -26,11 +26,11 @@ from nova_reservation.api import validation as api_validation
 from nova_reservation.capacity import epoch
 from nova_reservation.cli import shares as cli
 from nova_reservation.db import changes as db_changes
+from nova_reservation import exception
 from nova_reservation.hooks import params
 from nova_reservation.lease import shares
 from nova_reservation.lease import splits
 from nova_reservation.ledger import memory as ledger_mod
-from nova_reservation import validation
 
 T0 = datetime.datetime(2026, 12, 1, 10, 0)
 HOUR = datetime.timedelta(hours=1)
@@ -82,7 +82,7 @@ class HintsTest(unittest.TestCase):
         self.assertEqual('none', params.reservation_hint(
             {'reservation': 'None'}))
         self.assertEqual(RID, params.reservation_hint({'reservation': RID}))
-        with self.assertRaises(validation.InvalidParam):
+        with self.assertRaises(exception.InvalidParam):
             params.reservation_hint({'reservation': 'nothing'})
 
     def test_fallback(self):
@@ -98,7 +98,7 @@ class HintsTest(unittest.TestCase):
                 ({'reservation_fallback': ['any', 'any']}, RID, 'given 2'),
                 ({'reservation_fallback': 'any'}, None, 'is given with'),
                 ({'reservation_fallback': 'any'}, 'none', 'is given with')):
-            with self.assertRaises(validation.InvalidParam) as e:
+            with self.assertRaises(exception.InvalidParam) as e:
                 params.fallback_hint(hints, rid)
             self.assertTrue(str(e.exception).startswith(
                 'reservation_fallback:'), e.exception)
@@ -110,7 +110,7 @@ class ValidationTest(unittest.TestCase):
     def test_shared_with_never_the_owner(self):
         self.assertEqual(('a', 'b'), api_validation.shared_with(
             'f', ['b', 'a'], 'owner'))
-        with self.assertRaises(validation.InvalidParam) as e:
+        with self.assertRaises(exception.InvalidParam) as e:
             api_validation.shared_with('f', ['owner'], 'owner')
         self.assertIn("names the lease's own project", str(e.exception))
 
@@ -120,7 +120,7 @@ class ValidationTest(unittest.TestCase):
                 'r.', kind, {'matching': 'open'}, 'owner'))
         self.assertEqual({'matching': 'targeted'}, api_validation.sharing(
             'r.', 'physical:host', {'matching': 'targeted'}, 'owner'))
-        with self.assertRaises(validation.InvalidParam) as e:
+        with self.assertRaises(exception.InvalidParam) as e:
             api_validation.sharing('r.', 'physical:host',
                                    {'matching': 'open'}, 'owner')
         self.assertTrue(str(e.exception).startswith('r.matching: open is'))
@@ -202,7 +202,7 @@ class SplitLedgerTest(unittest.TestCase):
                    for r in before]
         try:
             chosen = splits.choose(movable, amount)
-        except splits.TooFew:
+        except exception.TooFewToSplit:
             # Only when it can not be done whole.
             self.assertTrue(amount >= len(slots) or amount > sum(
                 1 for m in movable if not m.busy))

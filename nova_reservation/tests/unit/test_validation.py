@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from nova_reservation.api import validation as bodies
 from nova_reservation import capacity
+from nova_reservation import exception
 from nova_reservation.hooks import params
 from nova_reservation.lease import properties
 from nova_reservation.schemas import hosts
@@ -53,7 +54,7 @@ def create(body):
 class RefusedTest(unittest.TestCase):
 
     def assertRefused(self, field, call, *args):
-        with self.assertRaises(validation.InvalidParam) as ctx:
+        with self.assertRaises(exception.InvalidParam) as ctx:
             call(*args)
         self.assertEqual(field, ctx.exception.field, str(ctx.exception))
         self.assertTrue(str(ctx.exception).startswith(field + ': '))
@@ -137,7 +138,7 @@ class DepthTest(RefusedTest):
 
     def test_requirements_of_1200_nested_ands(self):
         text = '["and", ' * 1200 + '["=", "$a", 1]' + ']' * 1200
-        self.assertRaises(properties.InvalidRequirements, properties.parse,
+        self.assertRaises(exception.InvalidRequirements, properties.parse,
                           text)
         self.assertRefused('reservations[0].hypervisor_properties', create,
                            flavor_lease(reservations=[{
@@ -289,7 +290,7 @@ class FuzzTest(unittest.TestCase):
             try:
                 params.lease_request({'lease_params': hint}, NOW, DAY,
                                      365 * DAY)
-            except validation.InvalidParam as e:
+            except exception.InvalidParam as e:
                 self.assertTrue(str(e).startswith(e.field + ': '))
 
     @hypothesis.settings(max_examples=400, deadline=None)
@@ -299,5 +300,5 @@ class FuzzTest(unittest.TestCase):
                      flavor_lease(start_date=value)):
             try:
                 create(body)
-            except validation.InvalidParam as e:
+            except exception.InvalidParam as e:
                 self.assertTrue(str(e).startswith(e.field + ': '))
