@@ -15,7 +15,7 @@ what went wrong.
 
 The message says what and why, naming the field where one is wrong.
 Nothing here knows HTTP: the lease API answers these in Blazar's shape
-(`api.fault_wrap`), the boot hook in Nova's (`hooks.answers`), each in
+(`api.fault_wrap`), the boot hook in Nova's (`hooks.faults`), each in
 one place.  `kind` is the error's name in the lease API's answers, as
 Blazar names it; `details()` what an answer carries besides the message.
 """

@@ -35,15 +35,15 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation import exception
-from nova_reservation.hooks.answers import fault
-from nova_reservation.hooks.answers import fault_of
-from nova_reservation.hooks.answers import json_response
-from nova_reservation.hooks.answers import lease_view_status
-from nova_reservation.hooks.answers import message_of
-from nova_reservation.hooks.answers import NOVA_JSON_TYPES
-from nova_reservation.hooks import into
+from nova_reservation.hooks.faults import fault
+from nova_reservation.hooks.faults import fault_of
+from nova_reservation.hooks.faults import json_response
+from nova_reservation.hooks.faults import lease_view_status
+from nova_reservation.hooks.faults import message_of
+from nova_reservation.hooks.faults import NOVA_JSON_TYPES
 from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
+from nova_reservation.hooks import reservation_boots
 from nova_reservation.hooks import reserved
 from nova_reservation.lease import approval as lease_approval
 from nova_reservation.lease import idempotency
@@ -67,7 +67,7 @@ SLOTS_HINT = ledger_mod.SLOTS_HINT
 GROUP_AFFINITY = {'affinity': True, 'anti-affinity': False}
 
 
-class Boots(into.IntoReservations):
+class Boots(reservation_boots.ReservationBoots):
 
     def __init__(self, app) -> None:
         self.app = app
@@ -148,7 +148,8 @@ class Boots(into.IntoReservations):
             digest = idempotency.digest(body)
             # A retried boot is answered before the rest of its request is
             # read again (its server group may be gone since).
-            made = lease_service.known(ctx, lease.client_token, digest)
+            made = lease_service.earlier_create(ctx, lease.client_token,
+                                                digest)
             if made is None:
                 made = lease_service.create(ctx, self._draft(
                     lease, flavor, params.need(server, found), count,

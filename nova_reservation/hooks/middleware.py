@@ -24,8 +24,8 @@ import webob
 
 from nova_reservation.db import api as db_api
 from nova_reservation import exception
-from nova_reservation.hooks import answers
 from nova_reservation.hooks import boots
+from nova_reservation.hooks import faults
 from nova_reservation.hooks import servers
 
 LOG = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def database_fault(resp: webob.Response) -> bool:
     """Whether Nova's 500 is that of a database connection cut or a
     deadlock.
     """
-    message = answers.message_of(resp) or ''
+    message = faults.message_of(resp) or ''
     return any(name in message for name in DATABASE_ERRORS)
 
 
@@ -66,18 +66,18 @@ class ReservationHook:
         except exception.ReservationError as e:
             # What went wrong, in Nova's fault shape (here, once).
             LOG.warning('%s %s: %s', req.method, req.path_info, e)
-            return answers.fault_of(e)
+            return faults.fault_of(e)
         except Exception as e:
             if not db_api.unavailable(e):
                 raise
             LOG.warning('%s %s: %s', req.method, req.path_info, e)
-            return answers.fault(503, db_api.UNAVAILABLE_MESSAGE)
+            return faults.fault(503, db_api.UNAVAILABLE_MESSAGE)
         if resp.status_int == 500 and database_fault(resp):
             # Nova answers 500 to a request that met its database failing
             # over; it may be tried again.
             LOG.warning('%s %s: %s', req.method, req.path_info,
-                        answers.message_of(resp))
-            return answers.fault(503, DATABASE_FAULT_MESSAGE)
+                        faults.message_of(resp))
+            return faults.fault(503, DATABASE_FAULT_MESSAGE)
         return resp
 
     def _route(self, req: webob.Request):

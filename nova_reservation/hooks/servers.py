@@ -37,11 +37,11 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation import exception
-from nova_reservation.hooks.answers import fallback_view
-from nova_reservation.hooks.answers import fault
-from nova_reservation.hooks.answers import fault_of
-from nova_reservation.hooks.answers import json_response
-from nova_reservation.hooks.answers import lease_view_status
+from nova_reservation.hooks.faults import fallback_view
+from nova_reservation.hooks.faults import fault
+from nova_reservation.hooks.faults import fault_of
+from nova_reservation.hooks.faults import json_response
+from nova_reservation.hooks.faults import lease_view_status
 from nova_reservation.hooks import params
 from nova_reservation.lease import service as lease_service
 from nova_reservation import marks

@@ -38,7 +38,8 @@ def digest(request) -> str:
         default=str).encode('utf-8')).hexdigest()
 
 
-def known(ctx, project_id: str, token: Optional[str], request_digest: str):
+def lease_of_token(ctx, project_id: str, token: Optional[str],
+                   request_digest: str):
     """The lease an earlier create with `token` made, or None (no token,
     or none made yet); ClientTokenConflict where it can not be the answer.
     """

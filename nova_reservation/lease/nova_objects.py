@@ -36,7 +36,7 @@ def private_flavors(ctx, requests: Iterable[ReservationRequest]) -> list:
             if r.resource_type in resource_types.WITH_FLAVOR]
 
 
-def made_for(ctx, requests: Iterable[ReservationRequest]) -> list:
+def private_objects(ctx, requests: Iterable[ReservationRequest]) -> list:
     """The private flavors and server groups of instance reservations,
     made before the lease is written (their ids are in its rows).
     """

@@ -76,13 +76,13 @@ class Made(NamedTuple):
     awaiting: bool = False  # waits for an admin's approval (`approval`)
 
 
-def known(ctx, token: Optional[str], digest: str) -> Optional[Made]:
+def earlier_create(ctx, token: Optional[str], digest: str) -> Optional[Made]:
     """What an earlier create of the caller's project with the client
     `token` made (for the request of `digest`), or None;
     ClientTokenConflict where it can not be the answer.
     """
-    lease = idempotency.known(db_api.Context(), ctx.project_id, token,
-                              digest)
+    lease = idempotency.lease_of_token(db_api.Context(), ctx.project_id,
+                                       token, digest)
     if lease is None:
         return None
     LOG.info('Lease %s: a create retried with its client token', lease.id)
@@ -96,7 +96,7 @@ def create(ctx, draft: Draft) -> Made:
     user): planned and written whole, or written waiting for room, or
     refused (`nova_reservation.exception`) with nothing of it left.
     """
-    same = known(ctx, draft.token, draft.digest)
+    same = earlier_create(ctx, draft.token, draft.digest)
     if same is not None:
         return same
     enforcement.check_create(ctx, draft.values, draft.requests)
@@ -118,7 +118,7 @@ def create(ctx, draft: Draft) -> Made:
         # deleted again); one that fits is planned again as it is written.
         writer.ledger.refresh()
         writer.series_plans(occurrences or [(values, draft.requests, ())])
-    made = nova_objects.made_for(ctx, every)
+    made = nova_objects.private_objects(ctx, every)
     waits = False
     trust_id = None
     try:
@@ -137,7 +137,7 @@ def create(ctx, draft: Draft) -> Made:
         raise exception.CellUnreachable('%s; try again' % e) from e
     except db_exception.DBDuplicateEntry:
         # Another create with this token made its lease first.
-        same = known(ctx, draft.token, draft.digest)
+        same = earlier_create(ctx, draft.token, draft.digest)
         if same is None:
             raise
         return same

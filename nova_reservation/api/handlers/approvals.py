@@ -35,12 +35,12 @@ def _reason(req) -> Optional[str]:
 def approve_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_APPROVE)
     lease_approval.approve(lease, ctx.user_id, _reason(req))
-    return wsgi.json_response(200, {'lease': leases.told(ctx, 'update',
-                                                         lease.id)})
+    return wsgi.json_response(200, {'lease': leases.notify_and_view(
+        ctx, 'update', lease.id)})
 
 
 def reject_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_REJECT)
     lease_approval.reject(lease, ctx.user_id, _reason(req))
-    return wsgi.json_response(200, {'lease': leases.told(ctx, 'delete',
-                                                         lease.id)})
+    return wsgi.json_response(200, {'lease': leases.notify_and_view(
+        ctx, 'delete', lease.id)})

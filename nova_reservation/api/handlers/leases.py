@@ -116,7 +116,7 @@ def _with_series(view: dict, known: Optional[dict] = None) -> dict:
     return view
 
 
-def told(ctx, action: str, lease_id: str, changed=None) -> dict:
+def notify_and_view(ctx, action: str, lease_id: str, changed=None) -> dict:
     """Send lease.<action> (with the fields `changed`, if given) and give
     the lease's view as the caller sees it, from one read.
     """
@@ -194,8 +194,8 @@ def create_lease(ctx, req):
     made = lease_service.create(ctx, draft)
     if made.again:
         return wsgi.json_response(201, {'lease': _view(ctx, made.lease_id)})
-    return wsgi.json_response(201, {'lease': told(ctx, 'create',
-                                                  made.lease_id)})
+    return wsgi.json_response(201, {'lease': notify_and_view(
+        ctx, 'create', made.lease_id)})
 
 
 # What a change may give each type of reservation: its size, any time;
@@ -300,7 +300,7 @@ def _growth(lease, entries: list) -> tuple:
                     'max (%d)' % new)
             columns['min_count'] = low
         columns.update(_sharing(prefix, res, entry))
-        # Only what changes is written (and told).
+        # Only what changes is written (and notified).
         columns = {c: v for c, v in columns.items() if getattr(res, c) != v}
         if not shape and not columns:
             continue
@@ -397,7 +397,7 @@ def update_lease(ctx, req, id):
         projects_known(ctx, validation.shares_named(
             entries, lambda value: now.get(value['id'], shares.NO_ONE)))
     lease_service.change(ctx, lease, values, growth, replaced)
-    return wsgi.json_response(200, {'lease': told(
+    return wsgi.json_response(200, {'lease': notify_and_view(
         ctx, 'update', lease.id, _changed(values, growth))})
 
 

@@ -29,6 +29,6 @@ def split_lease(ctx, req, id):
         leases.projects_known(ctx, [('project_id', project_id)])
     made = lease_split.split(ctx, lease, reservation_id, amount,
                              project_id, name)
-    leases.told(ctx, 'update', lease.id, ['reservations.amount'])
-    return wsgi.json_response(201, {'lease': leases.told(ctx, 'create',
-                                                         made)})
+    leases.notify_and_view(ctx, 'update', lease.id, ['reservations.amount'])
+    return wsgi.json_response(201, {'lease': leases.notify_and_view(
+        ctx, 'create', made)})

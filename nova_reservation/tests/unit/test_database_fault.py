@@ -18,15 +18,15 @@ fault names the oslo.db error) is a 503 that says to try again; any other
 import testtools
 import webob
 
-from nova_reservation.hooks import answers
+from nova_reservation.hooks import faults
 from nova_reservation.hooks import middleware
 
 
 def _nova_fault(error_class: str) -> webob.Response:
     # Nova's FaultWrapper: an unexpected error is a computeFault that
     # names its class.
-    return answers.fault(500, 'Unexpected API Error. Please contact the '
-                         'administrator\n<class \'%s\'>' % error_class)
+    return faults.fault(500, 'Unexpected API Error. Please contact the '
+                        'administrator\n<class \'%s\'>' % error_class)
 
 
 class DatabaseFaultTest(testtools.TestCase):

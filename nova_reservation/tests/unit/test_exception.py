@@ -21,7 +21,7 @@ import testtools
 
 from nova_reservation.api import fault_wrap
 from nova_reservation import exception
-from nova_reservation.hooks import answers
+from nova_reservation.hooks import faults
 
 # The engine's own errors: never an answer to a request.
 ENGINE_ONLY = (exception.NovaError, exception.ActionFailed)
@@ -60,7 +60,7 @@ class TranslationTest(testtools.TestCase):
         for kind in errors:
             e = made(kind)
             api = fault_wrap.fault(e).response()
-            hook = answers.fault_of(e)
+            hook = faults.fault_of(e)
             self.assertIn(api.status_int, (400, 403, 404, 409, 503), kind)
             self.assertEqual(api.status_int, hook.status_int, kind)
             body = json.loads(api.body)
@@ -70,7 +70,7 @@ class TranslationTest(testtools.TestCase):
             (name, fault), = json.loads(hook.body).items()
             self.assertEqual((hook.status_int, str(e)),
                              (fault['code'], fault['message']), kind)
-            self.assertEqual(answers.FAULT_NAMES[hook.status_int], name)
+            self.assertEqual(faults.FAULT_NAMES[hook.status_int], name)
 
     def test_the_engine_s_errors_are_no_answer(self):
         for kind in ENGINE_ONLY:
@@ -84,7 +84,7 @@ class TranslationTest(testtools.TestCase):
         self.assertEqual((409, 'NotEnoughCapacity', '2026-12-24T10:00:00Z',
                           2), (body['error_code'], body['error_name'],
                                body['earliest_start'], body['occurrence']))
-        fault = json.loads(answers.fault_of(e).body)['conflictingRequest']
+        fault = json.loads(faults.fault_of(e).body)['conflictingRequest']
         self.assertEqual('2026-12-24T10:00:00Z', fault['earliest_start'])
 
         e = exception.OverQuota(Excess())

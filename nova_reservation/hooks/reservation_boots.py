@@ -32,7 +32,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import shares as db_shares
 from nova_reservation import exception
 from nova_reservation.exception import ReservationUnusable
-from nova_reservation.hooks.answers import fallback_view
+from nova_reservation.hooks.faults import fallback_view
 from nova_reservation.hooks import params
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
@@ -47,7 +47,7 @@ CONF = conf.CONF
 SLOTS_HINT = ledger_mod.SLOTS_HINT
 
 
-class IntoReservations:
+class ReservationBoots:
     """What `Boots` does with a boot into a reservation: its `app` (Nova),
     `ctx` (the store's) and `_created` (the servers a boot made).
     """
