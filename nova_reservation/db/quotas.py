@@ -10,18 +10,12 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""Reservation quotas in the store: the projects' own limits, their use
-read from the ledger, and ledger writes checked against them.
-
-A checked write (`guarded`) takes the ledger's row lock (`ledger.bump`)
-before it reads the project's use, so that two writes of one project take
-turns: of two leases racing for the last of a quota, the second reads
-what the first wrote, and is refused.
+"""Reservation quotas in the store: the projects' own limits, and what
+each holds on the ledger (`lease.quota` judges a write against them).
 """
 
 import datetime
-import functools
-from typing import Callable, Optional
+from typing import Optional
 
 import sqlalchemy as sa
 
@@ -29,8 +23,6 @@ from nova_reservation.capacity import epoch
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation.exception import OverQuota
-from nova_reservation.lease import quotas
 from nova_reservation.lease import resource_types
 from nova_reservation import status
 
@@ -67,13 +59,15 @@ def _month_start(now: datetime.datetime) -> datetime.datetime:
 
 
 @api.reader
-def usage(ctx, project_id: str,
-          now: Optional[datetime.datetime] = None) -> quotas.Usage:
-    """The project's figures (`quotas.usage`), from the slots of its
-    leases: those on the ledger from `now` on, and in this month's
-    figures what its leases that ran held before now (up to their end,
-    or to when they were taken down).  Slots held for a change that is
-    not written yet do not count: the change's own write does.
+def pieces(ctx, project_id: str,
+           now: Optional[datetime.datetime] = None) -> tuple:
+    """(held, spent): what the project holds, as (start, end, vcpus, memory_mb,
+    hosts, extras) over seconds since the epoch (a quota's pieces,
+    `lease.quota.Piece`), from the slots of its leases: those on the ledger
+    from `now` on, and in this month's figures what its leases that ran held
+    before now (up to their end, or to when they were taken down).  Slots held
+    for a change that is not written yet do not count: the change's own write
+    does.
     """
     now = now or api.utcnow()
     s, r, t = models.Slot, models.Reservation, models.Lease
@@ -92,10 +86,11 @@ def usage(ctx, project_id: str,
             updated_at, state in rows:
         start, end = epoch.to_epoch(start_at), epoch.to_epoch(
             end_at)
-        piece = functools.partial(
-            quotas.Piece, vcpus=vcpus, memory_mb=memory_mb,
-            hosts=1 if kind == resource_types.HOST else 0,
-            extras=ledger.extras_value(extras))
+        amounts = (vcpus, memory_mb, 1 if kind == resource_types.HOST
+                   else 0, ledger.extras_value(extras))
+
+        def piece(a: float, b: float, amounts=amounts) -> tuple:
+            return (a, b) + amounts
         if not deleted:
             if end > clock:
                 held.append(piece(max(start, clock), end))
@@ -109,23 +104,4 @@ def usage(ctx, project_id: str,
                    if updated_at else clock)
         if start < stop:
             spent.append(piece(start, stop))
-    return quotas.usage(held, spent)
-
-
-@api.writer
-def guarded(ctx, quota: Optional[quotas.Quota], write: Callable):
-    """`write()` (a ledger write of `quota`'s project, in this
-    transaction), or OverQuota with nothing written.
-    """
-    if quota is None or not quota.enforced():
-        return write()
-    ledger.bump(ctx)
-    now = api.utcnow()
-    before = usage(ctx, quota.project_id, now)
-    result = write()
-    ctx.session.flush()
-    excess = quotas.exceeded(quota, before,
-                             usage(ctx, quota.project_id, now))
-    if excess is not None:
-        raise OverQuota(excess)
-    return result
+    return held, spent

@@ -14,6 +14,8 @@
 new lease, in one transaction (`nova_reservation.lease.splits` chooses them).
 """
 
+from typing import Callable, NamedTuple, Optional
+
 import sqlalchemy as sa
 
 from nova_reservation.db import api
@@ -23,20 +25,32 @@ from nova_reservation.db import ledger
 from nova_reservation.db import models
 from nova_reservation.exception import LeaseChanged
 from nova_reservation.lease import resource_types
-from nova_reservation.lease import splits
 from nova_reservation import status
+
+
+class Movable(NamedTuple):
+    """A slot as a split sees it."""
+    id: int
+    node: str
+    # The server it holds (capacity), or None; a boot's claim or a
+    # change's hold in flight is `busy`.
+    instance_uuid: Optional[str]
+    busy: bool
+    # How many servers run on its node in the reservation (hosts).
+    servers: int = 0
 
 
 @api.writer
 def split(ctx, lease_id: str, reservation_id: str, amount: int,
           lease: dict, reservation: dict, lease_events: list,
-          servers_on: dict) -> list:
+          servers_on: dict, choose: Callable[[list], list]) -> list:
     """Move `amount` slots of `reservation_id` (of lease `lease_id`) into a
     new lease (`lease`, `reservation`: their columns; `lease_events`: its
     events), with the bindings of the servers on them; the ids of the
     servers moved.  `servers_on`: {server: node} of a host reservation's
     servers, as Nova had them just before (they run anywhere on its
-    hosts; one bound since stays).
+    hosts; one bound since stays).  `choose`: the ids of the slots that
+    move, of the reservation's [Movable].
 
     The ledger row first: boots into the reservation, its changes and
     other splits take turns with it, and it reads the slots as they left
@@ -59,11 +73,11 @@ def split(ctx, lease_id: str, reservation_id: str, amount: int,
     s = models.Slot
     rows = api.rows(ctx, sa.select(s).where(
         s.reservation_id == reservation_id, s.deleted == sa.false()))
-    chosen = set(splits.choose((splits.Movable(
+    chosen = set(choose([Movable(
         x.id, x.node, x.instance_uuid, bool(x.instance_uuid) and (
             x.instance_uuid.startswith(ledger.CLAIM_PREFIX) or
             x.instance_uuid.startswith(ledger.HOLD_PREFIX)),
-        count.get(x.node, 0)) for x in rows), amount))
+        count.get(x.node, 0)) for x in rows]))
     moved_nodes = {x.node for x in rows if x.id in chosen}
     moved = ({u for u, n in on.items() if n in moved_nodes} if host else
              {x.instance_uuid for x in rows

@@ -13,10 +13,16 @@
 """A split of a capacity or host reservation: some of its slots (or
 hosts), and the servers on them, handed on to a new lease over the same
 interval, for the same project or another one.
+
+A split moves whole slots (a capacity reservation's, or a host
+reservation's hosts) with the servers on them, and changes neither their
+nodes nor their times: what the ledger holds on each node at each instant
+is the same before and after, so a split can never overbook (`choose`:
+which slots move).
 """
 
 import dataclasses
-from typing import Optional
+from typing import Iterable, Optional
 
 from nova.compute import api as compute_api
 from nova import exception as nova_exception
@@ -88,7 +94,8 @@ def split(ctx, lease, reservation_id: str, amount: int,
         moved = db_splits.split(
             store, lease.id, res.id, amount, values,
             reservation_row(values, req), schedule.lease_events(
-                values, db_api.utcnow()), _servers_on(ctx, res))
+                values, db_api.utcnow()), _servers_on(ctx, res),
+            lambda slots: choose(slots, amount))
     except exception.TooFewToSplit as e:
         raise exception.TooFewToSplit('amount: %d of reservation %s can not '
                                       'move: %s' % (amount, res.id, e)) from e
@@ -122,3 +129,25 @@ def _servers_on(ctx, res) -> dict:
         except nova_exception.InstanceNotFound:
             continue
     return nodes
+
+
+def choose(slots: Iterable[db_splits.Movable], amount: int) -> list:
+    """The ids of the `amount` slots a split moves: those with no server
+    first (a split hands on room before it hands on servers), then those
+    with the fewest servers, by id; never one a boot or a change holds in
+    flight.  TooFewToSplit if there are not that many, or if all would go (a
+    reservation keeps at least one).
+    """
+    slots = list(slots)
+    free = sorted((s for s in slots if not s.busy), key=lambda s: (
+        s.instance_uuid is not None, s.servers, s.id))
+    if amount >= len(slots):
+        raise exception.TooFewToSplit(
+            'the reservation has %d; a split leaves it at least '
+            'one' % len(slots))
+    if len(free) < amount:
+        raise exception.TooFewToSplit(
+            '%d of its %d can move now (the others are held by '
+            'boots or changes in flight); try again' % (
+                len(free), len(slots)))
+    return [s.id for s in free[:amount]]

@@ -91,13 +91,13 @@ LAYERS = (
     # The store.
     ('db',),
     # Pure: the capacity math, the lease domain's rules (its vocabulary,
-    # schedules, shares, splits, quotas, addresses, host requirements: no
-    # I/O, so that the store applies them too), states, marks, schemas,
-    # policies, options, release differences.
+    # schedules, shares, addresses, host requirements: no I/O, so that the
+    # store applies them too), errors, states, marks, schemas, policies,
+    # options, release differences.
     ('capacity', 'lease.resource_types', 'lease.schedule', 'lease.shares',
-     'lease.splits', 'lease.quotas', 'lease.floatingips',
-     'lease.properties', 'exception', 'status', 'marks', 'schemas',
-     'validation', 'policies', 'conf', 'compat', 'deploy'),
+     'lease.floatingips', 'lease.properties', 'exception', 'status',
+     'marks', 'schemas', 'validation', 'policies', 'conf', 'compat',
+     'deploy'),
 )
 
 

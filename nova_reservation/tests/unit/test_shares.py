@@ -26,10 +26,11 @@ from nova_reservation.api import validation as api_validation
 from nova_reservation.capacity import epoch
 from nova_reservation.cli import shares as cli
 from nova_reservation.db import changes as db_changes
+from nova_reservation.db import splits as db_splits
 from nova_reservation import exception
 from nova_reservation.hooks import params
 from nova_reservation.lease import shares
-from nova_reservation.lease import splits
+from nova_reservation.lease import split as lease_split
 from nova_reservation.ledger import memory as ledger_mod
 
 T0 = datetime.datetime(2026, 12, 1, 10, 0)
@@ -196,12 +197,12 @@ class SplitLedgerTest(unittest.TestCase):
     def test_a_split_never_overbooks_and_never_loses_a_slot(
             self, slots, amount):
         before = _rows(slots, {})
-        movable = [splits.Movable(r.id, r.node, r.instance_uuid,
-                                  bool(r.instance_uuid) and
-                                  r.instance_uuid.startswith('boot-'))
+        movable = [db_splits.Movable(r.id, r.node, r.instance_uuid,
+                                     bool(r.instance_uuid) and
+                                     r.instance_uuid.startswith('boot-'))
                    for r in before]
         try:
-            chosen = splits.choose(movable, amount)
+            chosen = lease_split.choose(movable, amount)
         except exception.TooFewToSplit:
             # Only when it can not be done whole.
             self.assertTrue(amount >= len(slots) or amount > sum(
