@@ -16,6 +16,7 @@ the lease notifications."""
 import json
 from typing import Optional
 
+from nova_reservation.lease import kinds
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import shares
@@ -73,7 +74,7 @@ def reservation(res, bindings: list, lease_status: str,
                         resource_properties=res.resource_properties or '',
                         aggregate_id=None,
                         server_group_id=res.server_group_id)
-    if res.resource_type in shares.SHAREABLE:
+    if res.resource_type in kinds.SHAREABLE:
         shared_with = sorted(shares.projects(res.shared_with))
         slots_by_project: dict = {}
         for b in bindings:

@@ -27,6 +27,7 @@ from nova_reservation import capacity
 from nova_reservation import exception
 from nova_reservation.exception import InvalidParam
 from nova_reservation.lease import floatingips
+from nova_reservation.lease import kinds
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
@@ -168,7 +169,7 @@ def sharing(prefix: str, kind: str, value: dict,
                                            value['shared_with'], owner)
     if 'matching' in value:
         if value['matching'] == shares.OPEN and \
-                kind not in resource_types.WITH_FLAVOR:
+                kind not in kinds.WITH_FLAVOR:
             raise InvalidParam(prefix + 'matching', 'open is for '
                                'flavor:instance and virtual:instance '
                                'reservations (an ordinary boot takes one '

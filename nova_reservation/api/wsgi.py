@@ -110,5 +110,5 @@ def authorize(ctx, rule: str, project_id: Optional[str] = None) -> None:
     """
     if not policies.authorize(ctx, rule, {
             'project_id': project_id or ctx.project_id}):
-        raise Fault(403, 'PolicyNotAuthorized', 'policy does not allow %s '
-                    'for this user' % rule)
+        raise exception.NotAllowed('policy does not allow %s '
+                                   'for this user' % rule)

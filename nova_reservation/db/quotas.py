@@ -23,12 +23,9 @@ from nova_reservation.capacity import epoch
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
+from nova_reservation.lease import kinds
 from nova_reservation.lease import resource_types
 from nova_reservation import status
-
-# Reservations that no quota counts: addresses, and an admin's
-# maintenance windows.
-NOT_COUNTED = (resource_types.FLOATINGIP, resource_types.MAINTENANCE)
 
 
 @api.reader
@@ -75,7 +72,7 @@ def pieces(ctx, project_id: str,
         s.start_at, s.end_at, s.vcpus, s.memory_mb, s.extras, s.deleted,
         r.resource_type, t.updated_at, t.status).join(
         r, r.id == s.reservation_id).join(t, t.id == r.lease_id).where(
-        t.project_id == project_id, r.resource_type.notin_(NOT_COUNTED),
+        t.project_id == project_id, r.resource_type.notin_(kinds.NOT_COUNTED),
         s.end_at > _month_start(now),
         sa.or_(s.instance_uuid.is_(None),
                s.instance_uuid.notlike(ledger.HOLD_PREFIX + '%')),

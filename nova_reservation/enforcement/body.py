@@ -19,6 +19,7 @@ datetimes (UTC), sent in ISO 8601.  Pure: the callers read the rows.
 import types
 from typing import Iterable, Optional
 
+from nova_reservation.lease import kinds
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import shares
@@ -72,7 +73,7 @@ def requested(req) -> dict:
         if req.resource_type != resource_types.SERVER:
             found.update(affinity=req.affinity,
                          resource_properties=req.resource_properties)
-    if req.resource_type in shares.SHAREABLE:
+    if req.resource_type in kinds.SHAREABLE:
         found.update(shared_with=list(req.shared_with),
                      matching=shares.matching(req.matching))
     return found

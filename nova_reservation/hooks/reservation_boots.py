@@ -34,6 +34,7 @@ from nova_reservation import exception
 from nova_reservation.exception import ReservationUnusable
 from nova_reservation.hooks.faults import fallback_view
 from nova_reservation.hooks import params
+from nova_reservation.lease import kinds
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import shares
@@ -162,7 +163,7 @@ class ReservationBoots:
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
         claim = None
-        if res.resource_type in resource_types.WITH_FLAVOR:
+        if res.resource_type in kinds.WITH_FLAVOR:
             need = params.need(server, found)
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
             if not need.resources.fits_in(slot):
@@ -226,7 +227,7 @@ class ReservationBoots:
             server, CONF.reservation.max_servers_per_lease)
         fitting = {res.id: (res, lease) for res, lease in
                    db_shares.open_reservations(
-                       self.ctx, ctx.project_id, resource_types.WITH_FLAVOR,
+                       self.ctx, ctx.project_id, kinds.WITH_FLAVOR,
                        db_api.utcnow())
                    if need.resources.fits_in(capacity.Resources(
                        res.vcpus, res.memory_mb, res.disk_gb)) and

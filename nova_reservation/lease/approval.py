@@ -44,6 +44,7 @@ from nova_reservation.db import approvals as db_approvals
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import notices as db_notices
 from nova_reservation import exception
+from nova_reservation.lease import kinds
 from nova_reservation.lease import resource_types
 from nova_reservation import notifications
 from nova_reservation import status
@@ -82,7 +83,7 @@ def units(requests: Iterable, rc: str) -> float:
     (servers and capacity of the shared pool).
     """
     return sum(r.count * n for r in requests
-               if r.resource_type in resource_types.SHARED_POOL
+               if r.resource_type in kinds.SHARED_POOL
                for (_, name), n in r.extras if name == rc)
 
 
@@ -91,7 +92,7 @@ def vcpus(requests: Iterable) -> int:
     of the shared pool).
     """
     return sum(r.count * r.need.vcpus for r in requests
-               if r.resource_type in resource_types.SHARED_POOL and r.need)
+               if r.resource_type in kinds.SHARED_POOL and r.need)
 
 
 def hosts(requests: Iterable) -> int:

@@ -32,6 +32,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.exception import InvalidParam
 from nova_reservation.exception import NoCapacity
 from nova_reservation.exception import WindowBlocked
+from nova_reservation.lease import kinds
 from nova_reservation.lease import relocation
 from nova_reservation.lease.request import interval
 from nova_reservation.lease import resource_types
@@ -147,13 +148,13 @@ def movable_now(info, slot) -> bool:
     host) does not, nor a slot a boot is claiming now (its server lands
     on the old node).
     """
-    return info.resource_type in resource_types.SHARED_POOL and not (
+    return info.resource_type in kinds.SHARED_POOL and not (
         slot.instance_uuid or '').startswith(db_ledger.CLAIM_PREFIX)
 
 
 def unmovable_now(info, slot, node: str) -> str:
     """Why the running lease's slot on `node` does not move."""
-    if info.resource_type in resource_types.SHARED_POOL:
+    if info.resource_type in kinds.SHARED_POOL:
         return ('a server is booting into its slot on node %s now; try '
                 'again once it runs' % node)
     return ('it runs on node %s now and a running host reservation is '
@@ -167,9 +168,9 @@ def keeps_dates(lease, values: dict) -> None:
     if all(values.get(f, getattr(lease, f)) == getattr(lease, f)
            for f in ('start_at', 'end_at')):
         return
-    kinds = {r.resource_type for r in db_leases.reservations(
+    held = {r.resource_type for r in db_leases.reservations(
         db_api.Context(), lease.id)}
-    if resource_types.MAINTENANCE in kinds:
+    if resource_types.MAINTENANCE in held:
         raise WindowBlocked(
             'lease %s is a maintenance window: its dates do not '
             'change; delete it and make another' % lease.id)

@@ -24,6 +24,7 @@ from nova_reservation import capacity
 from nova_reservation.clients import flavors
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
+from nova_reservation.lease import kinds
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
 
@@ -33,7 +34,7 @@ def private_flavors(ctx, requests: Iterable[ReservationRequest]) -> list:
     made before they are written (their ids are in their rows).
     """
     return [_private_flavor(ctx, r) for r in requests
-            if r.resource_type in resource_types.WITH_FLAVOR]
+            if r.resource_type in kinds.WITH_FLAVOR]
 
 
 def private_objects(ctx, requests: Iterable[ReservationRequest]) -> list:
@@ -43,7 +44,7 @@ def private_objects(ctx, requests: Iterable[ReservationRequest]) -> list:
     requests = list(requests)
     return private_flavors(ctx, requests) + [
         _server_group(ctx, r) for r in requests
-        if r.resource_type in resource_types.WITH_FLAVOR and
+        if r.resource_type in kinds.WITH_FLAVOR and
         r.affinity is not None]
 
 

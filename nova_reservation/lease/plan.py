@@ -36,6 +36,7 @@ from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import floatingips
+from nova_reservation.lease import kinds
 from nova_reservation.lease import properties
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
@@ -71,7 +72,7 @@ def pools_for(pools: tuple, req: ReservationRequest) -> tuple:
     meet its resource_properties.
     """
     shared, reservable = within(pools, req.nodes)
-    if req.resource_type in resource_types.SHARED_POOL:
+    if req.resource_type in kinds.SHARED_POOL:
         need = capacity.Need(req.need, req.traits, req.extras)
         shared = [h for h in shared if capacity.may_hold(h, need)]
         if req.resource_properties:
@@ -304,7 +305,7 @@ class Planner:
             horizon = min(horizon,
                           self.clock() + CONF.reservation.max_advance)
         eligible = pools_for(pools, req)
-        if req.resource_type in resource_types.SHARED_POOL and (
+        if req.resource_type in kinds.SHARED_POOL and (
                 req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
@@ -323,7 +324,7 @@ class Planner:
             message += '; the earliest start that fits is %s UTC' % when
         else:
             message += '; no start up to %s UTC fits' % when_text(horizon)
-        if req.resource_type in resource_types.SHARED_POOL:
+        if req.resource_type in kinds.SHARED_POOL:
             message += capacity.absent(eligible[0], req.extras)
         return NoCapacity(message, when)
 
@@ -426,7 +427,7 @@ class Planner:
     def on_shared_pool(self, reservation_id: str) -> bool:
         info = self.ledger.view.reservation(reservation_id)
         return (info is not None and
-                info.resource_type in resource_types.SHARED_POOL)
+                info.resource_type in kinds.SHARED_POOL)
 
     def fits_for_good(self, nodes: Iterable[str], need: capacity.Resources,
                       extras: tuple = capacity.NO_EXTRAS) -> bool:

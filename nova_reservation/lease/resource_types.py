@@ -10,7 +10,9 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The kinds of reservation a lease holds, as Blazar names them."""
+"""The kinds of reservation a lease holds, by name, as Blazar names them;
+what differs between them is each kind's class (`lease.kinds`).
+"""
 
 # The servers of a boot with lease_params: each holds its own slot.
 SERVER = 'server'
@@ -18,17 +20,12 @@ SERVER = 'server'
 FLAVOR = 'flavor:instance'
 # Capacity on the shared pool, of a given size.
 VIRTUAL = 'virtual:instance'
-# Both have a private flavor whose id is the reservation's, which the
-# project gets at the start (Blazar's `--flavor <reservation id>`).
-WITH_FLAVOR = (FLAVOR, VIRTUAL)
 # Whole reservable hosts, in an aggregate of the lease's own.
 HOST = 'physical:host'
 # Floating IP addresses of an external network that an admin registered
 # (/v1/floatingips); at the start they become floating IPs of the
 # lease's project in Neutron.
 FLOATINGIP = 'virtual:floatingip'
-# The kinds whose slots are capacity on the shared pool's compute nodes.
-SHARED_POOL = (SERVER, FLAVOR, VIRTUAL)
 # An admin's maintenance window: the named nodes held whole over the
 # lease, their compute services disabled while it runs
 # (`nova_reservation.lease.maintenance`).

@@ -40,6 +40,7 @@ from nova_reservation import exception
 from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import approval
 from nova_reservation.lease import idempotency
+from nova_reservation.lease import kinds
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quota as lease_quota
@@ -161,10 +162,10 @@ def _flavors_first(draft: Draft, values: dict) -> bool:
     private flavors are made: one that is refused when it does not fit
     (not a boot's, a waiting one or a maintenance window) and makes any.
     """
-    kinds = {r.resource_type for r in draft.requests}
+    asked = {r.resource_type for r in draft.requests}
     return (not draft.servers and values.get('if_busy') != 'wait' and
-            resource_types.MAINTENANCE not in kinds and
-            bool(kinds & set(resource_types.WITH_FLAVOR)))
+            resource_types.MAINTENANCE not in asked and
+            bool(asked & set(kinds.WITH_FLAVOR)))
 
 
 def _trust(ctx) -> Optional[str]:

@@ -24,14 +24,10 @@ import datetime
 import json
 from typing import Iterable, NamedTuple, Optional
 
-from nova_reservation.lease import resource_types
 
 TARGETED = 'targeted'
 OPEN = 'open'
 MATCHING = (TARGETED, OPEN)
-# The kinds a project may share and an ordinary boot may match.
-SHAREABLE = (resource_types.FLAVOR, resource_types.VIRTUAL,
-             resource_types.HOST)
 # The hint value that keeps an ordinary boot out of open reservations.
 NONE = 'none'
 # The fallback hint's one value: a boot that finds its reservation full

@@ -34,12 +34,12 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import splits as db_splits
 from nova_reservation import exception
+from nova_reservation.lease import kinds
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
-from nova_reservation.lease import shares
 from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
@@ -63,11 +63,11 @@ def split(ctx, lease, reservation_id: str, amount: int,
         raise exception.Invalid('reservation_id: must be the id of a '
                                 'reservation of lease %s' % lease.id,
                                 'BadRequest')
-    if res.resource_type not in shares.SHAREABLE:
+    if res.resource_type not in kinds.SHAREABLE:
         raise exception.Invalid('reservation_id: %s is a %s reservation; '
                                 'only %s reservations split' % (
                                     res.id, res.resource_type,
-                                    ', '.join(shares.SHAREABLE)),
+                                    ', '.join(kinds.SHAREABLE)),
                                 'BadRequest')
     project = project_id or lease.project_id
     same = project == lease.project_id

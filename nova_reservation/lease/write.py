@@ -34,6 +34,7 @@ from nova_reservation.db import waiting as db_waiting
 from nova_reservation import exception
 from nova_reservation.exception import LedgerBusy
 from nova_reservation.exception import NoCapacity
+from nova_reservation.lease import kinds
 from nova_reservation.lease import plan as plan_mod
 from nova_reservation.lease import quota as lease_quota
 from nova_reservation.lease.request import interval
@@ -150,7 +151,7 @@ class Writer(plan_mod.Planner):
             start, end = interval(lease)
             pieces += [(node, start, end, plan.timelines)
                        for req in requests
-                       if req.resource_type in resource_types.SHARED_POOL
+                       if req.resource_type in kinds.SHARED_POOL
                        for node, _, _ in plan.placed[req.id]]
         taken = self._taken_meanwhile(pieces)
         if taken:
@@ -303,7 +304,7 @@ class Writer(plan_mod.Planner):
                         capacity.Placed(slot.node, slot.resources,
                                         slot.extras), a, b)))
         for req in growth:
-            if req.resource_type in resource_types.SHARED_POOL:
+            if req.resource_type in kinds.SHARED_POOL:
                 added.extend((req.id, slot_row_of(p, start, end))
                              for p in placed.get(req.id, ()))
         return added

@@ -53,8 +53,8 @@ def _floatingip(floatingip_id: str):
     row = (db_floatingips.get(db_api.Context(), floatingip_id)
            if uuidutils.is_uuid_like(floatingip_id) else None)
     if row is None:
-        raise wsgi.Fault(404, 'NotFound', 'floating IP %s not found'
-                         % floatingip_id[:64])
+        raise exception.NotFound('floating IP %s not found'
+                                 % floatingip_id[:64])
     return row
 
 
@@ -89,9 +89,9 @@ def create_floatingip(ctx, req):
             floating_network_id=network_id, subnet_id=subnet_id,
             floating_ip_address=address)
     except db_exception.DBDuplicateEntry:
-        raise wsgi.Fault(409, 'Conflict', 'floating_ip_address: %s of '
-                         'network %s is registered already'
-                         % (address, network_id))
+        raise exception.Conflict('floating_ip_address: %s of '
+                                 'network %s is registered already'
+                                 % (address, network_id))
     LOG.info('Floating IP %s of network %s may be reserved', address,
              network_id)
     return wsgi.json_response(201, {'floatingip': view(row)})
@@ -104,11 +104,11 @@ def delete_floatingip(ctx, req, id):
     held = db_floatingips.delete(store, row.id, db_api.utcnow())
     if held:
         res = db_leases.reservation(store, held[0].reservation_id)
-        raise wsgi.Fault(409, 'Conflict', 'floating IP %s is reserved by '
-                         'lease %s until %s UTC' % (
-                             row.floating_ip_address,
-                             res.lease_id if res else 'unknown',
-                             held[0].end_at.replace(microsecond=0)))
+        raise exception.Conflict('floating IP %s is reserved by lease %s '
+                                 'until %s UTC' % (
+                                     row.floating_ip_address,
+                                     res.lease_id if res else 'unknown',
+                                     held[0].end_at.replace(microsecond=0)))
     LOG.info('Floating IP %s of network %s may no longer be reserved',
              row.floating_ip_address, row.floating_network_id)
     return wsgi.json_response(204)

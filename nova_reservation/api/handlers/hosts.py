@@ -26,6 +26,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
+from nova_reservation import exception
 from nova_reservation import policies
 from nova_reservation.schemas import common
 from nova_reservation.schemas import hosts as schemas
@@ -55,8 +56,8 @@ def _host(host_id: str):
     host = (db_hosts.get(db_api.Context(), int(host_id))
             if HOST_ID.match(host_id) else None)
     if host is None:
-        raise wsgi.Fault(404, 'NotFound', 'host %s not found'
-                         % host_id[:64])
+        raise exception.NotFound('host %s not found'
+                                 % host_id[:64])
     return host
 
 
@@ -94,19 +95,19 @@ def create_host(ctx, req):
     name = node.hypervisor_hostname
     store = db_api.Context()
     if any(h.hypervisor_hostname == name for h in db_hosts.get_all(store)):
-        raise wsgi.Fault(409, 'Conflict', 'name: %s is reservable already'
-                         % name)
+        raise exception.Conflict('name: %s is reservable already'
+                                 % name)
     promised = _reservations_on_node(name)
     if promised:
-        raise wsgi.Fault(409, 'Conflict', 'name: %s holds capacity of lease '
-                         '%s until %s; enroll it once that has ended'
-                         % ((name,) + _held_until(promised[0])))
+        raise exception.Conflict('name: %s holds capacity of lease '
+                                 '%s until %s; enroll it once that has ended'
+                                 % ((name,) + _held_until(promised[0])))
     servers = [i for i in hosts_api.instance_get_all_by_host(ctx, node.host)
                if i.node == name]
     if servers:
-        raise wsgi.Fault(409, 'Conflict', 'name: %s runs %d servers; move '
-                         'them off before making it reservable'
-                         % (name, len(servers)))
+        raise exception.Conflict('name: %s runs %d servers; move '
+                                 'them off before making it reservable'
+                                 % (name, len(servers)))
     try:
         compute_api.AggregateAPI().add_host_to_aggregate(
             ctx, _freepool(ctx).id, node.host)
@@ -134,8 +135,8 @@ def _compute_node(ctx, hosts_api, name: str):
     nodes = [n for n in hosts_api.compute_node_search_by_hypervisor(
         ctx, name) if n.hypervisor_hostname == name]
     if not nodes:
-        raise wsgi.Fault(404, 'NotFound', 'name: no compute node is named '
-                         '%s' % name)
+        raise exception.NotFound('name: no compute node is named '
+                                 '%s' % name)
     return nodes[0]
 
 
@@ -174,9 +175,9 @@ def delete_host(ctx, req, id):
     host = _host(id)
     held = _reservations_on_node(host.hypervisor_hostname)
     if held:
-        raise wsgi.Fault(409, 'Conflict', 'host %s is reserved by lease %s '
-                         'until %s' % ((host.hypervisor_hostname,) +
-                                       _held_until(held[0])))
+        raise exception.Conflict('host %s is reserved by lease %s until %s'
+                                 % ((host.hypervisor_hostname,) +
+                                    _held_until(held[0])))
     store = db_api.Context()
     # The service stays in the freepool while another of its nodes is
     # enrolled.
@@ -266,8 +267,8 @@ def update_property(ctx, req, name):
     private = _check(schemas.PROPERTY_CHANGE, wsgi.body_of(req))['private']
     values = _properties().get(name)
     if values is None:
-        raise wsgi.Fault(404, 'NotFound', 'no reservable host has the '
-                         'extra capability %s' % name)
+        raise exception.NotFound('no reservable host has the '
+                                 'extra capability %s' % name)
     db_hosts.set_property(db_api.Context(), name, private)
     return wsgi.json_response(200, {'resource_property': {
         'property': name, 'private': private, 'values': values}})

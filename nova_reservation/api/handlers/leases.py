@@ -31,6 +31,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import shares as db_shares
 from nova_reservation import exception
 from nova_reservation.lease import idempotency
+from nova_reservation.lease import kinds
 from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
@@ -54,18 +55,18 @@ def lease_of(ctx, lease_id: str, rule: str):
     lease = (db_leases.get(db_api.Context(), lease_id)
              if uuidutils.is_uuid_like(lease_id) else None)
     if lease is None or lease.status == status.DELETED:
-        raise wsgi.Fault(404, 'NotFound', 'lease %s not found'
-                         % lease_id[:64])
+        raise exception.NotFound('lease %s not found'
+                                 % lease_id[:64])
     if policies.authorize(ctx, rule, {'project_id': lease.project_id}):
         return lease
     if _shared_with_caller(ctx, lease.id):
         if rule == policies.LEASES_GET:
             wsgi.authorize(ctx, policies.LEASES_GET_SHARED)
             return lease
-        raise wsgi.Fault(403, 'PolicyNotAuthorized', 'lease %s is shared '
-                         'with project %s by project %s: only its owner '
-                         'changes it' % (lease.id, ctx.project_id,
-                                         lease.project_id))
+        raise exception.NotAllowed('lease %s is shared with project %s by '
+                                   'project %s: only its owner changes it'
+                                   % (lease.id, ctx.project_id,
+                                      lease.project_id))
     wsgi.authorize(ctx, rule, lease.project_id)
     return lease
 
@@ -149,8 +150,8 @@ def list_leases(ctx, req):
     wanted = req.GET.get('status')
     if wanted is not None:   # e.g. PENDING_APPROVAL, for admins to decide
         if wanted not in status.LEASE.moves:
-            raise wsgi.Fault(400, 'InvalidInput', 'status: must be one of '
-                             '%s' % ', '.join(sorted(status.LEASE.moves)))
+            raise exception.Invalid('status: must be one of %s' % ', '.join(
+                sorted(status.LEASE.moves)))
         leases = [x for x in leases if x.status == wanted]
     # A recurring lease is listed once, with its occurrences.
     known = db_leases.series(store, {x.series_id for x in leases
@@ -198,33 +199,10 @@ def create_lease(ctx, req):
         ctx, 'create', made.lease_id)})
 
 
-# What a change may give each type of reservation: its size, any time;
-# its shape, before the start (as in Blazar).
-SIZES = {resource_types.HOST: ('max', 'min'),
-         resource_types.FLAVOR: ('amount',),
-         resource_types.VIRTUAL: ('amount',),
-         resource_types.SERVER: ('amount',),
-         resource_types.FLOATINGIP: ('amount',),
-         resource_types.MAINTENANCE: ()}
-# What any change may give a capacity or host reservation.
-SHARING = {'shared_with', 'matching'}
-# As in Blazar: a floating IP reservation keeps its network, and its
-# required addresses or none.
-KEPT = {resource_types.FLOATINGIP: ('network_id', 'required_floatingips')}
-SHAPES = {resource_types.HOST: ('hypervisor_properties',
-                                'resource_properties'),
-          resource_types.FLAVOR: ('resource_properties',),
-          resource_types.VIRTUAL: ('vcpus', 'memory_mb', 'disk_gb',
-                                   'affinity', 'resource_properties'),
-          resource_types.SERVER: (),
-          resource_types.FLOATINGIP: (),
-          resource_types.MAINTENANCE: ()}
-
-
 def _shape(prefix: str, res, entry: dict) -> dict:
     """The reservation's shape columns that `entry` changes."""
     shape = {}
-    for field in SHAPES[res.resource_type]:
+    for field in kinds.of(res.resource_type).shapes:
         if field not in entry:
             continue
         value = entry[field]
@@ -260,15 +238,14 @@ def _growth(lease, entries: list) -> tuple:
         if res is None:
             raise exception.InvalidParam(prefix + 'id', 'must be the id of a '
                                          'reservation of this lease')
-        kind = entry.get('resource_type', res.resource_type)
-        if kind != res.resource_type:
+        if entry.get('resource_type', res.resource_type) != \
+                res.resource_type:
             raise exception.InvalidParam(prefix + 'resource_type', 'is %s and '
                                          'can not change' % res.resource_type)
         host = res.resource_type == resource_types.HOST
-        sizes = set(SIZES[res.resource_type])
-        changeable = sizes | set(SHAPES[res.resource_type]) | (
-            SHARING if res.resource_type in shares.SHAREABLE else set())
-        kept = KEPT.get(res.resource_type, ())
+        kind = kinds.of(res.resource_type)
+        changeable = kind.changeable()
+        kept = kind.kept
         unknown = sorted(set(entry) - changeable - set(kept) -
                          {'id', 'resource_type'})
         if unknown:
@@ -278,11 +255,11 @@ def _growth(lease, entries: list) -> tuple:
         _keeps(prefix, res, entry, kept)
         shape = _shape(prefix, res, entry)
         if shape and lease.status != status.PENDING:
-            raise wsgi.Fault(409, 'InvalidState', '%s%s: lease %s is %s; '
-                             'only a lease that has not started changes '
-                             'the shape of its reservations' % (
-                                 prefix, sorted(shape)[0], lease.id,
-                                 lease.status))
+            raise exception.Conflict(
+                '%s%s: lease %s is %s; only a lease that has not started '
+                'changes the shape of its reservations' % (
+                    prefix, sorted(shape)[0], lease.id, lease.status),
+                'InvalidState')
         field = 'max' if host else 'amount'
         old = res.max_count if host else res.amount
         new = validation.whole(prefix + field, entry.get(field, old))
@@ -375,13 +352,13 @@ def update_lease(ctx, req, id):
     lease = lease_of(ctx, id, policies.LEASES_UPDATE)
     if lease.status in status.FINISHED or lease.status in (
             status.ERROR, status.WAITING, status.PENDING_APPROVAL):
-        raise wsgi.Fault(409, 'InvalidState', 'lease %s is %s; it can not '
-                         'change%s' % (lease.id, lease.status, (
-                             ' until it is placed (delete it to stop '
-                             'waiting)' if lease.status == status.WAITING
-                             else ' until an admin approves it'
-                             if lease.status == status.PENDING_APPROVAL
-                             else '')))
+        raise exception.Conflict('lease %s is %s; it can not change%s' % (
+            lease.id, lease.status, (
+                ' until it is placed (delete it to stop waiting)'
+                if lease.status == status.WAITING
+                else ' until an admin approves it'
+                if lease.status == status.PENDING_APPROVAL else '')),
+            'InvalidState')
     body = wsgi.body_of(req)
     values, entries = validation.update(
         body, lease, db_api.utcnow(),
@@ -418,11 +395,11 @@ def retry_event(ctx, req, id, event_id):
     event = {e.uuid: e for e in db_events.of_lease(store, lease.id)}.get(
         event_id)
     if event is None:
-        raise wsgi.Fault(404, 'NotFound', 'event %s of lease %s not found'
-                         % (event_id[:64], lease.id))
+        raise exception.NotFound('event %s of lease %s not found'
+                                 % (event_id[:64], lease.id))
     if not db_leases.retry_event(store, lease.id, event.id):
-        raise wsgi.Fault(409, 'InvalidState', 'event %s of lease %s is not '
-                         'in ERROR' % (event_id, lease.id))
+        raise exception.Conflict('event %s of lease %s is not in ERROR'
+                                 % (event_id, lease.id), 'InvalidState')
     LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,
              ctx.user_id)
     return wsgi.json_response(202, {'lease': _view(ctx, lease.id)})

@@ -90,14 +90,14 @@ LAYERS = (
     ('ledger', 'clients'),
     # The store.
     ('db',),
-    # Pure: the capacity math, the lease domain's rules (its vocabulary,
-    # schedules, shares, addresses, host requirements: no I/O, so that the
-    # store applies them too), errors, states, marks, schemas, policies,
-    # options, release differences.
-    ('capacity', 'lease.resource_types', 'lease.schedule', 'lease.shares',
-     'lease.floatingips', 'lease.properties', 'exception', 'status',
-     'marks', 'schemas', 'validation', 'policies', 'conf', 'compat',
-     'deploy'),
+    # Pure: the capacity math, the lease domain's rules (the reservation
+    # kinds and their names, schedules, shares, addresses, host
+    # requirements: no I/O, so that the store applies them too), errors,
+    # states, marks, schemas, policies, options, release differences.
+    ('capacity', 'lease.kinds', 'lease.resource_types', 'lease.schedule',
+     'lease.shares', 'lease.floatingips', 'lease.properties', 'exception',
+     'status', 'marks', 'schemas', 'validation', 'policies', 'conf',
+     'compat', 'deploy'),
 )
 
 
