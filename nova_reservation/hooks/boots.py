@@ -46,6 +46,7 @@ from nova_reservation.hooks import projects
 from nova_reservation.hooks import reservation_boots
 from nova_reservation.hooks import reserved
 from nova_reservation.lease import approval as lease_approval
+from nova_reservation.lease import bindings as lease_bindings
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
@@ -206,10 +207,11 @@ class Boots(reservation_boots.ReservationBoots):
         # from the servers' metadata.
         try:
             uuids = self._created(ctx, resp)
-            if not db_bindings.bind_servers(
-                    self.ctx, lease_id, reservation_id, uuids,
-                    *status.made(lease.immediate, waits, made.awaiting),
-                    take_slots=not waits):
+            lease_status, state = status.made(lease.immediate, waits,
+                                              made.awaiting)
+            if not lease_bindings.bind_servers(
+                    lease_id, reservation_id, uuids, lease_status=lease_status,
+                    state=state, take_slots=not waits):
                 return self._gone_while_booting(ctx, lease_id, uuids)
             if made.awaiting:
                 lease_approval.requested(lease_id)

@@ -19,21 +19,19 @@ import json
 from typing import Optional
 
 from oslo_log import log as logging
-from oslo_utils import uuidutils
 import webob
 
 from nova_reservation import capacity
 from nova_reservation.clients import flavors
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
-from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
-from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import shares as db_shares
 from nova_reservation import exception
 from nova_reservation.exception import ReservationUnusable
 from nova_reservation.hooks.faults import fallback_view
 from nova_reservation.hooks import params
+from nova_reservation.lease import bindings as lease_bindings
 from nova_reservation.lease import kinds
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
@@ -135,25 +133,11 @@ class ReservationBoots:
 
     def _claim(self, ctx, res, count: int) -> tuple:
         """(claim, ids of the slots held) of `count` free slots of a capacity
-        reservation for the boot; ReservationUnusable if it has not that many,
-        NotFound if its share was taken back meanwhile.
+        reservation for the boot (`lease.bindings.claim`).
         """
-        claim = db_ledger.CLAIM_PREFIX + uuidutils.generate_uuid()[:30]
-        try:
-            held = db_ledger.claim_slots(
-                self.ctx, res.id, count, claim,
-                None if res.project_id == ctx.project_id
-                else ctx.project_id)
-        except exception.NotShared as e:
-            raise exception.NotFound('reservation: %s not found' % res.id
-                                     ) from e
-        if not held:
-            free = sum(1 for s in db_ledger.slots(self.ctx, res.id)
-                       if s.instance_uuid is None)
-            raise ReservationUnusable(
-                'reservation: %d of its %d slots are free; %d servers '
-                'asked for' % (free, res.amount, count))
-        return claim, held
+        return lease_bindings.claim(
+            res, count, None if res.project_id == ctx.project_id
+            else ctx.project_id)
 
     def _boot_into(self, req, ctx, server: dict, res, hints: dict,
                    body: dict, found, claimed: Optional[tuple] = None):
@@ -191,16 +175,14 @@ class ReservationBoots:
         try:
             resp = req.get_response(self.app)
         except Exception:
-            if claim:
-                db_ledger.release_claim(self.ctx, claim)
+            lease_bindings.release(claim)
             raise
         if resp.status_int >= 400:
-            if claim:
-                db_ledger.release_claim(self.ctx, claim)
+            lease_bindings.release(claim)
             return resp
         uuids = self._created(ctx, resp)
-        db_bindings.bind_servers(
-            self.ctx, res.lease_id, res.id, uuids, claim=claim,
+        lease_bindings.bind_servers(
+            res.lease_id, res.id, uuids, claim=claim,
             bind_event=True,
             take_slots=res.resource_type != resource_types.HOST,
             project_id=(None if res.project_id == ctx.project_id

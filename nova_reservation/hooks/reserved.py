@@ -52,7 +52,7 @@ from oslo_utils import timeutils
 
 from nova_reservation.clients import cells
 from nova_reservation.db import api as db_api
-from nova_reservation.db import ledger as db_ledger
+from nova_reservation.lease import bindings as lease_bindings
 
 LOG = logging.getLogger(__name__)
 CONF = nova.conf.CONF
@@ -179,8 +179,8 @@ def make(context, boot: Boot, build_requests: list, specs: list,
                 with build_request.obj_alternate_context(context):
                     build_request.destroy()
             if slot:
-                db_ledger.bind_slot(STORE, boot.reservation_id,
-                                    instance.uuid, slot.node, host)
+                lease_bindings.bind_slot(boot.reservation_id,
+                                         instance.uuid, slot.node, host)
     except Exception as e:
         LOG.exception('Reserved servers of reservation %s could not be '
                       'made; none is left', boot.reservation_id)

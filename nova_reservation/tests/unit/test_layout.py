@@ -293,6 +293,28 @@ class LayoutTest(testtools.TestCase):
                         ast.unparse(node.func))
         self.assertEqual({}, found)
 
+    def test_the_hook_and_the_api_write_no_slot_or_binding(self):
+        # They ask the lease domain (`lease.bindings`, the lease service);
+        # the store's writes of slots and bindings are its.
+        writes = {'bind_servers', 'bound_servers', 'servers_gone',
+                  'claim_slots', 'release_claim', 'bind_slot', 'unbind',
+                  'take_slots', 'add_slots', 'drop_slots', 'give_back',
+                  'set_status', 'create', 'change', 'create_many'}
+        found = {}
+        for path, tree in parsed('nova_reservation', (
+                'nova_reservation/lease', 'nova_reservation/db',
+                'nova_reservation/tests', 'nova_reservation/engine',
+                'nova_reservation/filters', 'nova_reservation/cmd')).items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(
+                        node.func, ast.Attribute) and \
+                        node.func.attr in writes and ast.unparse(
+                            node.func.value) in ('db_bindings', 'db_ledger',
+                                                 'db_leases'):
+                    found.setdefault(path, []).append(
+                        ast.unparse(node.func))
+        self.assertEqual({}, found)
+
     def test_no_module_is_over_450_lines(self):
         # A module that grows past this holds more than one concept.
         longer = {}
