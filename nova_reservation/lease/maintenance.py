@@ -52,19 +52,6 @@ def window_of(requests: list) -> Optional[object]:
     return None
 
 
-def written(writer: write.Writer, values: dict, requests: list,
-            quota=None) -> bool:
-    """A window (`values`: its lease row's) written whole, any other
-    lease as `Writer.create_or_wait` writes it (against `quota`): whether
-    it waits.  A window is an admin's, on no project's quota.
-    """
-    req = window_of(requests)
-    if req is None:
-        return writer.create_or_wait(values, requests, quota)
-    create(writer, values, req)
-    return False
-
-
 def create(writer: write.Writer, values: dict, req) -> dict:
     """Write the window of `values` (the lease row's) and `req`, once the
     other leases' slots in its way moved: {lease id: slots moved};

@@ -131,9 +131,12 @@ def create(ctx, draft: Draft) -> Made:
             _series_in_one_cell(writer, occurrences, quota)
         elif occurrences:
             writer.create_series(occurrences, quota)
+        elif maintenance.window_of(draft.requests) is not None:
+            # An admin's window, on no project's quota, written whole.
+            maintenance.create(writer, values,
+                               maintenance.window_of(draft.requests))
         else:
-            waits = maintenance.written(writer, values, draft.requests,
-                                        quota)
+            waits = writer.create_or_wait(values, draft.requests, quota)
     except exception.CellUnreachable as e:
         raise exception.CellUnreachable('%s; try again' % e) from e
     except db_exception.DBDuplicateEntry:
