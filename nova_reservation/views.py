@@ -13,11 +13,9 @@
 """Leases in Blazar's shapes: the lease API's views and the payloads of
 the lease notifications."""
 
-import json
 from typing import Optional
 
 from nova_reservation.lease import kinds
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import shares
 from nova_reservation import status
@@ -50,30 +48,7 @@ def reservation(res, bindings: list, lease_status: str,
             'created_at': date(res.created_at),
             'updated_at': date(res.updated_at),
             'missing_resources': False, 'resources_changed': False}
-    if res.resource_type == resource_types.FLOATINGIP:
-        view.update(network_id=res.network_id, amount=res.amount,
-                    required_floatingips=json.loads(
-                        res.required_floatingips or '[]'),
-                    resource_id=res.id)
-    elif res.resource_type == resource_types.MAINTENANCE:
-        view.update(hosts=json.loads(res.hosts or '[]'), reason=res.reason,
-                    unmoved_servers=json.loads(res.unmoved_servers or '[]'))
-    elif res.resource_type == resource_types.HOST:
-        view.update(min=res.min_count, max=res.max_count,
-                    hypervisor_properties=res.hypervisor_properties or '',
-                    resource_properties=res.resource_properties or '',
-                    before_end=res.before_end or 'default',
-                    resource_id=res.aggregate_id)
-    else:
-        view.update(amount=res.amount, flavor_id=res.flavor_id,
-                    resource_id=res.flavor_id, servers=servers)
-        if res.resource_type != resource_types.SERVER:
-            # Blazar's instance reservation fields, for both kinds.
-            view.update(affinity=res.affinity, vcpus=res.vcpus,
-                        memory_mb=res.memory_mb, disk_gb=res.disk_gb,
-                        resource_properties=res.resource_properties or '',
-                        aggregate_id=None,
-                        server_group_id=res.server_group_id)
+    view.update(kinds.of(res.resource_type).fields(res, servers))
     if res.resource_type in kinds.SHAREABLE:
         shared_with = sorted(shares.projects(res.shared_with))
         slots_by_project: dict = {}

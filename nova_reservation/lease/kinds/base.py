@@ -43,6 +43,13 @@ class Kind:
     # Counted by the projects' reservation quotas.
     counted = True
 
+    def fields(self, res, servers: list) -> dict:
+        """The fields of a reservation (its row) that the lease API shows
+        for this kind, as Blazar shows them; `servers`: those the viewer
+        may see.
+        """
+        return {}
+
     def changeable(self) -> FrozenSet[str]:
         """The fields of a reservation that a lease's change may give."""
         return frozenset(self.sizes + self.shapes + (

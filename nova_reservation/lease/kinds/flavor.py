@@ -14,6 +14,7 @@
 """
 
 from nova_reservation.lease.kinds import base
+from nova_reservation.lease.kinds.server import instance_fields
 from nova_reservation.lease import resource_types
 
 
@@ -24,3 +25,6 @@ class Flavor(base.Kind):
     shareable = True
     shared_pool = True
     private_flavor = True
+
+    def fields(self, res, servers: list) -> dict:
+        return instance_fields(res, servers)

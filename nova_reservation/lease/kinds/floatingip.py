@@ -15,6 +15,8 @@
 lease's project in Neutron.
 """
 
+import json
+
 from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
 
@@ -25,3 +27,9 @@ class FloatingIP(base.Kind):
     # Its network, and its required addresses or none, as in Blazar.
     kept = ('network_id', 'required_floatingips')
     counted = False
+
+    def fields(self, res, servers: list) -> dict:
+        return dict(network_id=res.network_id, amount=res.amount,
+                    required_floatingips=json.loads(
+                        res.required_floatingips or '[]'),
+                    resource_id=res.id)

@@ -24,3 +24,10 @@ class Host(base.Kind):
     sizes = ('max', 'min')
     shapes = ('hypervisor_properties', 'resource_properties')
     shareable = True
+
+    def fields(self, res, servers: list) -> dict:
+        return dict(min=res.min_count, max=res.max_count,
+                    hypervisor_properties=res.hypervisor_properties or '',
+                    resource_properties=res.resource_properties or '',
+                    before_end=res.before_end or 'default',
+                    resource_id=res.aggregate_id)

@@ -15,6 +15,8 @@ lease, their compute services disabled while it runs
 (`nova_reservation.lease.maintenance`).
 """
 
+import json
+
 from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
 
@@ -24,3 +26,7 @@ class Maintenance(base.Kind):
     name = resource_types.MAINTENANCE
     sizes = ()
     counted = False
+
+    def fields(self, res, servers: list) -> dict:
+        return dict(hosts=json.loads(res.hosts or '[]'), reason=res.reason,
+                    unmoved_servers=json.loads(res.unmoved_servers or '[]'))

@@ -15,6 +15,7 @@ groupings the rest of the code asks them for.
 
 import ast
 import os
+import types
 
 import testtools
 
@@ -77,3 +78,31 @@ class KindsTest(testtools.TestCase):
         self.assertEqual({resource_types.FLOATINGIP,
                           resource_types.MAINTENANCE},
                          set(kinds.NOT_COUNTED))
+
+    def test_each_kind_shows_blazar_s_fields(self):
+        row = types.SimpleNamespace(
+            id='r1', amount=2, flavor_id='f1', affinity=None, vcpus=1,
+            memory_mb=512, disk_gb=1, resource_properties=None,
+            server_group_id='g1', min_count=1, max_count=3,
+            hypervisor_properties=None, before_end=None, aggregate_id=7,
+            network_id='n1', required_floatingips='["192.0.2.9"]',
+            hosts='["compute1"]', reason='disks', unmoved_servers=None)
+        shown = {name: kind.fields(row, ['s1'])
+                 for name, kind in kinds.KINDS.items()}
+        self.assertEqual({'amount': 2, 'flavor_id': 'f1', 'resource_id': 'f1',
+                          'servers': ['s1']},
+                         shown[resource_types.SERVER])
+        self.assertEqual(shown[resource_types.FLAVOR],
+                         shown[resource_types.VIRTUAL])
+        self.assertEqual((None, 'g1', '', 'f1'), tuple(
+            shown[resource_types.FLAVOR][k] for k in (
+                'aggregate_id', 'server_group_id', 'resource_properties',
+                'resource_id')))
+        self.assertEqual({'min': 1, 'max': 3, 'hypervisor_properties': '',
+                          'resource_properties': '', 'before_end': 'default',
+                          'resource_id': 7}, shown[resource_types.HOST])
+        self.assertEqual(['192.0.2.9'], shown[resource_types.FLOATINGIP][
+            'required_floatingips'])
+        self.assertEqual({'hosts': ['compute1'], 'reason': 'disks',
+                          'unmoved_servers': []},
+                         shown[resource_types.MAINTENANCE])
