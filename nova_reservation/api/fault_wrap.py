@@ -16,20 +16,11 @@
 
 from nova_reservation.api import wsgi
 from nova_reservation import exception
-
-# The status of each kind of error (the first that matches).
-STATUSES = ((exception.Invalid, 400), (exception.NotAllowed, 403),
-            (exception.NotFound, 404), (exception.Conflict, 409),
-            (exception.ServiceUnavailable, 503))
-
-
-def status_of(e: exception.ReservationError) -> int:
-    return next((code for kind, code in STATUSES if isinstance(e, kind)),
-                500)
+from nova_reservation import http_status
 
 
 def fault(e: exception.ReservationError) -> wsgi.Fault:
     """`e` as the lease API answers it: its status, its kind (Blazar's
     error name), its message and details.
     """
-    return wsgi.Fault(status_of(e), e.kind, str(e), **e.details())
+    return wsgi.Fault(http_status.of(e), e.kind, str(e), **e.details())

@@ -24,8 +24,9 @@ import json
 from typing import Callable, Optional
 
 from nova_reservation import capacity
-from nova_reservation import exception
 from nova_reservation.exception import InvalidParam
+from nova_reservation.exception import InvalidRequirements
+from nova_reservation.exception import Uncounted
 from nova_reservation.lease import floatingips
 from nova_reservation.lease import kinds
 from nova_reservation.lease import maintenance
@@ -86,7 +87,7 @@ def parse_requirements(field: str, value,
                            % MAX_REQUIREMENTS_LENGTH)
     try:
         properties.parse(value, names)
-    except exception.InvalidRequirements as e:
+    except InvalidRequirements as e:
         raise InvalidParam(field, str(e))
     return value
 
@@ -227,7 +228,7 @@ def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
         try:
             need = flavor_need(flavor_id)
-        except exception.Uncounted as e:
+        except Uncounted as e:
             raise InvalidParam(prefix + 'flavor_id', 'flavor %s %s'
                                % (flavor_id, e))
         if need is None:

@@ -32,7 +32,6 @@ from oslo_log import log as logging
 from nova_reservation.clients import trusts
 from nova_reservation import conf
 from nova_reservation import exception
-from nova_reservation.exception import KeystoneUnavailable
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -70,9 +69,9 @@ def _service() -> Optional[ks_adapter.Adapter]:
 
 
 def project(ctx, project_id: str) -> Optional[dict]:
-    """Project `project_id` as Keystone shows it, or None if Keystone
-    knows no such project; asked with `ctx`'s token (if any), then with
-    the service credentials where that gives neither.  KeystoneUnavailable.
+    """Project `project_id` as Keystone shows it, or None if Keystone knows no
+    such project; asked with `ctx`'s token (if any), then with the service
+    credentials where that gives neither.  exception.KeystoneUnavailable.
     """
     reasons = []
     for credentials, identity in (('the caller\'s token',
@@ -99,7 +98,7 @@ def project(ctx, project_id: str) -> Optional[dict]:
             return None
         reasons.append('%s: Keystone answered %d' % (credentials,
                                                      resp.status_code))
-    raise KeystoneUnavailable(
+    raise exception.KeystoneUnavailable(
         '; '.join(reasons) or 'the request has no token and '
         '[reservation] no Keystone credentials')
 
@@ -114,7 +113,7 @@ def _known(project_id: str) -> bool:
 
 def exists(ctx, project_id: str) -> bool:
     """Whether Keystone knows project `project_id` (`project`); one
-    `_known` is not asked for again.  KeystoneUnavailable.
+    `_known` is not asked for again.  exception.KeystoneUnavailable.
     """
     return _known(project_id) or project(ctx, project_id) is not None
 
@@ -150,11 +149,11 @@ def _listed(again: bool = False) -> tuple:
 
 
 def check(ctx, named: Iterable[tuple]) -> None:
-    """Refuse the projects of `named`, (field, project id) pairs, that
-    Keystone does not know: InvalidParam on the first one's field.
-    KeystoneUnavailable where Keystone can not be asked, unless ``[reservation]
-    project_check_on_failure`` is ``accept``: then the rest are taken
-    unchecked (logged).
+    """Refuse the projects of `named`, (field, project id) pairs, that Keystone
+    does not know: InvalidParam on the first one's field.
+    exception.KeystoneUnavailable where Keystone can not be asked, unless
+    ``[reservation] project_check_on_failure`` is ``accept``: then the rest are
+    taken unchecked (logged).
 
     More than `LIST_FROM` projects not known from the last minute are
     looked for in a list of Keystone's projects, and at most `LIST_FROM`
@@ -182,9 +181,9 @@ def check(ctx, named: Iterable[tuple]) -> None:
                 raise exception.InvalidParam(
                     field, 'project %s is not known to Keystone'
                     % project_id)
-        except KeystoneUnavailable as e:
+        except exception.KeystoneUnavailable as e:
             if CONF.reservation.project_check_on_failure != 'accept':
-                raise KeystoneUnavailable(
+                raise exception.KeystoneUnavailable(
                     'Keystone could not be asked whether '
                     'project %s exists (%s); try again'
                     % (project_id, e))

@@ -85,14 +85,11 @@ def pieces(ctx, project_id: str,
             end_at)
         amounts = (vcpus, memory_mb, 1 if kind == resource_types.HOST
                    else 0, ledger.extras_value(extras))
-
-        def piece(a: float, b: float, amounts=amounts) -> tuple:
-            return (a, b) + amounts
         if not deleted:
             if end > clock:
-                held.append(piece(max(start, clock), end))
+                held.append((max(start, clock), end) + amounts)
             if start < clock:
-                spent.append(piece(start, min(end, clock)))
+                spent.append((start, min(end, clock)) + amounts)
             continue
         # Released: what it held until it was taken down.
         if state in (status.REFUSED, status.WAITING):
@@ -100,5 +97,5 @@ def pieces(ctx, project_id: str,
         stop = min(end, clock, epoch.to_epoch(updated_at)
                    if updated_at else clock)
         if start < stop:
-            spent.append(piece(start, stop))
+            spent.append((start, stop) + amounts)
     return held, spent

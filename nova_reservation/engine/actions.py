@@ -42,7 +42,6 @@ from nova_reservation.engine import nova_client
 from nova_reservation.engine import reasons
 from nova_reservation.engine import volumes
 from nova_reservation import exception
-from nova_reservation.exception import ActionFailed
 from nova_reservation.lease import floatingips
 from nova_reservation.lease import resource_types
 from nova_reservation import marks
@@ -86,8 +85,9 @@ def _hold_slot(nova, lease, binding, server, writes) -> None:
     slot = db_ledger.slot_for(STORE, binding.reservation_id, server['id'],
                               node)
     if slot is None:
-        raise ActionFailed('lease %s has no free slot left for %s' % (
-            lease.name, reasons.named(lease, binding, server)))
+        raise exception.ActionFailed(
+            'lease %s has no free slot left for %s' % (
+                lease.name, reasons.named(lease, binding, server)))
     slot_host = None
     if slot.host is None and not (host and slot.node == node):
         # A slot no sibling landed on: the start needs its node's host.
@@ -114,7 +114,8 @@ def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
             continue
         state = _state(server)
         if state == 'error' and error_fails:
-            raise ActionFailed(reasons.failed(lease, binding, server))
+            raise exception.ActionFailed(
+                reasons.failed(lease, binding, server))
         if (_busy(server) and state != 'error') or step(binding, server,
                                                         state):
             waiting = True
@@ -217,8 +218,8 @@ def _floating_ips(details, make: bool) -> None:
                 neutron.remove(res.network_id, lease.project_id, res.id)
             except exception.NeutronUnavailable:
                 pass   # the end removes them
-            raise ActionFailed('floating IPs of reservation %s: %s'
-                               % (res.id, e))
+            raise exception.ActionFailed('floating IPs of reservation %s: %s'
+                                         % (res.id, e))
 
 
 def start(nova, details, now, writes) -> str:
@@ -251,7 +252,7 @@ def start(nova, details, now, writes) -> str:
                 # Asked before, and Nova is done: it could not.
                 writes.add(db_bindings.set_binding, binding.instance_uuid,
                            state=status.RESERVED)
-                raise ActionFailed('%s could not start%s' % (
+                raise exception.ActionFailed('%s could not start%s' % (
                     reasons.named(lease, binding, server),
                     reasons.fault(lease, binding, server)))
             if lease.trust_id and not _owners_volumes(lease, binding,
@@ -277,7 +278,7 @@ def _owners_volumes(lease, binding, server) -> bool:
     try:
         return volumes.prepare(lease.trust_id, server['id'])
     except exception.VolumeFailed as e:
-        raise ActionFailed('%s of lease %s: %s' % (
+        raise exception.ActionFailed('%s of lease %s: %s' % (
             reasons.named(lease, binding, server), lease.name,
             e if reasons.owners(lease, binding) else 'its volumes failed'))
 

@@ -16,15 +16,12 @@ CLIs print them, and the lease status a server's view shows.
 import webob
 
 from nova_reservation import exception
+from nova_reservation import http_status
 from nova_reservation import status
 
 
 FAULT_NAMES = {400: 'badRequest', 403: 'forbidden', 404: 'itemNotFound',
                409: 'conflictingRequest', 503: 'serviceUnavailable'}
-# The status of each kind of error (the first that matches).
-STATUSES = ((exception.Invalid, 400), (exception.NotAllowed, 403),
-            (exception.NotFound, 404), (exception.Conflict, 409),
-            (exception.ServiceUnavailable, 503))
 # The content types whose body Nova reads as JSON; it refuses the others.
 NOVA_JSON_TYPES = ('', 'application/json', 'text/plain')
 
@@ -42,9 +39,7 @@ def fault_of(e: exception.ReservationError) -> webob.Response:
     """What went wrong (`e`), as the boot hook answers it: turned into
     HTTP here, once.
     """
-    status = next((code for kind, code in STATUSES if isinstance(e, kind)),
-                  500)
-    return fault(status, str(e), **e.details())
+    return fault(http_status.of(e), str(e), **e.details())
 
 
 def message_of(resp: webob.Response) -> str:

@@ -28,7 +28,6 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import shares as db_shares
 from nova_reservation import exception
-from nova_reservation.exception import ReservationUnusable
 from nova_reservation.hooks.faults import fallback_view
 from nova_reservation.hooks import params
 from nova_reservation.lease import bindings as lease_bindings
@@ -56,8 +55,8 @@ class ReservationBoots:
                           open_match: bool) -> Optional[webob.Response]:
         """Nova's answer to a boot into the reservation it names (`rid`, or its
         flavor's) or, with `open_match`, an open one it fits; None for a boot
-        that goes into none.  ReservationUnusable if the one it names does not
-        run now or is full.
+        that goes into none.  exception.ReservationUnusable if the one it names
+        does not run now or is full.
         """
         res = self._reservation_of_boot(ctx, server, rid)
         if res is None:
@@ -77,7 +76,7 @@ class ReservationBoots:
                              rid: Optional[str]):
         """The reservation a boot goes into: the one its ``reservation``
         hint names (`rid`), or whose private flavor it boots; None if
-        neither.  ReservationUnusable if it does not run now.
+        neither.  exception.ReservationUnusable if it does not run now.
         """
         if rid == shares.NONE:
             return None
@@ -115,7 +114,7 @@ class ReservationBoots:
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \
                 lease.status not in (status.PENDING, status.ACTIVE):
-            raise ReservationUnusable(
+            raise exception.ReservationUnusable(
                 'reservation: lease %s is not active (it is %s, from '
                 '%s to %s UTC)' % (lease.id, lease.status,
                                    lease.start_at.replace(microsecond=0),
@@ -225,7 +224,7 @@ class ReservationBoots:
             res = fitting[choice.reservation_id][0]
             try:
                 claimed = self._claim(ctx, res, count)
-            except (ReservationUnusable, exception.NotFound):
+            except (exception.ReservationUnusable, exception.NotFound):
                 continue   # full, or no longer shared: the next one
             hints['reservation'] = res.id
             LOG.info('An ordinary boot of project %s goes into open '

@@ -26,7 +26,7 @@ import operator
 from typing import Any, Callable, Optional
 
 from nova_reservation import capacity
-from nova_reservation import exception
+from nova_reservation.exception import InvalidParam
 from nova_reservation.exception import InvalidRequirements
 from nova_reservation import validation
 
@@ -63,7 +63,7 @@ def parse(text: Any,
             text = validation.load_json('requirements', text)
         else:
             validation.check_tree('requirements', text)
-    except exception.InvalidParam as e:
+    except InvalidParam as e:
         raise InvalidRequirements(str(e).split(': ', 1)[1])
     if text in (None, '', []):
         return lambda props: True

@@ -23,8 +23,6 @@ from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import exception
-from nova_reservation.exception import LedgerBusy
-from nova_reservation.exception import NoCapacity
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease.request import slot_row_of
 from nova_reservation.lease.request import traits_of
@@ -98,9 +96,9 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
                     writer.ctx, None, moves, degraded, hold),
                     'a server booted meanwhile took the last of node %s')
             return len(moves), sorted(degraded)
-        except (exception.LedgerConflict, NoCapacity):
+        except (exception.LedgerConflict, exception.NoCapacity):
             continue   # The next plan sees the boot's claim.
-    raise LedgerBusy()
+    raise exception.LedgerBusy()
 
 
 def _claimed(slot) -> bool:

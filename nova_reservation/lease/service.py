@@ -37,7 +37,6 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation import enforcement
 from nova_reservation import exception
-from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import approval
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import kinds
@@ -253,11 +252,11 @@ def place(lease, now: float, also: Optional[Callable] = None) -> None:
 
 def _series_in_one_cell(writer: write.Writer, occurrences: list,
                         quota=None) -> None:
-    """Write the occurrences of a recurring boot lease, its servers' slots
-    all in one cell (the first, in Nova's order, that holds them all): its
-    servers go from one occurrence to the next, and Nova builds a server
-    only in the cell it was made in.  NoCapacity: the refusal that names
-    the earliest start.
+    """Write the occurrences of a recurring boot lease, its servers' slots all
+    in one cell (the first, in Nova's order, that holds them all): its servers
+    go from one occurrence to the next, and Nova builds a server only in the
+    cell it was made in.  exception.NoCapacity: the refusal that names the
+    earliest start.
     """
     found = cells.with_servers(nova_context.get_admin_context())
     if len(found) == 1:
@@ -270,7 +269,7 @@ def _series_in_one_cell(writer: write.Writer, occurrences: list,
                           if r.resource_type == resource_types.SERVER
                           else r for r in requests], events)
                 for values, requests, events in occurrences], quota)
-        except NoCapacity as e:
+        except exception.NoCapacity as e:
             refusals.append(e)
     raise min(refusals, key=lambda e: e.earliest or datetime.datetime.max)
 

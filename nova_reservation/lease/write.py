@@ -32,8 +32,6 @@ from nova_reservation.db import holds as db_holds
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import waiting as db_waiting
 from nova_reservation import exception
-from nova_reservation.exception import LedgerBusy
-from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import kinds
 from nova_reservation.lease import plan as plan_mod
 from nova_reservation.lease import quota as lease_quota
@@ -73,7 +71,7 @@ class Writer(plan_mod.Planner):
                       quota: Optional[lease_quota.Quota] = None) -> None:
         """Plan and write the occurrences of a lease (`occurrences`: [(lease
         row values, requests, events)], whose intervals do not overlap),
-        all or none: NoCapacity names the first that does not fit;
+        all or none: exception.NoCapacity names the first that does not fit;
         exception.OverQuota if they take the project past `quota`.
         """
         def write(gen, found):
@@ -99,8 +97,8 @@ class Writer(plan_mod.Planner):
                                      keep_reason=True)
 
     def series_plans(self, occurrences: list) -> list:
-        """The plan of each of the occurrences (as `create_series` takes
-        them) on the ledger as last read; NoCapacity names the first that
+        """The plan of each of the occurrences (as `create_series` takes them)
+        on the ledger as last read; exception.NoCapacity names the first that
         does not fit.
         """
         # The nodes read once for the series (twice if some occurrences
@@ -114,18 +112,19 @@ class Writer(plan_mod.Planner):
             try:
                 found.append(self.plan(requests, start, end,
                                        pools=pools[soon]))
-            except NoCapacity as e:
+            except exception.NoCapacity as e:
                 if len(occurrences) == 1:
                     raise
-                raise NoCapacity('occurrence %d (from %s UTC) does not '
-                                 'fit: %s' % (number, lease['start_at'], e),
-                                 e.earliest, occurrence=number) from e
+                raise exception.NoCapacity(
+                    'occurrence %d (from %s UTC) does not '
+                    'fit: %s' % (number, lease['start_at'], e),
+                    e.earliest, occurrence=number) from e
         return found
 
     def written(self, plans: Callable, write: Callable):
         """What `plans()` found, once `write(generation, found)` wrote it,
-        planned again while others wrote the same nodes (LedgerBusy after
-        `LEDGER_RETRIES`); NoCapacity.
+        planned again while others wrote the same nodes (exception.LedgerBusy
+        after `LEDGER_RETRIES`); exception.NoCapacity.
         """
         for _ in range(LEDGER_RETRIES):
             gen = self.ledger.refresh()
@@ -135,12 +134,12 @@ class Writer(plan_mod.Planner):
                 return found
             except exception.LedgerConflict:
                 continue   # Someone else wrote the ledger: plan again.
-        raise LedgerBusy()
+        raise exception.LedgerBusy()
 
     def settled(self, written: list, undo: Callable) -> None:
-        """NoCapacity, once `undo()` took the new slots back, if an ordinary
-        boot took a node of them meanwhile (`written`: [(lease, requests,
-        plan)] of what was written, over the leases' intervals).
+        """exception.NoCapacity, once `undo()` took the new slots back, if an
+        ordinary boot took a node of them meanwhile (`written`: [(lease,
+        requests, plan)] of what was written, over the leases' intervals).
 
         Each piece is checked on the timelines its plan left: the ledger
         as the plan read it, with the new slots (the process's copy may
@@ -158,7 +157,7 @@ class Writer(plan_mod.Planner):
             undo()
             lease, requests, _ = written[0]
             start, end = interval(lease)
-            raise NoCapacity(
+            raise exception.NoCapacity(
                 'Not enough capacity for %s from %s to %s UTC: a server '
                 'booted meanwhile took the last of node %s; try again'
                 % ('; '.join(r.describe() for r in requests), when_text(start),
@@ -182,7 +181,7 @@ class Writer(plan_mod.Planner):
             self.create(placed, requests, schedule.lease_events(
                 placed, db_api.utcnow()), quota)
             return False
-        except NoCapacity as e:
+        except exception.NoCapacity as e:
             waiting = dict(
                 lease, status_reason='waiting for room: %s' % e,
                 next_try_at=epoch.from_epoch(
@@ -200,7 +199,7 @@ class Writer(plan_mod.Planner):
         """Place a waiting lease (`lease`: its row) where it may start as
         of `now`: its slots, dates and events written, its servers each
         holding a slot, and PENDING (with `also(store)` in the same
-        transaction); NoCapacity.
+        transaction); exception.NoCapacity.
         """
         moved = self.moved(lease, requests, now)
         plan = self.written(
@@ -263,15 +262,15 @@ class Writer(plan_mod.Planner):
 
     def guarded(self, gen: int, added: list, timelines: dict,
                 write: Callable, taken_message: str) -> None:
-        """Write a change that adds shared-pool capacity to a lease
-        (`added`: (reservation id, slot columns) of what it adds, on the
-        plan's `timelines`) so that no ordinary boot in flight takes it
-        too: the added slots are held first (on generation `gen`), then
-        checked (`_taken_meanwhile`), then `write(hold)` makes the change
-        in the transaction that drops them.  NoCapacity (`taken_message`
-        % node) if a boot took a node; LedgerConflict if the plan was
-        stale.  Nothing is released before the change is written, so no
-        other lease can take what a refused change gives back.
+        """Write a change that adds shared-pool capacity to a lease (`added`:
+        (reservation id, slot columns) of what it adds, on the plan's
+        `timelines`) so that no ordinary boot in flight takes it too: the added
+        slots are held first (on generation `gen`), then checked
+        (`_taken_meanwhile`), then `write(hold)` makes the change in the
+        transaction that drops them.  exception.NoCapacity (`taken_message` %
+        node) if a boot took a node; LedgerConflict if the plan was stale.
+        Nothing is released before the change is written, so no other lease can
+        take what a refused change gives back.
         """
         hold_id = db_holds.hold_id(self.clock())
         db_holds.hold(self.ctx, gen, hold_id, added)
@@ -281,7 +280,7 @@ class Writer(plan_mod.Planner):
                   epoch.to_epoch(values['end_at']), timelines)
                  for _, values in added])
             if taken:
-                raise NoCapacity(taken_message % taken)
+                raise exception.NoCapacity(taken_message % taken)
             write((hold_id, len(added)))
         except Exception:
             db_holds.drop_hold(self.ctx, hold_id)
@@ -321,7 +320,7 @@ class Writer(plan_mod.Planner):
         its reservations (same ids), and their new sizes as columns.  A
         reservation in `replaced` is placed again whole: its request is
         its new shape and count, and its slots go.
-        NoCapacity, or LeaseChanged if the lease
+        exception.NoCapacity, or LeaseChanged if the lease
         changed since `version`.  What it adds on the shared pool is
         guarded against the boots in flight (`guarded`).  `also(store)`:
         more to write in the change's transaction; exception.OverQuota
@@ -349,7 +348,7 @@ class Writer(plan_mod.Planner):
             try:
                 placed, timelines = self.plan(growth, start, end, moved=own,
                                               dropped=dropped)
-            except NoCapacity as e:
+            except exception.NoCapacity as e:
                 if growth or replaced or start_at != lease.start_at or \
                         end_at <= lease.end_at:
                     raise
@@ -375,10 +374,10 @@ class Writer(plan_mod.Planner):
                 return
             except exception.LedgerConflict:
                 continue
-        raise LedgerBusy()
+        raise exception.LedgerBusy()
 
-    def _refused_extension(self, refused: NoCapacity, own: list,
-                           end_at: datetime.datetime) -> NoCapacity:
+    def _refused_extension(self, refused: exception.NoCapacity, own: list,
+                           end_at: datetime.datetime) -> exception.NoCapacity:
         """A refused extension, with the latest end to which the lease's
         slots (`own`, on their nodes until `end_at`) can all run.
         """
@@ -401,8 +400,8 @@ class Writer(plan_mod.Planner):
         if not end < latest < capacity.FOREVER:
             return refused
         when = epoch.from_epoch(latest).replace(microsecond=0)
-        return NoCapacity('%s; the latest end that fits is %s UTC'
-                          % (refused, when), latest_end=when)
+        return exception.NoCapacity('%s; the latest end that fits is %s UTC'
+                                    % (refused, when), latest_end=when)
 
 
 _SHARED: dict = {}

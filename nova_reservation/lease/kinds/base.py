@@ -54,3 +54,28 @@ class Kind:
         """The fields of a reservation that a lease's change may give."""
         return frozenset(self.sizes + self.shapes + (
             ('shared_with', 'matching') if self.shareable else ()))
+
+
+def servers_fields(res, servers: list) -> dict:
+    """What the lease API shows of a reservation of servers on the shared
+    pool.
+    """
+    return dict(amount=res.amount, flavor_id=res.flavor_id,
+                resource_id=res.flavor_id, servers=servers)
+
+
+class Instance(Kind):
+    """Blazar's instance reservations: capacity on the shared pool with a
+    private flavor, shared, split and matched openly.
+    """
+
+    shareable = True
+    shared_pool = True
+    private_flavor = True
+
+    def fields(self, res, servers: list) -> dict:
+        return dict(servers_fields(res, servers), affinity=res.affinity,
+                    vcpus=res.vcpus, memory_mb=res.memory_mb,
+                    disk_gb=res.disk_gb,
+                    resource_properties=res.resource_properties or '',
+                    aggregate_id=None, server_group_id=res.server_group_id)

@@ -14,17 +14,10 @@
 """
 
 from nova_reservation.lease.kinds import base
-from nova_reservation.lease.kinds.server import instance_fields
 from nova_reservation.lease import resource_types
 
 
-class Flavor(base.Kind):
+class Flavor(base.Instance):
 
     name = resource_types.FLAVOR
     shapes = ('resource_properties',)
-    shareable = True
-    shared_pool = True
-    private_flavor = True
-
-    def fields(self, res, servers: list) -> dict:
-        return instance_fields(res, servers)

@@ -17,20 +17,10 @@ from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
 
 
-def instance_fields(res, servers: list) -> dict:
-    """Blazar's instance reservation fields, of both capacity kinds."""
-    return dict(Server().fields(res, servers), affinity=res.affinity,
-                vcpus=res.vcpus, memory_mb=res.memory_mb,
-                disk_gb=res.disk_gb,
-                resource_properties=res.resource_properties or '',
-                aggregate_id=None, server_group_id=res.server_group_id)
-
-
 class Server(base.Kind):
 
     name = resource_types.SERVER
     shared_pool = True
 
     def fields(self, res, servers: list) -> dict:
-        return dict(amount=res.amount, flavor_id=res.flavor_id,
-                    resource_id=res.flavor_id, servers=servers)
+        return base.servers_fields(res, servers)

@@ -14,18 +14,11 @@
 """
 
 from nova_reservation.lease.kinds import base
-from nova_reservation.lease.kinds.server import instance_fields
 from nova_reservation.lease import resource_types
 
 
-class Virtual(base.Kind):
+class Virtual(base.Instance):
 
     name = resource_types.VIRTUAL
     shapes = ('vcpus', 'memory_mb', 'disk_gb', 'affinity',
               'resource_properties')
-    shareable = True
-    shared_pool = True
-    private_flavor = True
-
-    def fields(self, res, servers: list) -> dict:
-        return instance_fields(res, servers)

@@ -22,7 +22,6 @@ import testtools
 from nova_reservation import capacity
 from nova_reservation.clients import cells
 from nova_reservation import exception
-from nova_reservation.exception import NoCapacity
 from nova_reservation.lease import plan
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
@@ -47,8 +46,9 @@ class Writer:
                  if r.resource_type == resource_types.SERVER}
         if nodes != {self.fits}:
             when = self.earliest.get(next(iter(nodes)))
-            raise NoCapacity('no room in %s' % sorted(nodes.pop() or ()),
-                             when)
+            raise exception.NoCapacity(
+                'no room in %s' % sorted(nodes.pop() or ()),
+                when)
         self.written.append(occurrences)
 
 
@@ -95,8 +95,9 @@ class SeriesInOneCellTest(testtools.TestCase):
         soon = datetime.datetime(2030, 1, 1)
         writer = Writer(fits=frozenset(), earliest={
             CELLS['c1']: None, CELLS['c2']: soon})
-        e = self.assertRaises(NoCapacity, service._series_in_one_cell,
-                              writer, self.occurrences())
+        e = self.assertRaises(exception.NoCapacity,
+                              service._series_in_one_cell, writer,
+                              self.occurrences())
         self.assertEqual(soon, e.earliest)
         self.assertIn('n2', str(e))
 

@@ -24,7 +24,6 @@ from oslo_config import fixture as config_fixture
 import testtools
 
 from devcloud import enforcement as standin
-from nova_reservation.api.fault_wrap import status_of
 from nova_reservation import capacity
 from nova_reservation.db import models
 from nova_reservation import enforcement
@@ -32,6 +31,7 @@ from nova_reservation.enforcement import body
 from nova_reservation.enforcement import external
 from nova_reservation.enforcement import filters
 from nova_reservation import exception
+from nova_reservation import http_status
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
 
@@ -73,7 +73,7 @@ class MaxLeaseDurationTest(Configured):
                               rule.check_create, context(), lease_of(1.5))
         self.assertEqual((403, 'EnforcementRefused',
                           {'filter': 'MaxLeaseDurationFilter'}),
-                         (status_of(e), e.kind, e.details()))
+                         (http_status.of(e), e.kind, e.details()))
         self.assertIn('129600 seconds', str(e))
         self.assertIn('86400', str(e))
         self.assertTrue(str(e).startswith('MaxLeaseDurationFilter: '))
@@ -95,7 +95,7 @@ class MaxLeaseDurationTest(Configured):
         e = self.assertRaises(exception.EnforcementMisconfigured,
                               enforcement.enabled)
         self.assertEqual((503, 'EnforcementUnavailable'),
-                         (status_of(e), e.kind))
+                         (http_status.of(e), e.kind))
         self.assertNotIn('NoSuch', str(e))   # a user is told no more
 
 
@@ -226,9 +226,9 @@ class ExternalServiceTest(Configured):
         e = self.refusal()
         self.assertEqual((403, 'EnforcementRefused',
                           'ExternalServiceFilter: over your budget'),
-                         (status_of(e), e.kind, str(e)))
+                         (http_status.of(e), e.kind, str(e)))
         self.service.answer(standin.REFUSED_BARE)
-        self.assertEqual(403, status_of(self.refusal()))
+        self.assertEqual(403, http_status.of(self.refusal()))
         # An answer too large is read no further than its first 64 KiB.
         self.service.answer((403, b'{"message": "' + b'x' * 8000000 + b'"}',
                              0))
@@ -241,7 +241,7 @@ class ExternalServiceTest(Configured):
             self.service.answer(answer)
             e = self.refusal()
             self.assertEqual((503, 'EnforcementUnavailable'),
-                             (status_of(e), e.kind))
+                             (http_status.of(e), e.kind))
             self.assertIn(words, str(e))
             self.assertIn('check-create', str(e))
             self.assertNotIn('internal details', str(e))
@@ -249,7 +249,8 @@ class ExternalServiceTest(Configured):
         self.flags(external_service_on_failure='accept')
         self.rule.check_create(context(), lease_of(1))
         self.service.answer(standin.refuse('no'))
-        self.assertEqual(403, status_of(self.refusal()))   # a refusal stands
+        # A refusal stands.
+        self.assertEqual(403, http_status.of(self.refusal()))
 
     def test_service_users_token(self):
         # The [reservation] credentials' token where no static one is set.
@@ -285,7 +286,7 @@ class ExternalServiceTest(Configured):
         self.flags(external_service_check_update_endpoint=None)
         e = self.refusal()
         self.assertEqual((503, 'ExternalServiceFilter: it is misconfigured; '
-                          'try again later'), (status_of(e), str(e)))
+                          'try again later'), (http_status.of(e), str(e)))
         self.assertIn('none of its endpoints', logged.output)
         self.flags(external_service_base_endpoint='ftp://secret.example/')
         e = self.refusal()
@@ -296,7 +297,7 @@ class ExternalServiceTest(Configured):
         self.flags(external_service_base_endpoint='http://127.0.0.1:%d/' %
                    standin.closed_port())
         e = self.refusal()
-        self.assertEqual(503, status_of(e))
+        self.assertEqual(503, http_status.of(e))
         self.assertIn('could not be reached', str(e))
         self.flags(external_service_on_failure='accept')
         self.rule.check_create(context(), lease_of(1))

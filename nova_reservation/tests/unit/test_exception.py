@@ -22,6 +22,7 @@ import testtools
 from nova_reservation.api import fault_wrap
 from nova_reservation import exception
 from nova_reservation.hooks import faults
+from nova_reservation import http_status
 
 # The engine's own errors: never an answer to a request.
 ENGINE_ONLY = (exception.NovaError, exception.ActionFailed)
@@ -74,7 +75,7 @@ class TranslationTest(testtools.TestCase):
 
     def test_the_engine_s_errors_are_no_answer(self):
         for kind in ENGINE_ONLY:
-            self.assertEqual(500, fault_wrap.status_of(kind('x')))
+            self.assertEqual(500, http_status.of(kind('x')))
 
     def test_what_an_answer_carries_besides_the_message(self):
         earliest = datetime.datetime(2026, 12, 24, 10, 0)
@@ -102,7 +103,7 @@ class TranslationTest(testtools.TestCase):
                           body['filter']))
         self.assertEqual(
             (503, 'EnforcementUnavailable'),
-            (fault_wrap.status_of(exception.EnforcementUnanswered('x')),
+            (http_status.of(exception.EnforcementUnanswered('x')),
              exception.EnforcementUnanswered.kind))
 
     def test_a_field_s_error_names_it(self):
@@ -113,7 +114,7 @@ class TranslationTest(testtools.TestCase):
         e = exception.AddressUnusable('floating_network_id', 'not external')
         self.assertEqual(('floating_network_id',
                           'floating_network_id: not external', 400),
-                         (e.field, str(e), fault_wrap.status_of(e)))
+                         (e.field, str(e), http_status.of(e)))
 
     def test_an_error_without_a_message_says_what_it_is(self):
         self.assertEqual(

@@ -85,7 +85,7 @@ LAYERS = (
     # The lease domain: the lease service and the features it runs.
     ('lease', 'enforcement'),
     # Leases in Blazar's shapes, and their notifications.
-    ('notifications', 'views'),
+    ('notifications', 'views', 'http_status'),
     # Each process's ledger copy; the other services' clients.
     ('ledger', 'clients'),
     # The store.
