@@ -11,7 +11,7 @@
 #    under the License.
 
 """Reservation quotas in the store: the projects' own limits, and what
-each holds on the ledger (`lease.quota` judges a write against them).
+each holds on the ledger (`lease.quotas` judges a write against them).
 """
 
 import datetime
@@ -60,7 +60,7 @@ def pieces(ctx, project_id: str,
            now: Optional[datetime.datetime] = None) -> tuple:
     """(held, spent): what the project holds, as (start, end, vcpus, memory_mb,
     hosts, extras) over seconds since the epoch (a quota's pieces,
-    `lease.quota.Piece`), from the slots of its leases: those on the ledger
+    `lease.quotas.Piece`), from the slots of its leases: those on the ledger
     from `now` on, and in this month's figures what its leases that ran held
     before now (up to their end, or to when they were taken down).  Slots held
     for a change that is not written yet do not count: the change's own write

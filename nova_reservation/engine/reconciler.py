@@ -38,7 +38,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation import exception
-from nova_reservation.lease import approval
+from nova_reservation.lease import approvals
 from nova_reservation.lease import service as lease_service
 from nova_reservation import marks
 from nova_reservation import status
@@ -186,7 +186,7 @@ class Reconciler:
                 if db_bindings.bind_servers(
                         self.ctx, lease.id, reservations[0].id, uuids,
                         *status.made(started, waits,
-                                     approval.awaited(lease)),
+                                     approvals.awaited(lease)),
                         take_slots=not waits):
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'

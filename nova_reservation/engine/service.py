@@ -47,7 +47,7 @@ from nova_reservation.engine import reconciler
 from nova_reservation.engine import relocation
 from nova_reservation.engine import soft_end
 from nova_reservation.engine import waiting
-from nova_reservation.lease import approval as lease_approval
+from nova_reservation.lease import approvals as lease_approvals
 from nova_reservation import notifications
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
@@ -240,7 +240,7 @@ class Engine(periodic_task.PeriodicTasks):
             # Not approved by its start: rejected, nothing started.
             return Ran(event, details, outcomes.Outcome(
                 event.id, claim, status.DONE, lease_id=lease.id, writes=(
-                    (lease_approval.at_start(lease, event.id), (), {}),)))
+                    (lease_approvals.at_start(lease, event.id), (), {}),)))
         if lease.status == status.CREATING:
             # nova-api has not recorded the lease's servers yet (if it
             # never does, the reconciler finishes the lease).
@@ -388,7 +388,7 @@ class Engine(periodic_task.PeriodicTasks):
     def expire_approvals(self, context=None) -> Optional[list]:
         """Reject the leases whose wait for approval is over; the ids."""
         def expire() -> list:
-            gone = lease_approval.expire(self.now())
+            gone = lease_approvals.expire(self.now())
             if self.notifier:
                 self.outbox.flush()
             return gone

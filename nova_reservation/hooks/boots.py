@@ -45,7 +45,7 @@ from nova_reservation.hooks import params
 from nova_reservation.hooks import projects
 from nova_reservation.hooks import reservation_boots
 from nova_reservation.hooks import reserved
-from nova_reservation.lease import approval as lease_approval
+from nova_reservation.lease import approvals as lease_approvals
 from nova_reservation.lease import bindings as lease_bindings
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import request as plan_request
@@ -214,7 +214,7 @@ class Boots(reservation_boots.ReservationBoots):
                     state=state, take_slots=not waits):
                 return self._gone_while_booting(ctx, lease_id, uuids)
             if made.awaiting:
-                lease_approval.requested(lease_id)
+                lease_approvals.requested(lease_id)
         except Exception:
             LOG.exception('Lease %s: its servers are left for the engine to '
                           'bind', lease_id)

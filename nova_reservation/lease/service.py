@@ -37,12 +37,12 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation import enforcement
 from nova_reservation import exception
-from nova_reservation.lease import approval
+from nova_reservation.lease import approvals
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import kinds
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import nova_objects
-from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
@@ -106,7 +106,7 @@ def create(ctx, draft: Draft) -> Made:
                   status=status.CREATING if draft.servers
                   else status.PENDING, client_token=draft.token,
                   request_digest=draft.token and draft.digest)
-    awaiting = approval.gate(ctx, values, draft.requests, draft.servers)
+    awaiting = approvals.gate(ctx, values, draft.requests, draft.servers)
     occurrences = (series(values, draft.requests, draft.intervals)
                    if draft.intervals else None)
     every = ([r for _, own, _ in occurrences for r in own] if occurrences
@@ -122,7 +122,7 @@ def create(ctx, draft: Draft) -> Made:
     waits = False
     trust_id = None
     try:
-        quota = lease_quota.of(ctx, ctx.project_id)
+        quota = lease_quotas.of(ctx, ctx.project_id)
         trust_id = _trust(ctx)
         for row in [values] + [v for v, _, _ in occurrences or ()]:
             row['trust_id'] = trust_id
@@ -154,7 +154,7 @@ def create(ctx, draft: Draft) -> Made:
              '; '.join(r.describe() for r in draft.requests),
              ', waiting for room' if waits else '')
     if awaiting and not draft.servers:   # a boot's, once bound
-        approval.requested(lease_id)
+        approvals.requested(lease_id)
     return Made(lease_id, waits, False, [r.id for r in draft.requests],
                 awaiting)
 
@@ -227,7 +227,7 @@ def change(ctx, lease, values: dict, growth: Iterable[tuple] = (),
         maintenance.keeps_dates(lease, values)
         write.shared().change(lease, lease.version, values, growth,
                               replaced, also,
-                              lease_quota.of(ctx, lease.project_id))
+                              lease_quotas.of(ctx, lease.project_id))
     except (exception.LedgerBusy, exception.LeaseChanged) as e:
         raise exception.LeaseChanged(
             'lease %s changed while this change was made; read it again '
@@ -247,7 +247,7 @@ def place(lease, now: float, also: Optional[Callable] = None) -> None:
     except exception.CellUnreachable as e:
         raise exception.CellUnreachable(str(e)) from e
     write.shared().place(lease, requests, now, also,
-                         lease_quota.of(None, lease.project_id))
+                         lease_quotas.of(None, lease.project_id))
 
 
 def _series_in_one_cell(writer: write.Writer, occurrences: list,

@@ -34,7 +34,7 @@ from nova_reservation.db import waiting as db_waiting
 from nova_reservation import exception
 from nova_reservation.lease import kinds
 from nova_reservation.lease import plan as plan_mod
-from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.lease.request import interval
 from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease.request import retry_interval
@@ -58,7 +58,7 @@ class Writer(plan_mod.Planner):
     """A planner that writes what it plans."""
 
     def create(self, lease: dict, requests: list, events: list,
-               quota: Optional[lease_quota.Quota] = None) -> None:
+               quota: Optional[lease_quotas.Quota] = None) -> None:
         """Plan and write a lease (`lease`: the row's values).
 
         The lease is written CREATING, then takes its own status once its
@@ -68,7 +68,7 @@ class Writer(plan_mod.Planner):
         self.create_series([(lease, requests, events)], quota)
 
     def create_series(self, occurrences: list,
-                      quota: Optional[lease_quota.Quota] = None) -> None:
+                      quota: Optional[lease_quotas.Quota] = None) -> None:
         """Plan and write the occurrences of a lease (`occurrences`: [(lease
         row values, requests, events)], whose intervals do not overlap),
         all or none: exception.NoCapacity names the first that does not fit;
@@ -81,8 +81,9 @@ class Writer(plan_mod.Planner):
                 for req in requests], events)
                 for (lease, requests, events), plan in zip(occurrences,
                                                            found)]
-            lease_quota.guarded(self.ctx, quota, lambda: db_leases.create_many(
-                self.ctx, gen, rows))
+            lease_quotas.guarded(self.ctx, quota,
+                                 lambda: db_leases.create_many(
+                                     self.ctx, gen, rows))
         found = self.written(lambda: self.series_plans(occurrences), write)
         ids = [lease['id'] for lease, _, _ in occurrences]
         self.settled(
@@ -164,7 +165,7 @@ class Writer(plan_mod.Planner):
                    when_text(end), taken))
 
     def create_or_wait(self, lease: dict, requests: list,
-                       quota: Optional[lease_quota.Quota] = None) -> bool:
+                       quota: Optional[lease_quotas.Quota] = None) -> bool:
         """Create a lease (`lease`: the row's values, left as they are),
         or, if it waits for room (``if_busy: wait``) and none is found,
         write it waiting, with the dates it asked for (no slot, no event,
@@ -195,7 +196,7 @@ class Writer(plan_mod.Planner):
 
     def place(self, lease, requests: list, now: float,
               also: Optional[Callable] = None,
-              quota: Optional[lease_quota.Quota] = None) -> None:
+              quota: Optional[lease_quotas.Quota] = None) -> None:
         """Place a waiting lease (`lease`: its row) where it may start as
         of `now`: its slots, dates and events written, its servers each
         holding a slot, and PENDING (with `also(store)` in the same
@@ -204,7 +205,7 @@ class Writer(plan_mod.Planner):
         moved = self.moved(lease, requests, now)
         plan = self.written(
             lambda: self.plan(requests, *interval(moved)),
-            lambda gen, plan: lease_quota.guarded(
+            lambda gen, plan: lease_quotas.guarded(
                 self.ctx, quota, lambda: db_waiting.hold_waiting(
                     self.ctx, gen, lease.id, {
                         req.id: slot_rows(moved, plan.placed[req.id])
@@ -311,7 +312,7 @@ class Writer(plan_mod.Planner):
     def change(self, lease, version: int, values: dict,
                growth: Iterable[tuple] = (), replaced: Iterable[str] = (),
                also: Optional[Callable] = None,
-               quota: Optional[lease_quota.Quota] = None) -> None:
+               quota: Optional[lease_quotas.Quota] = None) -> None:
         """Rename, move, extend, shorten, grow or reshape a lease, all or
         nothing.
 
@@ -359,13 +360,13 @@ class Writer(plan_mod.Planner):
             added = self._added(own, placed, growth, start, end)
             try:
                 if not added:
-                    lease_quota.guarded(self.ctx, quota, lambda: (
+                    lease_quotas.guarded(self.ctx, quota, lambda: (
                         db_leases.change(self.ctx, gen, lease.id, version,
                                          values, slots, due,
                                          replaced=replaced, also=also)))
                 else:
                     def write(hold):
-                        lease_quota.guarded(self.ctx, quota, lambda: (
+                        lease_quotas.guarded(self.ctx, quota, lambda: (
                             db_leases.change(self.ctx, None, lease.id,
                                              version, values, slots, due,
                                              hold=hold, replaced=replaced,

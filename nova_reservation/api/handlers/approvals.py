@@ -17,7 +17,7 @@ from typing import Optional
 
 from nova_reservation.api.handlers import leases
 from nova_reservation.api import wsgi
-from nova_reservation.lease import approval as lease_approval
+from nova_reservation.lease import approvals as lease_approvals
 from nova_reservation import policies
 from nova_reservation.schemas import approvals as schemas
 from nova_reservation import validation
@@ -34,13 +34,13 @@ def _reason(req) -> Optional[str]:
 
 def approve_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_APPROVE)
-    lease_approval.approve(lease, ctx.user_id, _reason(req))
+    lease_approvals.approve(lease, ctx.user_id, _reason(req))
     return wsgi.json_response(200, {'lease': leases.notify_and_view(
         ctx, 'update', lease.id)})
 
 
 def reject_lease(ctx, req, id):
     lease = leases.lease_of(ctx, id, policies.LEASES_REJECT)
-    lease_approval.reject(lease, ctx.user_id, _reason(req))
+    lease_approvals.reject(lease, ctx.user_id, _reason(req))
     return wsgi.json_response(200, {'lease': leases.notify_and_view(
         ctx, 'delete', lease.id)})

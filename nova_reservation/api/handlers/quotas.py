@@ -18,7 +18,7 @@ from nova_reservation.api import wsgi
 from nova_reservation.clients import keystone_projects
 from nova_reservation.db import api as db_api
 from nova_reservation.db import quotas as db_quotas
-from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation import policies
 from nova_reservation.schemas import quotas as schemas
 from nova_reservation import validation
@@ -34,7 +34,7 @@ def _project(project_id: str) -> str:
 def show_quota(ctx, req, project_id):
     project_id = _project(project_id)
     wsgi.authorize(ctx, policies.QUOTAS_GET, project_id)
-    return wsgi.json_response(200, {'quota': lease_quota.shown(
+    return wsgi.json_response(200, {'quota': lease_quotas.shown(
         ctx, project_id)})
 
 
@@ -47,5 +47,5 @@ def update_quota(ctx, req, project_id):
     db_quotas.set_overrides(db_api.Context(), project_id, body['quota'])
     LOG.info('Reservation quota of project %s set by %s: %s', project_id,
              ctx.user_id, body['quota'])
-    return wsgi.json_response(200, {'quota': lease_quota.shown(
+    return wsgi.json_response(200, {'quota': lease_quotas.shown(
         ctx, project_id)})

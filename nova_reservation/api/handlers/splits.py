@@ -16,7 +16,7 @@ lease."""
 from nova_reservation.api.handlers import leases
 from nova_reservation.api import validation
 from nova_reservation.api import wsgi
-from nova_reservation.lease import split as lease_split
+from nova_reservation.lease import splits as lease_splits
 from nova_reservation import policies
 
 
@@ -27,8 +27,8 @@ def split_lease(ctx, req, id):
     if project_id not in (None, lease.project_id):
         wsgi.authorize(ctx, policies.LEASES_SPLIT_TO_PROJECT, project_id)
         leases.projects_known(ctx, [('project_id', project_id)])
-    made = lease_split.split(ctx, lease, reservation_id, amount,
-                             project_id, name)
+    made = lease_splits.split(ctx, lease, reservation_id, amount,
+                              project_id, name)
     leases.notify_and_view(ctx, 'update', lease.id, ['reservations.amount'])
     return wsgi.json_response(201, {'lease': leases.notify_and_view(
         ctx, 'create', made)})

@@ -37,7 +37,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation.db import models
 from nova_reservation.db import quotas as db_quotas
-from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.ledger import memory as ledger_mod
 
 STORE = db_api.Context()
@@ -181,7 +181,7 @@ class MigrationTest(testtools.TestCase):
                 project_id='p', name='vcpu_hours_per_month', most=100,
                 updated_at=now))
         migration.db_sync(engine)
-        name = 'CUSTOM_BAREMETAL_GOLD_NODES_OF_RACK_7' + lease_quota.HOURS
+        name = 'CUSTOM_BAREMETAL_GOLD_NODES_OF_RACK_7' + lease_quotas.HOURS
         db_quotas.set_overrides(STORE, 'p', {name: 24})
         self.assertEqual({'vcpu_hours_per_month': 100, name: 24},
                          db_quotas.overrides(STORE, 'p'))

@@ -24,7 +24,7 @@ from nova_reservation import capacity
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation import exception
-from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.lease import request
 from nova_reservation import status
 
@@ -54,7 +54,7 @@ class QuotaRaceTest(testtools.TestCase):
                              capacity.Placed(node, SLOT)]))]
 
     def test_two_leases_for_the_last_of_a_quota(self):
-        quota = lease_quota.Quota('p1', {'vcpus': 2})
+        quota = lease_quotas.Quota('p1', {'vcpus': 2})
         # Each write waits for the other (at most a second) between its
         # read of the project's use and its own slots: without the
         # ledger's lock taken first, both would read none used.
@@ -72,7 +72,7 @@ class QuotaRaceTest(testtools.TestCase):
                 db_leases.create(ctx, None, values, reservations, [])
             ctx = db_api.Context()
             try:
-                lease_quota.guarded(ctx, quota, slots)
+                lease_quotas.guarded(ctx, quota, slots)
                 made.append(values['id'])
             except exception.OverQuota as e:
                 refused.append(e.excess)
@@ -87,4 +87,4 @@ class QuotaRaceTest(testtools.TestCase):
                                            refused[0].would_have))
         self.assertEqual(made, [x.id for x in db_leases.get_all(STORE)])
         self.assertEqual(
-            2, lease_quota.usage_of(STORE, 'p1').peaks['vcpus'][0])
+            2, lease_quotas.usage_of(STORE, 'p1').peaks['vcpus'][0])

@@ -30,7 +30,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import splits as db_splits
 from nova_reservation import exception
 from nova_reservation.lease import request
-from nova_reservation.lease import split as lease_split
+from nova_reservation.lease import splits as lease_splits
 from nova_reservation import status
 
 STORE = db_api.Context()
@@ -113,7 +113,7 @@ class ShareRaceTest(testtools.TestCase):
             try:
                 db_splits.split(db_api.Context(), self.lease['id'],
                                 self.req.id, 15, values, res, [], {},
-                                lambda slots: lease_split.choose(slots, 15))
+                                lambda slots: lease_splits.choose(slots, 15))
                 made.append(res['id'])
             except exception.TooFewToSplit:
                 refused.append(values['id'])

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from devcloud import embedded
 from nova_reservation.db import api as db_api
 from nova_reservation.db import models
-from nova_reservation.lease import quota as lease_quota
+from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.tests.functional import base
 
 OWNER = base.OWNER
@@ -75,7 +75,8 @@ FREE = {'vcpus', 'memory_mb', 'disk_gb', 'flavor_id', 'flavor_name',
         'steps'}
 AVAILABILITY = {'request', 'duration_minutes', 'after', 'before',
                 'earliest_start', 'windows'}
-QUOTA = {'project_id', lease_quota.PER_MONTH} | set(lease_quota.AT_ANY_INSTANT)
+QUOTA = {'project_id', lease_quotas.PER_MONTH} | set(
+    lease_quotas.AT_ANY_INSTANT)
 HOST = {'id', 'hypervisor_hostname', 'service_name', 'hypervisor_type',
         'hypervisor_version', 'vcpus', 'memory_mb', 'local_gb', 'cpu_info',
         'reservable', 'trust_id', 'created_at', 'updated_at'}

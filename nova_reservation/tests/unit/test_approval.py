@@ -22,7 +22,7 @@ import testtools
 from nova_reservation import capacity
 from nova_reservation.cli import approvals as cli
 from nova_reservation import exception
-from nova_reservation.lease import approval
+from nova_reservation.lease import approvals
 from nova_reservation.lease.request import ReservationRequest
 from nova_reservation.lease import resource_types
 from nova_reservation.schemas import approvals as schemas
@@ -46,8 +46,8 @@ def hosts(most, fewest=1):
 class RuleTest(testtools.TestCase):
 
     def reasons(self, requests, hours=1, tags=(), **limits):
-        return approval.reasons(requests, T0, T0 + hours * HOUR, tags,
-                                approval.Thresholds(**limits))
+        return approvals.reasons(requests, T0, T0 + hours * HOUR, tags,
+                                 approvals.Thresholds(**limits))
 
     def test_no_threshold_needs_no_approval(self):
         self.assertEqual([], self.reasons(
@@ -57,7 +57,7 @@ class RuleTest(testtools.TestCase):
     def test_vcpus_of_every_shared_pool_request_add_up(self):
         requests = [servers(2, 4), servers(1, 2, resource_types.SERVER),
                     servers(1, 1, resource_types.VIRTUAL), hosts(3)]
-        self.assertEqual(11, approval.vcpus(requests))
+        self.assertEqual(11, approvals.vcpus(requests))
         # At the threshold: not above it.
         self.assertEqual([], self.reasons(requests, vcpus=11))
         self.assertEqual(['it reserves 11 vCPUs, more than 10 '
@@ -72,8 +72,8 @@ class RuleTest(testtools.TestCase):
             ReservationRequest(resource_type=resource_types.SERVER,
                                count=2, need=capacity.ZERO, extras=gold),
             servers(100, 1), hosts(3)]
-        self.assertEqual(62, approval.units(requests,
-                                            'CUSTOM_BAREMETAL_GOLD'))
+        self.assertEqual(62, approvals.units(requests,
+                                             'CUSTOM_BAREMETAL_GOLD'))
         # A lease of bare-metal nodes by flavor has no vCPU: it waits for
         # its class's threshold, not for approval_vcpus.
         self.assertEqual([], self.reasons(requests, vcpus=100, classes=(
@@ -86,14 +86,14 @@ class RuleTest(testtools.TestCase):
             ('CUSTOM_BAREMETAL_GOLD', 0),)))
 
     def test_the_operator_s_class_thresholds_are_read(self):
-        self.useFixture(config_fixture.Config(approval.CONF)).config(
+        self.useFixture(config_fixture.Config(approvals.CONF)).config(
             approval_classes={'VGPU': 16, 'CUSTOM_GPU_A100': 8},
             group='reservation')
         self.assertEqual((('CUSTOM_GPU_A100', 8), ('VGPU', 16)),
-                         approval.thresholds().classes)
+                         approvals.thresholds().classes)
 
     def test_hosts_count_their_most(self):
-        self.assertEqual(5, approval.hosts([hosts(3, 1), hosts(2, 2),
+        self.assertEqual(5, approvals.hosts([hosts(3, 1), hosts(2, 2),
                                             servers(4, 4)]))
         self.assertEqual([], self.reasons([hosts(2)], hosts=2))
         self.assertIn('more than 2 (approval_hosts)',
@@ -103,9 +103,9 @@ class RuleTest(testtools.TestCase):
         self.assertEqual([], self.reasons([servers(1, 1)], hours=2,
                                           seconds=7200))
         self.assertEqual(['it lasts 7201 s, longer than 7200 s '
-                          '(approval_duration)'], approval.reasons(
+                          '(approval_duration)'], approvals.reasons(
             [servers(1, 1)], T0, T0 + 2 * HOUR + datetime.timedelta(
-                seconds=1), (), approval.Thresholds(seconds=7200)))
+                seconds=1), (), approvals.Thresholds(seconds=7200)))
 
     def test_the_tag_is_matched_whole(self):
         for tags in ((), ('needs-approval-not',), ('needs',),
@@ -122,19 +122,19 @@ class RuleTest(testtools.TestCase):
                              tags=('t',), vcpus=1, hosts=1, seconds=60,
                              tag='t')
         self.assertEqual(4, len(found))
-        reason = approval.status_reason(found * 10)
-        self.assertTrue(reason.startswith(approval.REASON))
+        reason = approvals.status_reason(found * 10)
+        self.assertTrue(reason.startswith(approvals.REASON))
         self.assertLessEqual(len(reason), 255)
-        self.assertTrue(approval.awaited(mock.Mock(status_reason=reason)))
-        self.assertFalse(approval.awaited(mock.Mock(status_reason=None)))
-        self.assertFalse(approval.awaited(mock.Mock(
+        self.assertTrue(approvals.awaited(mock.Mock(status_reason=reason)))
+        self.assertFalse(approvals.awaited(mock.Mock(status_reason=None)))
+        self.assertFalse(approvals.awaited(mock.Mock(
             status_reason='approved by admin')))
 
     def test_the_wait_ends_at_the_hold_or_the_start(self):
-        with mock.patch.object(approval, 'hold', return_value=3600):
-            self.assertEqual(T0 + HOUR, approval.expires(T0, T0 + 5 * HOUR))
+        with mock.patch.object(approvals, 'hold', return_value=3600):
+            self.assertEqual(T0 + HOUR, approvals.expires(T0, T0 + 5 * HOUR))
             self.assertEqual(T0 + HOUR / 2,
-                             approval.expires(T0, T0 + HOUR / 2))
+                             approvals.expires(T0, T0 + HOUR / 2))
 
 
 class MovesTest(testtools.TestCase):

@@ -218,6 +218,20 @@ class LayoutTest(testtools.TestCase):
                 if n.endswith('.py')]
         self.assertLessEqual(len(root), 12, sorted(root))
 
+    def test_a_concept_has_one_name_in_every_folder(self):
+        # The store's module of a concept and the lease domain's, say,
+        # are named alike (approvals, quotas, splits), never one in the
+        # singular and the other in the plural.  A kind's module names
+        # one kind of reservation.
+        names = {name[:-len('.py')]
+                 for path in parsed('nova_reservation', (
+                     'nova_reservation/tests',
+                     'nova_reservation/lease/kinds',
+                     'nova_reservation/db/migrations'))
+                 for name in [os.path.basename(path)]}
+        self.assertEqual([], sorted(
+            (name, name + 's') for name in names if name + 's' in names))
+
     def test_the_layer_checks_see_what_they_look_for(self):
         # A circle and an upward import, made up, are found.
         self.assertEqual([['a', 'b', 'c']],

@@ -30,7 +30,7 @@ from nova_reservation.db import splits as db_splits
 from nova_reservation import exception
 from nova_reservation.hooks import params
 from nova_reservation.lease import shares
-from nova_reservation.lease import split as lease_split
+from nova_reservation.lease import splits as lease_splits
 from nova_reservation.ledger import memory as ledger_mod
 
 T0 = datetime.datetime(2026, 12, 1, 10, 0)
@@ -202,7 +202,7 @@ class SplitLedgerTest(unittest.TestCase):
                                      r.instance_uuid.startswith('boot-'))
                    for r in before]
         try:
-            chosen = lease_split.choose(movable, amount)
+            chosen = lease_splits.choose(movable, amount)
         except exception.TooFewToSplit:
             # Only when it can not be done whole.
             self.assertTrue(amount >= len(slots) or amount > sum(
