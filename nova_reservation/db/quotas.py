@@ -15,7 +15,7 @@ each holds on the ledger (`lease.quotas` judges a write against them).
 """
 
 import datetime
-from typing import Optional
+from typing import Mapping, Optional
 
 import sqlalchemy as sa
 
@@ -23,8 +23,6 @@ from nova_reservation.capacity import epoch
 from nova_reservation.db import api
 from nova_reservation.db import ledger
 from nova_reservation.db import models
-from nova_reservation.lease import kinds
-from nova_reservation.lease import resource_types
 from nova_reservation import status
 
 
@@ -56,7 +54,7 @@ def _month_start(now: datetime.datetime) -> datetime.datetime:
 
 
 @api.reader
-def pieces(ctx, project_id: str,
+def pieces(ctx, project_id: str, counted: Mapping[str, int],
            now: Optional[datetime.datetime] = None) -> tuple:
     """(held, spent): what the project holds, as (start, end, vcpus, memory_mb,
     hosts, extras) over seconds since the epoch (a quota's pieces,
@@ -64,7 +62,8 @@ def pieces(ctx, project_id: str,
     from `now` on, and in this month's figures what its leases that ran held
     before now (up to their end, or to when they were taken down).  Slots held
     for a change that is not written yet do not count: the change's own write
-    does.
+    does.  `counted`: {kind of reservation the quotas count: hosts each of
+    its slots counts}.
     """
     now = now or api.utcnow()
     s, r, t = models.Slot, models.Reservation, models.Lease
@@ -72,7 +71,7 @@ def pieces(ctx, project_id: str,
         s.start_at, s.end_at, s.vcpus, s.memory_mb, s.extras, s.deleted,
         r.resource_type, t.updated_at, t.status).join(
         r, r.id == s.reservation_id).join(t, t.id == r.lease_id).where(
-        t.project_id == project_id, r.resource_type.notin_(kinds.NOT_COUNTED),
+        t.project_id == project_id, r.resource_type.in_(sorted(counted)),
         s.end_at > _month_start(now),
         sa.or_(s.instance_uuid.is_(None),
                s.instance_uuid.notlike(ledger.HOLD_PREFIX + '%')),
@@ -83,8 +82,8 @@ def pieces(ctx, project_id: str,
             updated_at, state in rows:
         start, end = epoch.to_epoch(start_at), epoch.to_epoch(
             end_at)
-        amounts = (vcpus, memory_mb, 1 if kind == resource_types.HOST
-                   else 0, ledger.extras_value(extras))
+        amounts = (vcpus, memory_mb, counted[kind],
+                   ledger.extras_value(extras))
         if not deleted:
             if end > clock:
                 held.append((max(start, clock), end) + amounts)

@@ -46,6 +46,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import quotas as db_quotas
 from nova_reservation.exception import OverQuota
+from nova_reservation.lease import kinds
 
 CONF = conf.CONF
 # The limits, each with what it counts (the words of a refusal).
@@ -306,7 +307,7 @@ def usage_of(ctx, project_id: str,
     """The project's figures (`usage`), from the slots of its leases
     (`db.quotas.pieces`).
     """
-    held, spent = db_quotas.pieces(ctx, project_id, now)
+    held, spent = db_quotas.pieces(ctx, project_id, kinds.COUNTED, now)
     return usage([Piece(*p) for p in held], [Piece(*p) for p in spent])
 
 

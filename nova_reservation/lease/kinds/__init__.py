@@ -31,8 +31,8 @@ SHARED_POOL = tuple(k.name for k in KINDS.values() if k.shared_pool)
 WITH_FLAVOR = tuple(k.name for k in KINDS.values() if k.private_flavor)
 # The kinds shared with other projects, split and matched openly.
 SHAREABLE = tuple(k.name for k in KINDS.values() if k.shareable)
-# The kinds that no reservation quota counts.
-NOT_COUNTED = tuple(k.name for k in KINDS.values() if not k.counted)
+# {kind the quotas count: the hosts each of its slots counts}.
+COUNTED = {k.name: int(k.whole_hosts) for k in KINDS.values() if k.counted}
 
 
 def of(resource_type: str) -> base.Kind:

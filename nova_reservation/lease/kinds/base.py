@@ -42,6 +42,9 @@ class Kind:
     private_flavor = False
     # Counted by the projects' reservation quotas.
     counted = True
+    # Its slots are whole reservable hosts, which the lease gets in an
+    # aggregate of its own; its servers hold no slot of their own.
+    whole_hosts = False
 
     def fields(self, res, servers: list) -> dict:
         """The fields of a reservation (its row) that the lease API shows

@@ -24,6 +24,7 @@ class Host(base.Kind):
     sizes = ('max', 'min')
     shapes = ('hypervisor_properties', 'resource_properties')
     shareable = True
+    whole_hosts = True
 
     def fields(self, res, servers: list) -> dict:
         return dict(min=res.min_count, max=res.max_count,

@@ -75,9 +75,10 @@ class KindsTest(testtools.TestCase):
                          set(kinds.WITH_FLAVOR))
         self.assertEqual({resource_types.FLAVOR, resource_types.VIRTUAL,
                           resource_types.HOST}, set(kinds.SHAREABLE))
-        self.assertEqual({resource_types.FLOATINGIP,
-                          resource_types.MAINTENANCE},
-                         set(kinds.NOT_COUNTED))
+        # Quotas count hosts of host reservations only.
+        self.assertEqual({resource_types.SERVER: 0, resource_types.FLAVOR: 0,
+                          resource_types.VIRTUAL: 0, resource_types.HOST: 1},
+                         kinds.COUNTED)
 
     def test_each_kind_shows_blazar_s_fields(self):
         row = types.SimpleNamespace(

@@ -82,19 +82,21 @@ def importing(files: dict, prefix: str, but: str = '\0') -> dict:
 LAYERS = (
     # The entry points, one per process or plug-in point.
     ('api', 'hooks', 'engine', 'filters', 'dashboard', 'cmd', 'cli'),
-    # The lease domain: the lease service and the features it runs.
-    ('lease', 'enforcement'),
-    # Leases in Blazar's shapes, and their notifications.
-    ('notifications', 'views', 'http_status'),
+    # The lease domain: the lease service, the features it runs, the
+    # kinds of reservation; leases in Blazar's shapes, and their
+    # notifications.
+    ('lease', 'enforcement', 'notifications', 'views'),
+    # Each error's HTTP status, for both answers.
+    ('http_status',),
     # Each process's ledger copy; the other services' clients.
     ('ledger', 'clients'),
     # The store.
     ('db',),
-    # Pure: the capacity math, the lease domain's rules (the reservation
-    # kinds and their names, schedules, shares, addresses, host
-    # requirements: no I/O, so that the store applies them too), errors,
-    # states, marks, schemas, policies, options, release differences.
-    ('capacity', 'lease.kinds', 'lease.resource_types', 'lease.schedule',
+    # Pure: the capacity math, the lease domain's rules (the names of the
+    # reservation kinds, schedules, shares, addresses, host requirements:
+    # no I/O, so that the store applies them too), errors, states, marks,
+    # schemas, policies, options, release differences.
+    ('capacity', 'lease.resource_types', 'lease.schedule',
      'lease.shares', 'lease.floatingips', 'lease.properties', 'exception',
      'status', 'marks', 'schemas', 'validation', 'policies', 'conf',
      'compat', 'deploy'),
