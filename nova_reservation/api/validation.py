@@ -18,121 +18,20 @@ flavors).  Each problem is an `InvalidParam` naming the field, e.g.
 ``reservations[0].min: must be a whole number of at least 1``.
 """
 
-import dataclasses
 import datetime
-import json
 from typing import Callable, Optional
 
-from nova_reservation import capacity
 from nova_reservation.exception import InvalidParam
-from nova_reservation.exception import InvalidRequirements
-from nova_reservation.exception import Uncounted
-from nova_reservation.lease import floatingips
 from nova_reservation.lease import kinds
+from nova_reservation.lease.kinds import fields as checked
 from nova_reservation.lease import maintenance
-from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import resource_types
 from nova_reservation.lease import shares
 from nova_reservation.schemas import availability as search_schemas
-from nova_reservation.schemas import common as schema_common
 from nova_reservation.schemas import leases as schemas
 from nova_reservation.schemas import ledger as ledger_schemas
 from nova_reservation import validation
-
-MAX_AMOUNT = 1000
-MAX_REQUIREMENTS_LENGTH = schema_common.REQUIREMENTS['maxLength']
-
-
-# The range of each size of a virtual:instance slot.
-SLOT_LIMITS = {'vcpus': (1, 4096), 'memory_mb': (1, 2 ** 24),
-               'disk_gb': (0, 2 ** 20)}
-
-
-def whole(field: str, value, minimum: int = 1,
-          maximum: int = MAX_AMOUNT) -> int:
-    """An integer (or a string of one, as the CLI sends) in range."""
-    if isinstance(value, bool) or isinstance(value, float):
-        raise InvalidParam(field, 'must be a whole number')
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise InvalidParam(field, 'must be a whole number, not %s'
-                           % json.dumps(value)[:40])
-    if not minimum <= number <= maximum:
-        raise InvalidParam(field, 'must be between %d and %d'
-                           % (minimum, maximum))
-    return number
-
-
-def parse_affinity(field: str, value) -> Optional[bool]:
-    text = str(value).lower()
-    if value is None or text in ('none', ''):
-        return None
-    if text in ('true', 'false'):
-        return text == 'true'
-    raise InvalidParam(field, 'must be true, false or none')
-
-
-def parse_requirements(field: str, value,
-                       names: Optional[tuple] = None) -> str:
-    if value is None:
-        return ''
-    if not isinstance(value, str):
-        value = json.dumps(value)
-    # Given as a list, held to the length of its text as well: it is kept
-    # as text and read again for each plan.
-    if len(value) > MAX_REQUIREMENTS_LENGTH:
-        raise InvalidParam(field, 'is longer than %d characters as JSON text'
-                           % MAX_REQUIREMENTS_LENGTH)
-    try:
-        properties.parse(value, names)
-    except InvalidRequirements as e:
-        raise InvalidParam(field, str(e))
-    return value
-
-
-def addresses(field: str, value: list) -> tuple:
-    """Floating IP addresses as they are kept, each once."""
-    found = []
-    for i, text in enumerate(value):
-        try:
-            address = floatingips.canonical(text)
-        except ValueError:
-            raise InvalidParam('%s[%d]' % (field, i), '%s is not an IP address'
-                               % json.dumps(text)[:64])
-        if address in found:
-            raise InvalidParam('%s[%d]' % (field, i), '%s is given twice'
-                               % address)
-        found.append(address)
-    return tuple(found)
-
-
-def floating_ips(prefix: str, value: dict, registered: Callable
-                 ) -> plan_request.ReservationRequest:
-    """A virtual:floatingip reservation; `registered(network id)`: the
-    addresses of that network that leases may take.
-    """
-    amount = whole(prefix + 'amount', value.get('amount'))
-    wanted = addresses(prefix + 'required_floatingips',
-                       value.get('required_floatingips', []))
-    if len(wanted) > amount:
-        raise InvalidParam(prefix + 'required_floatingips', 'names %d '
-                           'addresses; amount is %d' % (len(wanted), amount))
-    network_id = value['network_id']
-    known = registered(network_id)
-    if not known:
-        raise InvalidParam(prefix + 'network_id', 'network %s has no floating '
-                           'IP that leases may take (see /v1/floatingips)'
-                           % network_id)
-    for i, address in enumerate(wanted):
-        if address not in known:
-            raise InvalidParam('%srequired_floatingips[%d]' % (prefix, i),
-                               '%s is not a floating IP of network %s that '
-                               'leases may take' % (address, network_id))
-    return plan_request.ReservationRequest(
-        resource_type=resource_types.FLOATINGIP, count=amount,
-        need=floatingips.UNIT, network_id=network_id, addresses=wanted)
 
 
 def shared_with(field: str, value, owner: Optional[str]) -> tuple:
@@ -190,60 +89,10 @@ def reservation(index: Optional[int], value: dict, flavor_need: Callable,
     """
     prefix = '' if index is None else 'reservations[%d].' % index
     kind = value['resource_type']
-    return dataclasses.replace(
-        _reservation(prefix, kind, value, flavor_need, registered),
+    return plan_request.ReservationRequest(
+        **kinds.of(kind).request_fields(prefix, value, flavor_need,
+                                        registered),
         **sharing(prefix, kind, value, owner))
-
-
-def _reservation(prefix: str, kind: str, value: dict, flavor_need: Callable,
-                 registered: Callable) -> plan_request.ReservationRequest:
-    if kind == resource_types.FLOATINGIP:
-        return floating_ips(prefix, value, registered)
-    if kind == resource_types.MAINTENANCE:
-        return plan_request.ReservationRequest(
-            resource_type=kind, count=len(value['hosts']),
-            hosts=tuple(value['hosts']), reason=value['reason'])
-    if kind == resource_types.HOST:
-        low = whole(prefix + 'min', value.get('min'))
-        high = whole(prefix + 'max', value['max'])
-        if low > high:
-            raise InvalidParam(prefix + 'min', 'must not be above max')
-        before_end = value.get('before_end') or None
-        return plan_request.ReservationRequest(
-            resource_type=kind, count=high, min_count=low,
-            hypervisor_properties=parse_requirements(
-                prefix + 'hypervisor_properties',
-                value.get('hypervisor_properties')),
-            resource_properties=parse_requirements(
-                prefix + 'resource_properties',
-                value.get('resource_properties')),
-            before_end=before_end)
-    amount = whole(prefix + 'amount', value.get('amount'))
-    affinity = parse_affinity(prefix + 'affinity', value.get('affinity'))
-    # The shared pool's nodes have a name and traits to match.
-    wanted = parse_requirements(prefix + 'resource_properties',
-                                value.get('resource_properties'),
-                                properties.NODE_NAMES)
-    if kind == resource_types.FLAVOR:
-        flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
-        try:
-            need = flavor_need(flavor_id)
-        except Uncounted as e:
-            raise InvalidParam(prefix + 'flavor_id', 'flavor %s %s'
-                               % (flavor_id, e))
-        if need is None:
-            raise InvalidParam(prefix + 'flavor_id', 'flavor %s not found'
-                               % flavor_id)
-        return plan_request.ReservationRequest(
-            resource_type=kind, count=amount, need=need.resources,
-            traits=need.traits, extras=need.extras, affinity=affinity,
-            flavor_id=flavor_id, resource_properties=wanted)
-    need = capacity.Resources(*(
-        whole(prefix + field, value.get(field, 0), *SLOT_LIMITS[field])
-        for field in ('vcpus', 'memory_mb', 'disk_gb')))
-    return plan_request.ReservationRequest(resource_type=kind, count=amount,
-                                           need=need, affinity=affinity,
-                                           resource_properties=wanted)
 
 
 def before_end_minutes(value, start: datetime.datetime,
@@ -347,7 +196,7 @@ def split(body) -> tuple:
     """
     validation.check(schemas.SPLIT, body, whole='body')
     name = body.get('name')
-    return (body['reservation_id'], whole('amount', body['amount']),
+    return (body['reservation_id'], checked.whole('amount', body['amount']),
             body.get('project_id'),
             validation.lease_name(name) if name is not None else None)
 
@@ -416,7 +265,7 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
     if before > last:
         raise InvalidParam('before', 'is further ahead than a search goes '
                            '(%s UTC)' % last.replace(microsecond=0))
-    return req, after, before, duration, whole('limit', query.get(
+    return req, after, before, duration, checked.whole('limit', query.get(
         'limit', 10), 1, 100)
 
 

@@ -39,7 +39,6 @@ from nova_reservation.lease import floatingips
 from nova_reservation.lease import kinds
 from nova_reservation.lease import properties
 from nova_reservation.lease.request import ReservationRequest
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.ledger import memory as ledger_mod
 
@@ -72,7 +71,7 @@ def pools_for(pools: tuple, req: ReservationRequest) -> tuple:
     meet its resource_properties.
     """
     shared, reservable = within(pools, req.nodes)
-    if req.resource_type in kinds.SHARED_POOL:
+    if kinds.of(req.resource_type).shared_pool:
         need = capacity.Need(req.need, req.traits, req.extras)
         shared = [h for h in shared if capacity.may_hold(h, need)]
         if req.resource_properties:
@@ -187,38 +186,8 @@ class Planner:
         """`place_one` on the pools `pools_for` gave for `req`: a search
         asks at many times, the nodes' fitness for `req` is read once.
         """
-        shared, reservable = eligible
-        if req.resource_type == resource_types.MAINTENANCE:
-            hosts = {h.node: h for h in shared}
-            hosts.update({h.node: h for h, _ in reservable})
-            return (capacity.plan_whole([hosts[n] for n in req.hosts],
-                                        timelines, start, end)
-                    if set(req.hosts) <= set(hosts) else None)
-        if req.resource_type == resource_types.FLOATINGIP:
-            units, nodes = self.addresses(req.network_id)
-            if not set(req.addresses) <= set(nodes):
-                return None   # one was removed meanwhile
-            chosen = capacity.plan_units(
-                units, timelines, start, end,
-                [nodes[a] for a in req.addresses], req.count)
-            return chosen and [capacity.Placed(n, floatingips.UNIT)
-                               for n in chosen]
-        if req.resource_type == resource_types.HOST:
-            hyp = properties.parse(req.hypervisor_properties)
-            res = properties.parse(req.resource_properties)
-            hosts = [n for n, row in reservable
-                     if hyp(properties.hypervisor(n, row)) and
-                     res(properties.resource(n, row))]
-            nodes = capacity.plan_hosts(hosts, timelines, start, end,
-                                        req.min_count, req.count)
-            by_node = {h.node: h for h in hosts}
-            return nodes and [capacity.Placed(n, by_node[n].capacity,
-                                              by_node[n].extra_capacity)
-                              for n in nodes]
-        nodes = capacity.plan(shared, timelines, req.need, req.count, start,
-                              end, affinity=req.affinity, extras=req.extras)
-        return nodes and [capacity.Placed(n, req.need, req.extras)
-                          for n in nodes]
+        return kinds.of(req.resource_type).place(self, req, eligible,
+                                                 timelines, start, end)
 
     def plan(self, requests: Iterable[ReservationRequest], start: float,
              end: float, moved: Iterable = (), dropped: Iterable = (),
@@ -305,8 +274,8 @@ class Planner:
             horizon = min(horizon,
                           self.clock() + CONF.reservation.max_advance)
         eligible = pools_for(pools, req)
-        if req.resource_type in kinds.SHARED_POOL and (
-                req.count == 1 or req.affinity is True):
+        shared_pool = kinds.of(req.resource_type).shared_pool
+        if shared_pool and (req.count == 1 or req.affinity is True):
             # On one node: that node's own search (the same answer).
             earliest = capacity.earliest_fit(
                 eligible[0], timelines, req.need.scaled(req.count), start,
@@ -324,7 +293,7 @@ class Planner:
             message += '; the earliest start that fits is %s UTC' % when
         else:
             message += '; no start up to %s UTC fits' % when_text(horizon)
-        if req.resource_type in kinds.SHARED_POOL:
+        if shared_pool:
             message += capacity.absent(eligible[0], req.extras)
         return NoCapacity(message, when)
 
@@ -427,7 +396,7 @@ class Planner:
     def on_shared_pool(self, reservation_id: str) -> bool:
         info = self.ledger.view.reservation(reservation_id)
         return (info is not None and
-                info.resource_type in kinds.SHARED_POOL)
+                kinds.of(info.resource_type).shared_pool)
 
     def fits_for_good(self, nodes: Iterable[str], need: capacity.Resources,
                       extras: tuple = capacity.NO_EXTRAS) -> bool:

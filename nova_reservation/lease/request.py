@@ -27,7 +27,7 @@ from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation.lease import resource_types
+from nova_reservation.lease import kinds
 from nova_reservation.lease import schedule
 from nova_reservation.lease import shares
 from nova_reservation import status
@@ -70,26 +70,13 @@ class ReservationRequest:
     id: str = dataclasses.field(default_factory=uuidutils.generate_uuid)
 
     def describe(self) -> str:
-        if self.resource_type == resource_types.HOST:
-            return '%d to %d reservable hosts' % (self.min_count, self.count)
-        if self.resource_type == resource_types.MAINTENANCE:
-            return 'maintenance of node(s) %s' % ', '.join(self.hosts)
-        if self.resource_type == resource_types.FLOATINGIP:
-            return '%d floating IP(s) of network %s%s' % (
-                self.count, self.network_id, ' (%s among them)' % ', '.join(
-                    self.addresses) if self.addresses else '')
-        return '%d x %s (%s%s each%s)' % (
-            self.count, self.flavor_name or self.flavor_id or
-            self.resource_type, self.need.describe(),
-            ' and ' + capacity.extras_text(self.extras)
-            if self.extras else '',
-            ', on nodes with traits %s' % ','.join(self.traits)
-            if self.traits else '')
+        """The request in the words of a refusal."""
+        return kinds.of(self.resource_type).describe(self)
 
 
 def request_of(res) -> ReservationRequest:
     """The request a reservation row was made from."""
-    host = res.resource_type == resource_types.HOST
+    host = kinds.of(res.resource_type).whole_hosts
     return ReservationRequest(
         resource_type=res.resource_type,
         count=res.max_count if host else res.amount,
@@ -133,7 +120,7 @@ def reservation_row(lease, req: ReservationRequest) -> dict:
         extras=db_ledger.extras_column(req.extras),
         status=status.RESERVATION_PENDING,
         min_count=req.min_count,
-        max_count=(req.count if req.resource_type == resource_types.HOST
+        max_count=(req.count if kinds.of(req.resource_type).whole_hosts
                    else None),
         affinity=req.affinity,
         hypervisor_properties=req.hypervisor_properties or None,

@@ -12,7 +12,6 @@
 
 """/v1/leases: list, create, show, update, delete."""
 
-import json
 from typing import Optional
 
 from oslo_log import log as logging
@@ -32,9 +31,7 @@ from nova_reservation.db import shares as db_shares
 from nova_reservation import exception
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import kinds
-from nova_reservation.lease import properties
 from nova_reservation.lease import request as plan_request
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import service as lease_service
 from nova_reservation.lease import shares
 from nova_reservation import notifications
@@ -187,8 +184,9 @@ def create_lease(ctx, req):
         wsgi.authorize(ctx, policies.LEASES_SHARE, ctx.project_id)
         projects_known(ctx, validation.shares_named(
             body.get('reservations', [])))
-    if any(r.resource_type == resource_types.MAINTENANCE for r in requests):
-        wsgi.authorize(ctx, policies.LEASES_MAINTENANCE, ctx.project_id)
+    for policy in sorted({kinds.of(r.resource_type).policy for r in requests}
+                         - {None}):
+        wsgi.authorize(ctx, policy, ctx.project_id)
     draft = lease_service.Draft(
         values, requests, intervals if 'recurrence' in body else None,
         token=body.get('client_token'), digest=idempotency.digest(body))
@@ -197,27 +195,6 @@ def create_lease(ctx, req):
         return wsgi.json_response(201, {'lease': _view(ctx, made.lease_id)})
     return wsgi.json_response(201, {'lease': notify_and_view(
         ctx, 'create', made.lease_id)})
-
-
-def _shape(prefix: str, res, entry: dict) -> dict:
-    """The reservation's shape columns that `entry` changes."""
-    shape = {}
-    for field in kinds.of(res.resource_type).shapes:
-        if field not in entry:
-            continue
-        value = entry[field]
-        if field == 'affinity':
-            value = validation.parse_affinity(prefix + field, value)
-        elif field.endswith('_properties'):
-            value = validation.parse_requirements(
-                prefix + field, value, None if res.resource_type ==
-                resource_types.HOST else properties.NODE_NAMES) or None
-        else:
-            value = validation.whole(prefix + field, value,
-                                     *validation.SLOT_LIMITS[field])
-        if value != getattr(res, field):
-            shape[field] = value
-    return shape
 
 
 def _growth(lease, entries: list) -> tuple:
@@ -242,40 +219,23 @@ def _growth(lease, entries: list) -> tuple:
                 res.resource_type:
             raise exception.InvalidParam(prefix + 'resource_type', 'is %s and '
                                          'can not change' % res.resource_type)
-        host = res.resource_type == resource_types.HOST
         kind = kinds.of(res.resource_type)
         changeable = kind.changeable()
-        kept = kind.kept
-        unknown = sorted(set(entry) - changeable - set(kept) -
+        unknown = sorted(set(entry) - changeable - set(kind.kept) -
                          {'id', 'resource_type'})
         if unknown:
             raise exception.InvalidParam(prefix + unknown[0], 'can not change '
                                          '(only %s can)' % ', '.join(
                                          sorted(changeable)))
-        _keeps(prefix, res, entry, kept)
-        shape = _shape(prefix, res, entry)
+        kind.keeps(prefix, res, entry)
+        shape = kind.reshaped(prefix, res, entry)
         if shape and lease.status != status.PENDING:
             raise exception.Conflict(
                 '%s%s: lease %s is %s; only a lease that has not started '
                 'changes the shape of its reservations' % (
                     prefix, sorted(shape)[0], lease.id, lease.status),
                 'InvalidState')
-        field = 'max' if host else 'amount'
-        old = res.max_count if host else res.amount
-        new = validation.whole(prefix + field, entry.get(field, old))
-        if new < old:
-            raise exception.InvalidParam(prefix + field, 'can grow but not '
-                                         'shrink (now %d)' % old)
-        columns = {'amount': new}
-        if host:
-            columns['max_count'] = new
-            low = validation.whole(prefix + 'min',
-                                   entry.get('min', res.min_count or 1))
-            if low > new:
-                raise exception.InvalidParam(
-                    prefix + 'min', 'must not be above '
-                    'max (%d)' % new)
-            columns['min_count'] = low
+        old, new, low, columns = kind.grown(prefix, res, entry)
         columns.update(_sharing(prefix, res, entry))
         # Only what changes is written (and notified).
         columns = {c: v for c, v in columns.items() if getattr(res, c) != v}
@@ -291,7 +251,7 @@ def _growth(lease, entries: list) -> tuple:
             replaced.append(res.id)
         growth.append((plan_request.ReservationRequest(
             id=res.id, resource_type=res.resource_type, count=count,
-            min_count=low if shape and host else count,
+            min_count=low if shape and low is not None else count,
             need=capacity.Resources(shaped['vcpus'], shaped['memory_mb'],
                                     shaped['disk_gb']),
             traits=plan_request.traits_of(res),
@@ -329,23 +289,6 @@ def _changed(values: dict, growth: list) -> list:
                                           'min' if c == 'min_count' else c)
                      for c in columns)
     return sorted(found)
-
-
-def _keeps(prefix: str, res, entry: dict, kept: tuple) -> None:
-    """A change may name what a reservation keeps, as it is; its required
-    floating IPs may also be emptied (they stay taken).
-    """
-    for field in kept:
-        if field not in entry:
-            continue
-        now = getattr(res, field)
-        if field == 'required_floatingips':
-            asked = validation.addresses(prefix + field, entry[field])
-            if not asked or set(asked) == set(json.loads(now or '[]')):
-                continue
-        elif entry[field] == now:
-            continue
-        raise exception.InvalidParam(prefix + field, 'can not change')
 
 
 def update_lease(ctx, req, id):
@@ -397,7 +340,7 @@ def retry_event(ctx, req, id, event_id):
     if event is None:
         raise exception.NotFound('event %s of lease %s not found'
                                  % (event_id[:64], lease.id))
-    if not db_leases.retry_event(store, lease.id, event.id):
+    if not lease_service.retry_event(lease.id, event.id):
         raise exception.Conflict('event %s of lease %s is not in ERROR'
                                  % (event_id, lease.id), 'InvalidState')
     LOG.info('Lease %s: event %s retried by %s', lease.id, event_id,

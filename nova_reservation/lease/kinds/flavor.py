@@ -13,6 +13,10 @@
 """Capacity on the shared pool, of a flavor's size (``flavor:instance``).
 """
 
+from typing import Callable
+
+from nova_reservation.exception import InvalidParam
+from nova_reservation.exception import Uncounted
 from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
 
@@ -21,3 +25,16 @@ class Flavor(base.Instance):
 
     name = resource_types.FLAVOR
     shapes = ('resource_properties',)
+
+    def need(self, prefix: str, value: dict, flavor_need: Callable) -> dict:
+        flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3
+        try:
+            need = flavor_need(flavor_id)
+        except Uncounted as e:
+            raise InvalidParam(prefix + 'flavor_id', 'flavor %s %s'
+                               % (flavor_id, e))
+        if need is None:
+            raise InvalidParam(prefix + 'flavor_id', 'flavor %s not found'
+                               % flavor_id)
+        return dict(need=need.resources, traits=need.traits,
+                    extras=need.extras, flavor_id=flavor_id)

@@ -17,10 +17,10 @@ from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
 
 
-class Server(base.Kind):
+class Server(base.SharedPool):
 
     name = resource_types.SERVER
-    shared_pool = True
+    own_servers = True
 
     def fields(self, res, servers: list) -> dict:
         return base.servers_fields(res, servers)

@@ -13,7 +13,11 @@
 """Capacity on the shared pool, of a given size (``virtual:instance``).
 """
 
+from typing import Callable
+
+from nova_reservation import capacity
 from nova_reservation.lease.kinds import base
+from nova_reservation.lease.kinds import fields as checked
 from nova_reservation.lease import resource_types
 
 
@@ -22,3 +26,9 @@ class Virtual(base.Instance):
     name = resource_types.VIRTUAL
     shapes = ('vcpus', 'memory_mb', 'disk_gb', 'affinity',
               'resource_properties')
+
+    def need(self, prefix: str, value: dict, flavor_need: Callable) -> dict:
+        return dict(need=capacity.Resources(*(
+            checked.whole(prefix + field, value.get(field, 0),
+                          *checked.SLOT_LIMITS[field])
+            for field in ('vcpus', 'memory_mb', 'disk_gb'))))
