@@ -36,7 +36,7 @@ from devcloud import machine
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import models
-from nova_reservation.engine import outcomes
+from nova_reservation.lease import outcomes
 from nova_reservation import status
 
 STORE = db_api.Context()

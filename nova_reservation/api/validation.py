@@ -26,7 +26,6 @@ from nova_reservation.lease import kinds
 from nova_reservation.lease.kinds import fields as checked
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import request as plan_request
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import shares
 from nova_reservation.schemas import availability as search_schemas
 from nova_reservation.schemas import leases as schemas
@@ -230,12 +229,9 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
     wanted = {k: v for k, v in query.items()
               if k not in search_schemas.FIELDS}
     if 'resource_type' not in wanted:
-        wanted['resource_type'] = (
-            resource_types.FLOATINGIP if 'network_id' in wanted else
-            resource_types.HOST if {'min', 'max'} & set(wanted) else
-            resource_types.VIRTUAL if 'vcpus' in wanted else
-            resource_types.FLAVOR)
-    if wanted['resource_type'] == resource_types.HOST:
+        wanted['resource_type'] = kinds.named_by(set(wanted))
+    kind = kinds.KINDS.get(wanted['resource_type'])
+    if kind is not None and kind.whole_hosts:
         if 'min' in wanted:
             wanted.setdefault('max', wanted['min'])
     else:

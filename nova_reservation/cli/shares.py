@@ -25,15 +25,14 @@ from osc_lib import exceptions
 
 COLUMNS = ('Reservation', 'Resource type', 'Shared with', 'Matching',
            'Slots by project')
-SHAREABLE = ('flavor:instance', 'virtual:instance', 'physical:host')
 
 
 def chosen(lease: dict, reservation_id: Optional[str]) -> dict:
     """The reservation of `lease` (its view) that a command acts on: the
     one named, or its only capacity or host reservation (pure).
     """
-    found = [r for r in lease['reservations']
-             if r['resource_type'] in SHAREABLE]
+    # The lease API shows the sharing of those that are shared.
+    found = [r for r in lease['reservations'] if 'shared_with' in r]
     if reservation_id is not None:
         found = [r for r in found if r['id'] == reservation_id]
         if not found:
@@ -65,8 +64,7 @@ def rows(lease: dict) -> list:
     return [(r['id'], r['resource_type'], ', '.join(r['shared_with']),
              r['matching'], json.dumps(r['slots_by_project'],
                                        sort_keys=True))
-            for r in lease['reservations']
-            if r['resource_type'] in SHAREABLE]
+            for r in lease['reservations'] if 'shared_with' in r]
 
 
 def found(leases: list, lease: str) -> dict:

@@ -20,7 +20,6 @@ import types
 from typing import Iterable, Optional
 
 from nova_reservation.lease import kinds
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import shares
 from nova_reservation import views
@@ -55,25 +54,10 @@ def requested(req) -> dict:
     """A reservation asked for (a `ReservationRequest`), not yet placed:
     no allocations.
     """
-    found = {'id': req.id, 'resource_type': req.resource_type,
-             'allocations': []}
-    if req.resource_type == resource_types.HOST:
-        found.update(min=req.min_count, max=req.count,
-                     hypervisor_properties=req.hypervisor_properties,
-                     resource_properties=req.resource_properties,
-                     before_end=req.before_end or 'default')
-    elif req.resource_type == resource_types.FLOATINGIP:
-        found.update(amount=req.count, network_id=req.network_id,
-                     required_floatingips=list(req.addresses))
-    else:
-        found.update(amount=req.count, flavor_id=req.flavor_id)
-        if req.need is not None:
-            found.update(vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
-                         disk_gb=req.need.disk_gb)
-        if req.resource_type != resource_types.SERVER:
-            found.update(affinity=req.affinity,
-                         resource_properties=req.resource_properties)
-    if req.resource_type in kinds.SHAREABLE:
+    kind = kinds.of(req.resource_type)
+    found = dict(kind.requested(req), id=req.id,
+                 resource_type=req.resource_type, allocations=[])
+    if kind.shareable:
         found.update(shared_with=list(req.shared_with),
                      matching=shares.matching(req.matching))
     return found

@@ -17,38 +17,34 @@ and raises `Pending` while Nova is still working, so that the engine looks
 again later and other events are not held up.  Running an action twice
 does no harm.  An action is given the lease's details (the store's
 `leases.Details`) and returns the lease's status once it is done (or
-None).  It reads the store but does not write it: it asks for its writes
-(`outcomes.Writes`), which the engine makes with the event's outcome and
-the lease's status, in one transaction.
+None).  It reads the store but does not write it: it asks for its writes,
+the lease domain's (`lease.outcomes.Writes`; `lease.bindings`), which the
+engine makes with the event's outcome and the lease's status, in one
+transaction.  What a reservation's start and end do in Nova besides its
+servers (aggregates, flavors, floating IPs, compute services) is its
+kind's (`lease.kinds.base.Kind.start`, `end`).
 """
 
-import collections
 from typing import Optional
 
 from oslo_log import log as logging
 
-from nova_reservation.clients import neutron
 from nova_reservation.clients import trusts
-from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import bindings as db_bindings
-from nova_reservation.db import floatingips as db_floatingips
-from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import enforcement
-from nova_reservation.engine import maintenance
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import reasons
 from nova_reservation.engine import volumes
 from nova_reservation import exception
-from nova_reservation.lease import floatingips
-from nova_reservation.lease import resource_types
+from nova_reservation.lease import bindings as lease_bindings
+from nova_reservation.lease import kinds
 from nova_reservation import marks
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status
 
-CONF = conf.CONF
 # The store, for the actions' reads.
 STORE = db_api.Context()
 
@@ -92,8 +88,8 @@ def _hold_slot(nova, lease, binding, server, writes) -> None:
     if slot.host is None and not (host and slot.node == node):
         # A slot no sibling landed on: the start needs its node's host.
         slot_host = nova.host_of_node(slot.node)
-    writes.add(db_ledger.bind_slot, binding.reservation_id, server['id'],
-               node, host, slot_host)
+    writes.add(lease_bindings.hold_slot, binding.reservation_id,
+               server['id'], node, host, slot_host)
     _tag(nova, lease, server)
 
 
@@ -142,84 +138,10 @@ def reserve(nova, details, now, writes) -> None:
             nova.action(server['id'], 'shelveOffload')
             return True
         if state == 'shelved_offloaded' and binding.state != status.RESERVED:
-            writes.add(db_bindings.set_binding, binding.instance_uuid,
-                       state=status.RESERVED)
+            writes.add(lease_bindings.set_state, binding.instance_uuid,
+                       status.RESERVED)
         return False
     _step_each(nova, lease, details.bindings, step)
-
-
-def _pool_moves(nova, details, to_lease: bool, writes) -> None:
-    """Host reservations: their hosts leave the freepool for the lease's
-    aggregate (to_lease), or go back; private flavors get access, or go.
-    """
-    lease = details.lease
-    freepool = hosts = None
-    shared: set = set()
-    for res in details.reservations:
-        if res.private_flavor_id:
-            if to_lease:
-                nova.flavor_access(res.private_flavor_id, lease.project_id)
-            else:
-                nova.delete_flavor(res.private_flavor_id)
-        if res.server_group_id and not to_lease:
-            nova.delete_server_group(res.server_group_id)
-        if res.resource_type != resource_types.HOST:
-            continue
-        freepool = freepool or nova.aggregate(CONF.reservation.freepool_name,
-                                              {})
-        if hosts is None:
-            enrolled = db_hosts.get_all(STORE)
-            hosts = {h.hypervisor_hostname: h.service_name
-                     for h in enrolled}
-            served = collections.Counter(h.service_name for h in enrolled)
-            shared = {host for host, count in served.items() if count > 1}
-        agg = res.aggregate_id
-        if agg is None and to_lease:
-            agg = nova.aggregate(res.id, {
-                marks.LEASE_ID: lease.id,
-                marks.PROJECT_ID: lease.project_id})
-            writes.add(db_leases.set_reservation, res.id, aggregate_id=agg)
-        nodes = {s.node for s in db_ledger.slots(STORE, res.id,
-                                                 deleted=True)}
-        for node in sorted(nodes):
-            host = hosts.get(node)
-            if host is None or agg is None:
-                continue
-            # Aggregates hold services: one with other enrolled nodes
-            # stays in the freepool (the filter sets nodes aside by node).
-            if not to_lease or host not in shared:
-                nova.aggregate_host(freepool, host, add=not to_lease)
-            nova.aggregate_host(agg, host, add=to_lease)
-        if not to_lease and agg is not None:
-            nova.delete_aggregate(agg)
-
-
-def _floating_ips(details, make: bool) -> None:
-    """At the start, each address a floating IP reservation holds becomes
-    a floating IP of the lease's project (all or, this time, none: those
-    made are deleted again if one fails); at the end, they are deleted.
-    """
-    lease = details.lease
-    for res in details.reservations:
-        if res.resource_type != resource_types.FLOATINGIP:
-            continue
-        if not make:
-            neutron.remove(res.network_id, lease.project_id, res.id)
-            continue
-        try:
-            for slot in db_ledger.slots(STORE, res.id):
-                row = db_floatingips.get(
-                    STORE, slot.node[len(floatingips.PREFIX):])
-                neutron.make(row.floating_network_id, row.subnet_id,
-                             row.floating_ip_address, lease.project_id,
-                             res.id)
-        except (exception.AddressUnusable, exception.NeutronUnavailable) as e:
-            try:
-                neutron.remove(res.network_id, lease.project_id, res.id)
-            except exception.NeutronUnavailable:
-                pass   # the end removes them
-            raise exception.ActionFailed('floating IPs of reservation %s: %s'
-                                         % (res.id, e))
 
 
 def start(nova, details, now, writes) -> str:
@@ -234,24 +156,23 @@ def start(nova, details, now, writes) -> str:
                 for b in db_bindings.of_lease(STORE, before.id)):
             # Its servers are still the occurrence before's.
             raise Pending()
-    _pool_moves(nova, details, True, writes)
-    _floating_ips(details, make=True)
-    maintenance.start(nova, details)
+    for res in details.reservations:
+        kinds.of(res.resource_type).start(nova, lease, res, writes)
 
     def step(binding, server, state):
         if state == 'active':
             _hold_slot(nova, lease, binding, server, writes)
             if binding.state != status.ACTIVE:
-                writes.add(db_bindings.set_binding, binding.instance_uuid,
-                           state=status.ACTIVE)
+                writes.add(lease_bindings.set_state, binding.instance_uuid,
+                           status.ACTIVE)
             return False
         if state == 'shelved_offloaded':
             slot = db_ledger.slot_of(STORE, binding.reservation_id,
                                      server['id'])
             if binding.state == status.UNSHELVING:
                 # Asked before, and Nova is done: it could not.
-                writes.add(db_bindings.set_binding, binding.instance_uuid,
-                           state=status.RESERVED)
+                writes.add(lease_bindings.set_state, binding.instance_uuid,
+                           status.RESERVED)
                 raise exception.ActionFailed('%s could not start%s' % (
                     reasons.named(lease, binding, server),
                     reasons.fault(lease, binding, server)))
@@ -259,8 +180,8 @@ def start(nova, details, now, writes) -> str:
                                                       server):
                 return True   # Cinder makes them
             args = {'host': slot.host} if slot and slot.host else None
-            writes.add(db_bindings.set_binding, binding.instance_uuid,
-                       state=status.UNSHELVING)
+            writes.add(lease_bindings.set_state, binding.instance_uuid,
+                       status.UNSHELVING)
             nova.action(server['id'], 'unshelve', args)
         elif state == 'shelved':
             nova.action(server['id'], 'unshelve')
@@ -342,19 +263,18 @@ def end(nova, details, now, writes) -> Optional[str]:
         if on_end == 'snapshot' and binding.image_id is None:
             image = as_owner(binding, 'createImage', {
                 'name': '%s-%s' % (lease.name, server['name'])})
-            writes.add(db_bindings.set_binding, binding.instance_uuid,
-                       image_id=image['image_id'])
+            writes.add(lease_bindings.set_snapshot, binding.instance_uuid,
+                       image['image_id'])
             return True
         if on_end in ('delete', 'snapshot'):
             nova.delete(server['id'])
-        writes.add(db_bindings.set_binding, binding.instance_uuid,
-                   state=status.ENDED)
+        writes.add(lease_bindings.set_state, binding.instance_uuid,
+                   status.ENDED)
         return False
     # A server in ERROR still gets the end action (deleted, say).
     _step_each(nova, lease, details.bindings, step, error_fails=False)
-    _pool_moves(nova, details, False, writes)
-    _floating_ips(details, make=False)
-    maintenance.end(nova, details)
+    for res in details.reservations:
+        kinds.of(res.resource_type).end(nova, lease, res, writes)
     _forget_trust(lease)
     enforcement.on_end(lease)   # told, never waited on
     if lease.status == status.REFUSED:
@@ -368,8 +288,7 @@ def _recurring_servers(details) -> bool:
     whose servers go from one occurrence to the next.
     """
     return details.lease.series_id is not None and any(
-        r.resource_type == resource_types.SERVER
-        for r in details.reservations)
+        kinds.of(r.resource_type).made_by_boot for r in details.reservations)
 
 
 def _pass_on(nova, details, following, writes) -> None:
@@ -386,8 +305,8 @@ def _pass_on(nova, details, following, writes) -> None:
         if state == 'error':
             # Not shelved: it stays as it is, and holds no later slot.
             if binding.state != status.FAILED:
-                writes.add(db_bindings.set_binding, binding.instance_uuid,
-                           state=status.FAILED)
+                writes.add(lease_bindings.set_state, binding.instance_uuid,
+                           status.FAILED)
             return False
         if state in ('active', 'stopped', 'paused', 'suspended'):
             nova.action(server['id'], 'shelve')
@@ -396,12 +315,12 @@ def _pass_on(nova, details, following, writes) -> None:
             nova.action(server['id'], 'shelveOffload')
             return True
         if state == 'shelved_offloaded':
-            writes.add(db_bindings.pass_on, binding.instance_uuid,
+            writes.add(lease_bindings.pass_on, binding.instance_uuid,
                        following.id, reservations[0].id)
         return False
     _step_each(nova, lease, details.bindings, step, error_fails=False)
-    _pool_moves(nova, details, False, writes)
-    _floating_ips(details, make=False)
+    for res in details.reservations:
+        kinds.of(res.resource_type).end(nova, lease, res, writes)
 
 
 def bind(nova, details, now, writes) -> None:
@@ -412,14 +331,14 @@ def bind(nova, details, now, writes) -> None:
     """
     lease = details.lease
     whole_hosts = {r.id for r in details.reservations
-                   if r.resource_type == resource_types.HOST}
+                   if kinds.of(r.resource_type).whole_hosts}
 
     def step(binding, server, state):
         if state == 'error':
             reason = reasons.failed(lease, binding, server)
             LOG.warning('Lease %s: %s (server %s); its slot is free again',
                         lease.id, reason, binding.instance_uuid)
-            writes.add(db_bindings.server_failed, binding.instance_uuid,
+            writes.add(lease_bindings.server_failed, binding.instance_uuid,
                        lease.id, reason)
             return False
         if binding.state == status.BOOTING:
@@ -427,8 +346,8 @@ def bind(nova, details, now, writes) -> None:
                 _tag(nova, lease, server)
             else:
                 _hold_slot(nova, lease, binding, server, writes)
-            writes.add(db_bindings.set_binding, binding.instance_uuid,
-                       state=status.ACTIVE)
+            writes.add(lease_bindings.set_state, binding.instance_uuid,
+                       status.ACTIVE)
         return False
     _step_each(nova, lease, [b for b in details.bindings
                              if b.state == status.BOOTING], step,

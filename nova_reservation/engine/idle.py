@@ -22,7 +22,7 @@ its view); once idle for ``idle_period``, its owner is told
 (``lease.idle``) and, with ``idle_action = release``, its unused slots of
 capacity reservations and its hosts without servers go back to the pool.
 Each idle stretch is told once, with its release, whichever engine gets
-there first (`db.leases.tell_idle`).
+there first (`lease.idle.tell`).
 """
 
 import datetime
@@ -41,7 +41,8 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import notices as db_notices
 from nova_reservation import exception
-from nova_reservation.lease import resource_types
+from nova_reservation.lease import idle as lease_idle
+from nova_reservation.lease import kinds
 from nova_reservation import notifications
 
 LOG = logging.getLogger(__name__)
@@ -82,11 +83,11 @@ class Idle:
             if not reserved:
                 continue
             if capacity.used_share(reserved, used) * 100 >= threshold:
-                db_leases.set_idle(self.ctx, lease.id, None)
+                lease_idle.mark(lease.id, None)
                 continue
             since = lease.idle_since or now
             if lease.idle_since is None:
-                db_leases.set_idle(self.ctx, lease.id, since)
+                lease_idle.mark(lease.id, since)
             if now - since >= period and lease.idle_told != since:
                 self._tell(lease, since, unused,
                            capacity.used_share(reserved, used), now)
@@ -100,20 +101,21 @@ class Idle:
         """
         unused, reserved, used = [], 0.0, 0.0
         for res in details.reservations:
-            if res.resource_type == resource_types.FLOATINGIP:
+            kind = kinds.of(res.resource_type)
+            if kind.addresses:
                 continue   # idle is measured by vCPUs
             for slot in db_ledger.slots(self.ctx, res.id):
                 if not (slot.start_at <= now < slot.end_at):
                     continue
                 reserved += slot.vcpus
-                if res.resource_type == resource_types.HOST:
+                if kind.whole_hosts:
                     taken = min(on_node.get(slot.node, 0), slot.vcpus)
                 else:
                     server = servers.get(slot.instance_uuid or '')
                     taken = slot.vcpus if server else 0
                 used += taken
                 if not taken and slot.instance_uuid is None and \
-                        res.resource_type != resource_types.SERVER:
+                        not kind.made_by_boot:
                     unused.append((res, slot))
         return unused, reserved, used
 
@@ -123,18 +125,11 @@ class Idle:
         payload = notifications.lease_payload(lease.id)
         payload.update(idle_since=since.isoformat(),
                        used_percent=round(share * 100, 1))
-        given = []
         with db_api.writing(self.ctx):
-            if not db_leases.tell_idle(self.ctx, lease.id, since):
+            given = lease_idle.tell(self.ctx, lease.id, since, unused,
+                                    release)
+            if given is None:
                 return   # another engine told it
-            if release:
-                by_res: dict = {}
-                for res, slot in unused:
-                    by_res.setdefault(res.id, (res, []))[1].append(slot)
-                for res, slots in by_res.values():
-                    freed = set(db_ledger.give_back(
-                        self.ctx, res.id, [s.id for s in slots]))
-                    given += [(res, s) for s in slots if s.id in freed]
             payload['released'] = [{'reservation_id': res.id,
                                     'node': slot.node}
                                    for res, slot in given]
@@ -152,7 +147,7 @@ class Idle:
     def _hosts_back(self, given: list) -> None:
         """Released hosts leave the lease's aggregate for the freepool."""
         hosts = [(res, slot) for res, slot in given
-                 if res.resource_type == resource_types.HOST]
+                 if kinds.of(res.resource_type).whole_hosts]
         if not hosts:
             return
         names = {h.hypervisor_hostname: h.service_name

@@ -11,9 +11,9 @@
 #    under the License.
 
 """Maintenance windows in Nova: before the start, the ordinary servers on
-a window's nodes are told and moved off; at the start, the nova-compute
-services of its nodes are disabled with its reason; at the end, enabled
-again.
+a window's nodes are told and moved off.  (At the start, the nova-compute
+services of its nodes are disabled with its reason, and at the end enabled
+again, by the window's kind: `lease.kinds.maintenance`.)
 
 `preempt_notice` minutes before the start, each ordinary server on the
 nodes is told (metadata ``reservation:maintenance_at``, notification
@@ -26,12 +26,6 @@ lease's server whose slot the window moved to another node is told and
 live-migrated the same way, to that node.  The
 preemptible servers are the preemption's: the window's slots are promises
 like any other, so they are told, moved off or shelved before it.
-
-The record of which services the window disabled is the disabled reason
-itself, which ends with the window's mark: a start run again after a crash
-finds them disabled already, and the end enables only those that still
-carry the mark, never a service the operator disabled before the window
-or since with a reason of their own.
 """
 
 import datetime
@@ -44,74 +38,10 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import maintenance as db_maintenance
 from nova_reservation import exception
-from nova_reservation.lease import resource_types
 from nova_reservation import marks
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
-# Nova keeps 255 characters of a disabled reason.
-REASON_LENGTH = 255
-
-
-def disabled_reason(reason: str, lease_id: str) -> str:
-    """The disabled reason of the window's services: its own reason, cut
-    to leave room for the mark.
-    """
-    tail = marks.maintenance_mark(lease_id)
-    return reason[:REASON_LENGTH - len(tail)] + tail
-
-
-def ours(service: dict, lease_id: str) -> bool:
-    """Whether the window disabled `service` (and nobody since)."""
-    reason = service.get('disabled_reason') or ''
-    return service['status'] == 'disabled' and reason.endswith(
-        marks.maintenance_mark(lease_id))
-
-
-def _services(nova, details) -> list:
-    """[(compute service, reason)] of the lease's windows: the services
-    whose every node is in a window.  One that serves other nodes too
-    (bare metal) stays enabled for them: the window holds its own nodes
-    whole in the ledger, which keeps boots off them.
-    """
-    found = []
-    served = None
-    for res in details.reservations:
-        if res.resource_type != resource_types.MAINTENANCE:
-            continue
-        if served is None:
-            served = nova.nodes_by_host()
-        window = set(json.loads(res.hosts or '[]'))
-        for node in sorted(window - set().union(*served.values())):
-            LOG.warning('Maintenance window %s: node %s is gone',
-                        details.lease.id, node)
-        for host, nodes in sorted(served.items()):
-            if nodes <= window:
-                found += [(s, res.reason)
-                          for s in nova.compute_services(host)]
-    return found
-
-
-def start(nova, details) -> None:
-    """Disable the windows' services that are enabled, with the reason."""
-    lease_id = details.lease.id
-    for service, reason in _services(nova, details):
-        if service['status'] == 'disabled':
-            continue   # the operator's, or this window's already
-        nova.set_service(service['id'], False,
-                         disabled_reason(reason, lease_id))
-        LOG.info('Maintenance window %s: compute service of %s disabled',
-                 lease_id, service['host'])
-
-
-def end(nova, details) -> None:
-    """Enable again the services the window disabled."""
-    lease_id = details.lease.id
-    for service, _ in _services(nova, details):
-        if ours(service, lease_id):
-            nova.set_service(service['id'], True)
-            LOG.info('Maintenance window %s: compute service of %s enabled',
-                     lease_id, service['host'])
 
 
 def approach(nova, now: datetime.datetime, notifier=None) -> None:

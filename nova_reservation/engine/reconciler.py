@@ -39,6 +39,7 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import preemptibles as db_preemptibles
 from nova_reservation import exception
 from nova_reservation.lease import approvals
+from nova_reservation.lease import bindings as lease_bindings
 from nova_reservation.lease import service as lease_service
 from nova_reservation import marks
 from nova_reservation import status
@@ -92,7 +93,7 @@ class Reconciler:
         self._release_holds(holds, repairs)
         self._forget_trusts(repairs)
         for event in db_events.failed_deletions(self.ctx):
-            db_leases.retry_event(self.ctx, event.lease_id, event.id)
+            lease_service.retry_event(event.lease_id, event.id)
             self._repaired(repairs, event.lease_id, 'update', 'its deletion '
                            'failed; tried again')
         return repairs
@@ -183,10 +184,11 @@ class Reconciler:
             uuids = sorted(s['id'] for s in servers)
             reservations = db_leases.reservations(self.ctx, lease.id)
             if uuids and reservations:
-                if db_bindings.bind_servers(
-                        self.ctx, lease.id, reservations[0].id, uuids,
-                        *status.made(started, waits,
-                                     approvals.awaited(lease)),
+                lease_status, state = status.made(started, waits,
+                                                  approvals.awaited(lease))
+                if lease_bindings.bind_servers(
+                        lease.id, reservations[0].id, uuids,
+                        lease_status=lease_status, state=state,
                         take_slots=not waits):
                     self._repaired(repairs, lease.id, 'update', 'left '
                                    'CREATING; its %d server(s) bound'
@@ -247,12 +249,12 @@ class Reconciler:
         gone = sorted(set(bound) - existing)
         if not gone:
             return
-        emptied = db_bindings.servers_gone(self.ctx, gone)
+        emptied = lease_bindings.servers_gone(gone)
         for uuid in gone:
             self._repaired(repairs, bound[uuid], 'update', 'server %s is '
                            'gone; its slot is free' % uuid)
         for lease_id in emptied:
-            db_leases.begin_delete(self.ctx, lease_id)
+            lease_service.take_down(lease_id)
             self._repaired(repairs, lease_id, 'delete', 'none of its servers '
                            'is left; deleted')
 
@@ -272,7 +274,7 @@ class Reconciler:
     def _release_claims(self, claims: set, repairs) -> None:
         """Slots held by a boot across two passes: its nova-api died."""
         for claim in sorted(claims & self._claims):
-            db_ledger.release_claim(self.ctx, claim)
+            lease_bindings.release(claim)
             LOG.warning('Reconciler: slots held by boot %s released', claim)
             repairs.append('%s: released' % claim)
         self._claims = claims - self._claims

@@ -41,13 +41,13 @@ from nova_reservation.db import turns as db_turns
 from nova_reservation.engine import actions
 from nova_reservation.engine import idle
 from nova_reservation.engine import outbox
-from nova_reservation.engine import outcomes
 from nova_reservation.engine import preemption
 from nova_reservation.engine import reconciler
 from nova_reservation.engine import relocation
 from nova_reservation.engine import soft_end
 from nova_reservation.engine import waiting
 from nova_reservation.lease import approvals as lease_approvals
+from nova_reservation.lease import outcomes
 from nova_reservation import notifications
 from nova_reservation.schemas import leases as schemas
 from nova_reservation import status

@@ -31,12 +31,10 @@ from oslo_log import log as logging
 from nova_reservation.capacity import epoch
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
-from nova_reservation.db import leases as db_leases
 from nova_reservation.db import waiting as db_waiting
 from nova_reservation import exception
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
-from nova_reservation import status
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -97,12 +95,10 @@ class Waiting:
                     epoch.to_epoch(last) <= now):
                 self._refuse(lease, tries, reason)
             else:
-                db_leases.set_status(
-                    self.ctx, [lease.id], status.WAITING,
-                    'waiting for room (try %d%s): %s' % (
+                lease_service.keep_waiting(
+                    lease.id, 'waiting for room (try %d%s): %s' % (
                         tries, ' of %d' % lease.retries
-                        if lease.retries else '', reason),
-                    only_from=(status.WAITING,))
+                        if lease.retries else '', reason))
             return
         if placed:
             LOG.info('Waiting lease %s placed after %d tries', lease.id,

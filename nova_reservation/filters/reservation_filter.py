@@ -26,6 +26,7 @@ from nova_reservation.clients import placement
 from nova_reservation import conf
 from nova_reservation.filters import enrolled_nodes
 from nova_reservation.filters import passes as passes_mod
+from nova_reservation.lease import kinds
 from nova_reservation.lease import shares
 from nova_reservation.ledger import memory as ledger_mod
 
@@ -128,7 +129,7 @@ class ReservationFilter(filters.BaseHostFilter):
             LOG.info('ReservationFilter: reservation %s is not one of '
                      'project %s', rid, spec_obj.project_id)
             return lambda host_state: False
-        if res.resource_type == 'server':
+        if kinds.of(res.resource_type).made_by_boot:
             # A leased server goes to its own slot (unshelve), a new one
             # to a free slot.
             nodes = own or {s.node for s in slots
@@ -303,9 +304,8 @@ class ReservationFilter(filters.BaseHostFilter):
 
 
 def is_preemptible(spec_obj) -> bool:
-    """Whether the boot (or move) is of a preemptible server: the boot
-    hook gives the hint, which the request spec keeps.
-    """
+    """Whether the boot (or move) is of a preemptible server."""
+    # The boot hook gives the hint; the request spec keeps it.
     hints = spec_obj.scheduler_hints or {}
     value = hints.get('preemptible')
     if isinstance(value, list):

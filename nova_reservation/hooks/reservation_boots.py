@@ -33,7 +33,6 @@ from nova_reservation.hooks import params
 from nova_reservation.lease import bindings as lease_bindings
 from nova_reservation.lease import kinds
 from nova_reservation.lease import request as plan_request
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import shares
 from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import marks
@@ -99,17 +98,9 @@ class ReservationBoots:
                 'reservation: policy does not allow %s for this user '
                 '(%s is shared with this project by project %s)' % (
                     policies.RESERVATIONS_BOOT_SHARED, rid, res.project_id))
-        if res.resource_type == resource_types.SERVER:
-            raise exception.Conflict(
-                'reservation: %s holds the servers of lease %s and '
-                'takes no other server' % (rid, res.lease_id))
-        if res.resource_type in (resource_types.FLOATINGIP,
-                                 resource_types.MAINTENANCE):
-            raise exception.Conflict(
-                'reservation: %s holds %s of lease %s and takes no '
-                'server' % (rid, 'floating IPs' if res.resource_type ==
-                            resource_types.FLOATINGIP else
-                            'a maintenance window', res.lease_id))
+        refused = kinds.of(res.resource_type).refuses_boots(res)
+        if refused:
+            raise exception.Conflict('reservation: %s' % refused)
         lease = db_leases.get(self.ctx, res.lease_id)
         now = db_api.utcnow()
         if not (lease.start_at <= now < lease.end_at) or \
@@ -146,7 +137,8 @@ class ReservationBoots:
         count = params.server_count(
             server, CONF.reservation.max_servers_per_lease)
         claim = None
-        if res.resource_type in kinds.WITH_FLAVOR:
+        kind = kinds.of(res.resource_type)
+        if kind.private_flavor:
             need = params.need(server, found)
             slot = capacity.Resources(res.vcpus, res.memory_mb, res.disk_gb)
             if not need.resources.fits_in(slot):
@@ -183,7 +175,7 @@ class ReservationBoots:
         lease_bindings.bind_servers(
             res.lease_id, res.id, uuids, claim=claim,
             bind_event=True,
-            take_slots=res.resource_type != resource_types.HOST,
+            take_slots=not kind.whole_hosts,
             project_id=(None if res.project_id == ctx.project_id
                         else ctx.project_id))
         return resp

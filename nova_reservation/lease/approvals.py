@@ -45,7 +45,6 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import notices as db_notices
 from nova_reservation import exception
 from nova_reservation.lease import kinds
-from nova_reservation.lease import resource_types
 from nova_reservation import notifications
 from nova_reservation import status
 
@@ -98,7 +97,7 @@ def vcpus(requests: Iterable) -> int:
 def hosts(requests: Iterable) -> int:
     """The most whole hosts a lease's requests reserve in all."""
     return sum(r.count for r in requests
-               if r.resource_type == resource_types.HOST)
+               if kinds.of(r.resource_type).whole_hosts)
 
 
 def reasons(requests: list, start: datetime.datetime,

@@ -15,7 +15,9 @@ reservation and given back when it fails, the servers Nova made bound to
 their reservation, a reserved server tied to its slot's node.
 
 The boot hook asks here; only the lease domain and the store write slots
-and bindings.
+and bindings.  The engine's actions ask for the bindings' moves below that
+take a transaction (`ctx`) first: they are made with the event's outcome
+(`outcomes.Writes`).
 """
 
 from typing import Iterable, Optional, Tuple
@@ -75,3 +77,48 @@ def bind_slot(reservation_id: str, instance_uuid: str, node: str,
               host: Optional[str]) -> None:
     """Tie a reserved server to the slot of its reservation on `node`."""
     db_ledger.bind_slot(STORE, reservation_id, instance_uuid, node, host)
+
+
+def servers_gone(instance_uuids: Iterable[str]) -> list:
+    """The servers no longer exist: their bindings end and their slots are
+    free for another boot; the server leases left with none of their
+    servers (`db.bindings.servers_gone`), which the caller takes down.
+    """
+    return db_bindings.servers_gone(STORE, instance_uuids)
+
+
+def hold_slot(ctx, reservation_id: str, instance_uuid: str,
+              node: Optional[str], host: Optional[str],
+              slot_host: Optional[str]) -> None:
+    """A running server holds the slot of its reservation on its node,
+    swapping with the sibling there (`db.ledger.bind_slot`); a slot with
+    no host yet gets `host`, or `slot_host`.
+    """
+    db_ledger.bind_slot(ctx, reservation_id, instance_uuid, node, host,
+                        slot_host)
+
+
+def set_state(ctx, instance_uuid: str, state: str) -> None:
+    """The server's binding moves to `state`, where its moves allow it."""
+    db_bindings.set_binding(ctx, instance_uuid, state=state)
+
+
+def set_snapshot(ctx, instance_uuid: str, image_id: str) -> None:
+    """The snapshot of the server at its lease's end is `image_id`."""
+    db_bindings.set_binding(ctx, instance_uuid, image_id=image_id)
+
+
+def pass_on(ctx, instance_uuid: str, lease_id: str,
+            reservation_id: str) -> None:
+    """A recurring lease's server goes on to its next occurrence
+    (`db.bindings.pass_on`).
+    """
+    db_bindings.pass_on(ctx, instance_uuid, lease_id, reservation_id)
+
+
+def server_failed(ctx, instance_uuid: str, lease_id: str,
+                  reason: str) -> None:
+    """A server of the lease failed: its binding fails, its slot is free
+    for another boot, and the lease is degraded with `reason`.
+    """
+    db_bindings.server_failed(ctx, instance_uuid, lease_id, reason)

@@ -35,7 +35,6 @@ from nova_reservation.exception import WindowBlocked
 from nova_reservation.lease import kinds
 from nova_reservation.lease import relocation
 from nova_reservation.lease.request import interval
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import write
 
@@ -47,7 +46,7 @@ TRIES = 3
 def window_of(requests: list) -> Optional[object]:
     """The maintenance reservation's request of a lease, or None."""
     for req in requests:
-        if req.resource_type == resource_types.MAINTENANCE:
+        if kinds.of(req.resource_type).window:
             return req
     return None
 
@@ -92,7 +91,7 @@ def clear(writer: write.Writer, req, start: float, end: float,
             info = view.reservation(slot.reservation_id)
             if info is None:
                 continue
-            if info.resource_type == resource_types.MAINTENANCE:
+            if kinds.of(info.resource_type).window:
                 stuck.setdefault(info.lease_id, 'its maintenance window '
                                  'holds node %s then' % node)
             elif slot.start <= now and not movable_now(info, slot):
@@ -155,9 +154,8 @@ def keeps_dates(lease, values: dict) -> None:
     if all(values.get(f, getattr(lease, f)) == getattr(lease, f)
            for f in ('start_at', 'end_at')):
         return
-    held = {r.resource_type for r in db_leases.reservations(
-        db_api.Context(), lease.id)}
-    if resource_types.MAINTENANCE in held:
+    if any(kinds.of(r.resource_type).window for r in db_leases.reservations(
+            db_api.Context(), lease.id)):
         raise WindowBlocked(
             'lease %s is a maintenance window: its dates do not '
             'change; delete it and make another' % lease.id)
@@ -167,8 +165,7 @@ def check_alone(body: dict, requests: list) -> None:
     """A maintenance window's lease holds that one reservation, over one
     interval that it takes as asked (it neither recurs nor waits).
     """
-    if not any(r.resource_type == resource_types.MAINTENANCE
-               for r in requests):
+    if window_of(requests) is None:
         return
     if len(requests) > 1:
         raise InvalidParam('reservations', 'a lease with a maintenance '

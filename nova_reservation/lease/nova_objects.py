@@ -26,7 +26,6 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.lease import kinds
 from nova_reservation.lease.request import ReservationRequest
-from nova_reservation.lease import resource_types
 
 
 def private_flavors(ctx, requests: Iterable[ReservationRequest]) -> list:
@@ -53,8 +52,8 @@ def _private_flavor(ctx, req: ReservationRequest):
     reservation's; a flavor:instance one is a copy of its flavor (extra
     specs too).  The owner gets access to it at the start.
     """
-    source = (flavors.find(ctx, req.flavor_id)
-              if req.resource_type == resource_types.FLAVOR else None)
+    copies = kinds.of(req.resource_type).copies_flavor
+    source = flavors.find(ctx, req.flavor_id) if copies else None
     # A copy has its source's numbers, not the slot's: what a server takes
     # (its extra specs may override them) is not the guest's size.
     size = (dict(vcpus=source.vcpus, memory_mb=source.memory_mb,
@@ -68,7 +67,7 @@ def _private_flavor(ctx, req: ReservationRequest):
         extra_specs=dict(source.extra_specs) if source else {})
     flavor.create()
     req.private_flavor_id = flavor.flavorid
-    if req.resource_type == resource_types.VIRTUAL:
+    if not copies:
         req.flavor_id = flavor.flavorid
     return flavor
 
@@ -96,8 +95,9 @@ def reshape(ctx, lease, replaced: list) -> None:
     start).
     """
     for res in db_leases.reservations(db_api.Context(), lease.id):
-        if res.id not in replaced or \
-                res.resource_type != resource_types.VIRTUAL:
+        kind = kinds.of(res.resource_type)
+        if res.id not in replaced or not kind.private_flavor or \
+                kind.copies_flavor:
             continue
         req = ReservationRequest(
             id=res.id, resource_type=res.resource_type, count=res.amount,

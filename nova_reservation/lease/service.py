@@ -38,13 +38,13 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation import enforcement
 from nova_reservation import exception
 from nova_reservation.lease import approvals
+from nova_reservation.lease import bindings
 from nova_reservation.lease import idempotency
 from nova_reservation.lease import kinds
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.lease.request import request_of
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.lease import write
 from nova_reservation import status
@@ -164,10 +164,10 @@ def _flavors_first(draft: Draft, values: dict) -> bool:
     private flavors are made: one that is refused when it does not fit
     (not a boot's, a waiting one or a maintenance window) and makes any.
     """
-    asked = {r.resource_type for r in draft.requests}
+    asked = [kinds.of(r.resource_type) for r in draft.requests]
     return (not draft.servers and values.get('if_busy') != 'wait' and
-            resource_types.MAINTENANCE not in asked and
-            bool(asked & set(kinds.WITH_FLAVOR)))
+            not any(k.window for k in asked) and
+            any(k.private_flavor for k in asked))
 
 
 def _trust(ctx) -> Optional[str]:
@@ -266,7 +266,7 @@ def _series_in_one_cell(writer: write.Writer, occurrences: list,
         try:
             return writer.create_series([
                 (values, [dataclasses.replace(r, nodes=nodes)
-                          if r.resource_type == resource_types.SERVER
+                          if kinds.of(r.resource_type).made_by_boot
                           else r for r in requests], events)
                 for values, requests, events in occurrences], quota)
         except exception.NoCapacity as e:
@@ -284,7 +284,7 @@ def _in_their_cell(store, lease_id: str, requests: list) -> list:
     kept = []
     for req in requests:
         cell = (cells.of_server(waiting[req.id]) if req.id in waiting and
-                req.resource_type == resource_types.SERVER else None)
+                kinds.of(req.resource_type).made_by_boot else None)
         kept.append(dataclasses.replace(req, nodes=cells.nodes_of(cell))
                     if cell else req)
     return kept
@@ -358,6 +358,27 @@ def servers_gone(uuids: Iterable[str]) -> None:
     """Servers were deleted: their slots are free for other boots, and a
     lease left with none of its own servers goes.
     """
-    store = db_api.Context()
-    for lease_id in db_bindings.servers_gone(store, uuids):
-        db_leases.begin_delete(store, lease_id)
+    for lease_id in bindings.servers_gone(uuids):
+        take_down(lease_id)
+
+
+def take_down(lease_id: str) -> bool:
+    """A server lease left with none of its servers goes: its deletion
+    begins (the engine removes what it made).  Whether it began.
+    """
+    return db_leases.begin_delete(db_api.Context(), lease_id)
+
+
+def keep_waiting(lease_id: str, reason: str) -> None:
+    """A waiting lease that did not fit at a try waits on, with `reason`
+    (unless it left WAITING meanwhile).
+    """
+    db_leases.set_status(db_api.Context(), [lease_id], status.WAITING,
+                         reason, only_from=(status.WAITING,))
+
+
+def retry_event(lease_id: str, event_id: int) -> bool:
+    """An event of the lease in ERROR is due again now, and the lease back
+    to where it was (`db.leases.retry_event`); whether it was in ERROR.
+    """
+    return db_leases.retry_event(db_api.Context(), lease_id, event_id)

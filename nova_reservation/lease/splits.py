@@ -38,7 +38,6 @@ from nova_reservation.lease import kinds
 from nova_reservation.lease import nova_objects
 from nova_reservation.lease.request import request_of
 from nova_reservation.lease.request import reservation_row
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation import status
 
@@ -86,8 +85,8 @@ def split(ctx, lease, reservation_id: str, amount: int,
         old, id=uuidutils.generate_uuid(), count=amount,
         min_count=amount, server_group_id=None, private_flavor_id=None,
         shared_with=old.shared_with if same else (),
-        flavor_id=(res.flavor_id if res.resource_type ==
-                   resource_types.FLAVOR else None))
+        flavor_id=(res.flavor_id if kinds.of(res.resource_type).copies_flavor
+                   else None))
     made = nova_objects.private_flavors(ctx, [req])
     moved = None
     try:
@@ -118,7 +117,7 @@ def _servers_on(ctx, res) -> dict:
     them (read before the split's transaction: Nova's databases are not
     the store's).
     """
-    if res.resource_type != resource_types.HOST:
+    if not kinds.of(res.resource_type).whole_hosts:
         return {}
     api = compute_api.API()
     nodes = {}

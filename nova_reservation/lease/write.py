@@ -40,7 +40,6 @@ from nova_reservation.lease.request import reservation_row
 from nova_reservation.lease.request import retry_interval
 from nova_reservation.lease.request import slot_row_of
 from nova_reservation.lease.request import slot_rows
-from nova_reservation.lease import resource_types
 from nova_reservation.lease import schedule
 from nova_reservation.ledger import memory as ledger_mod
 from nova_reservation import status
@@ -215,7 +214,7 @@ class Writer(plan_mod.Planner):
         due = dict(moved, before_end_minutes=lease.before_end_minutes)
         if not db_waiting.placed(self.ctx, lease.id, moved, [
                 r.id for r in requests
-                if r.resource_type == resource_types.SERVER],
+                if kinds.of(r.resource_type).made_by_boot],
                 schedule.lease_events(due, epoch.from_epoch(now)),
                 also):
             db_waiting.unhold_waiting(self.ctx, lease.id)   # deleted

@@ -33,7 +33,7 @@ from nova_reservation.db import bindings as db_bindings
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation import exception
-from nova_reservation.lease import resource_types
+from nova_reservation.lease import kinds
 from nova_reservation.lease import shares
 from nova_reservation.lease import write as lease_write
 from nova_reservation import policies
@@ -120,7 +120,7 @@ def show_ledger(ctx, req):
     def visible(slot):
         info = reservations.get(slot.reservation_id)
         return everything or (info and (
-            info.resource_type == resource_types.MAINTENANCE or
+            kinds.of(info.resource_type).window or
             shares.may_use(info.project_id, info.shared_with,
                            ctx.project_id)))
     shown = [(h, reservable, [s for s in slots if visible(s)])
@@ -139,8 +139,8 @@ def show_ledger(ctx, req):
     reasons = {rid: db_leases.reservation(db_api.Context(), rid).reason
                for rid in {s.reservation_id for _, _, slots in shown
                            for s in slots}
-               if getattr(reservations.get(rid), 'resource_type',
-                          None) == resource_types.MAINTENANCE}
+               if rid in reservations and
+               kinds.of(reservations[rid].resource_type).window}
     nodes = []
     for host, reservable, slots in shown:
         allocations = []

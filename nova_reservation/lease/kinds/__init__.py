@@ -21,6 +21,7 @@ from nova_reservation.lease.kinds import host
 from nova_reservation.lease.kinds import maintenance
 from nova_reservation.lease.kinds import server
 from nova_reservation.lease.kinds import virtual
+from nova_reservation.lease import resource_types
 
 KINDS = {kind.name: kind for kind in (
     server.Server(), flavor.Flavor(), virtual.Virtual(), host.Host(),
@@ -33,6 +34,19 @@ WITH_FLAVOR = tuple(k.name for k in KINDS.values() if k.private_flavor)
 SHAREABLE = tuple(k.name for k in KINDS.values() if k.shareable)
 # {kind the quotas count: the hosts each of its slots counts}.
 COUNTED = {k.name: int(k.whole_hosts) for k in KINDS.values() if k.counted}
+
+
+def named_by(fields: set) -> str:
+    """The kind of reservation that an availability search's `fields`
+    name when they name none: a network's addresses, hosts by count,
+    servers of a size, or else of a flavor.
+    """
+    if 'network_id' in fields:
+        return resource_types.FLOATINGIP
+    if {'min', 'max'} & fields:
+        return resource_types.HOST
+    return resource_types.VIRTUAL if 'vcpus' in fields else \
+        resource_types.FLAVOR
 
 
 def of(resource_type: str) -> base.Kind:

@@ -50,16 +50,33 @@ class Kind:
     # Its slots are whole reservable hosts, which the lease gets in an
     # aggregate of its own; its servers hold no slot of their own.
     whole_hosts = False
-    # Held by the servers its lease booted, which a recurring lease passes on.
-    own_servers = False
     # Its slots are addresses, not vCPUs: the idle measure leaves them out.
     addresses = False
-
+    # Made by a boot with lease_params: each of its servers holds a slot of
+    # its own, and goes on to the next occurrence of a recurring lease.
+    made_by_boot = False
+    # A maintenance window: its nodes held whole, alone in its lease.
+    window = False
+    # Its private flavor is a copy of the flavor it names (else it is made
+    # to the reservation's size, and again when the size changes).
+    copies_flavor = False
     # The policy a lease that asks for it needs, beside the create's.
     policy: Optional[str] = None
     # The names a requirement on its nodes (resource_properties) may
     # use: a shared-pool node's; None: a reservable host's (any).
     requirement_names: Optional[tuple] = properties.NODE_NAMES
+
+    def refuses_boots(self, res) -> Optional[str]:
+        """Why a boot into reservation `res` (its row) is refused, or None:
+        servers boot into it (``--hint reservation=<id>``).
+        """
+        return None
+
+    def requested(self, req) -> dict:
+        """What usage enforcement is told of a request of this kind,
+        beside its id and type (Blazar's fields).
+        """
+        return {}
 
     def request_fields(self, prefix: str, value: dict,
                        flavor_need: Callable, registered: Callable) -> dict:
@@ -163,6 +180,13 @@ class SharedPool(Kind):
 
     shared_pool = True
 
+    def requested(self, req) -> dict:
+        found = dict(amount=req.count, flavor_id=req.flavor_id)
+        if req.need is not None:
+            found.update(vcpus=req.need.vcpus, memory_mb=req.need.memory_mb,
+                         disk_gb=req.need.disk_gb)
+        return found
+
     def describe(self, req) -> str:
         return '%d x %s (%s%s each%s)' % (
             req.count, req.flavor_name or req.flavor_id or
@@ -196,6 +220,10 @@ class Instance(SharedPool):
 
     shareable = True
     private_flavor = True
+
+    def requested(self, req) -> dict:
+        return dict(super().requested(req), affinity=req.affinity,
+                    resource_properties=req.resource_properties)
 
     def request_fields(self, prefix: str, value: dict,
                        flavor_need: Callable, registered: Callable) -> dict:

@@ -25,6 +25,7 @@ class Flavor(base.Instance):
 
     name = resource_types.FLAVOR
     shapes = ('resource_properties',)
+    copies_flavor = True
 
     def need(self, prefix: str, value: dict, flavor_need: Callable) -> dict:
         flavor_id = str(value['flavor_id'])   # the CLI sends "3" as 3

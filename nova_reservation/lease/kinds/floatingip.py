@@ -68,6 +68,14 @@ class FloatingIP(base.Kind):
             resource_type=self.name, count=amount, need=floatingips.UNIT,
             network_id=network_id, addresses=wanted)
 
+    def refuses_boots(self, res) -> Optional[str]:
+        return ('%s holds floating IPs of lease %s and takes no server'
+                % (res.id, res.lease_id))
+
+    def requested(self, req) -> dict:
+        return dict(amount=req.count, network_id=req.network_id,
+                    required_floatingips=list(req.addresses))
+
     def keeps(self, prefix: str, res, entry: dict) -> None:
         # Its required addresses may also be emptied (they stay taken).
         field = 'required_floatingips'

@@ -70,6 +70,12 @@ class Host(base.Kind):
         return old, new, low, {'amount': new, 'max_count': new,
                                'min_count': low}
 
+    def requested(self, req) -> dict:
+        return dict(min=req.min_count, max=req.count,
+                    hypervisor_properties=req.hypervisor_properties,
+                    resource_properties=req.resource_properties,
+                    before_end=req.before_end or 'default')
+
     def describe(self, req) -> str:
         return '%d to %d reservable hosts' % (req.min_count, req.count)
 

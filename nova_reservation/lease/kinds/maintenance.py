@@ -76,6 +76,11 @@ class Maintenance(base.Kind):
     sizes = ()
     counted = False
     policy = policies.LEASES_MAINTENANCE
+    window = True
+
+    def refuses_boots(self, res) -> Optional[str]:
+        return ('%s holds a maintenance window of lease %s and takes no '
+                'server' % (res.id, res.lease_id))
 
     def request_fields(self, prefix: str, value: dict,
                        flavor_need: Callable, registered: Callable) -> dict:

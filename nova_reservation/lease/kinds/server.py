@@ -13,6 +13,8 @@
 """The servers of a boot with ``lease_params``: each holds its own slot.
 """
 
+from typing import Optional
+
 from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
 
@@ -20,7 +22,11 @@ from nova_reservation.lease import resource_types
 class Server(base.SharedPool):
 
     name = resource_types.SERVER
-    own_servers = True
+    made_by_boot = True
+
+    def refuses_boots(self, res) -> Optional[str]:
+        return ('%s holds the servers of lease %s and takes no other '
+                'server' % (res.id, res.lease_id))
 
     def fields(self, res, servers: list) -> dict:
         return base.servers_fields(res, servers)

@@ -37,8 +37,8 @@ from nova_reservation.db import changes as db_changes
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.engine import nova_client
-from nova_reservation.engine import outcomes
 from nova_reservation.engine import service
+from nova_reservation.lease import outcomes
 from nova_reservation import status
 
 STORE = db_api.Context()

@@ -35,8 +35,8 @@ from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation.db import models
 from nova_reservation.db import notices as db_notices
-from nova_reservation.engine import outcomes
 from nova_reservation import exception
+from nova_reservation.lease import outcomes
 from nova_reservation import status
 
 STORE = db_api.Context()

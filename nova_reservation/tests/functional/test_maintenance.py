@@ -23,7 +23,8 @@ from nova_reservation.capacity import epoch
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
-from nova_reservation.engine import maintenance as engine_maintenance
+from nova_reservation.lease import kinds
+from nova_reservation.lease import outcomes
 from nova_reservation.tests.functional import base
 
 STORE = db_api.Context()
@@ -223,7 +224,9 @@ class MaintenanceTest(base.SharingTestCase):
         # A start run again (as after a crash between its writes) leaves
         # them as they are; the window's node has not failed.
         details = db_leases.details(STORE, [made['id']])[made['id']]
-        engine_maintenance.start(self.nova_client(), details)
+        for res in details.reservations:
+            kinds.of(res.resource_type).start(
+                self.nova_client(), details.lease, res, outcomes.Writes())
         # (But for the time of its last heartbeat, which the compute
         # service writes on its own.)
         self.assertEqual(dict(host1, updated_at=None),

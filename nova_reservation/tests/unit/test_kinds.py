@@ -19,6 +19,7 @@ import types
 
 import testtools
 
+from nova_reservation import exception
 from nova_reservation.lease import kinds
 from nova_reservation.lease.kinds import base
 from nova_reservation.lease import resource_types
@@ -108,3 +109,136 @@ class KindsTest(testtools.TestCase):
         self.assertEqual({'hosts': ['compute1'], 'reason': 'disks',
                           'unmoved_servers': []},
                          shown[resource_types.MAINTENANCE])
+
+    def test_only_the_kinds_branch_on_a_kind_s_name(self):
+        # The rest asks the kind (`kinds.of(name).window`, ...).  Beside
+        # the kinds and their names: the store, whose queries name the
+        # kind its rows hold, and the API's clients (CLI, dashboard), which
+        # read its views.
+        names = {v for k, v in vars(resource_types).items() if k.isupper()}
+        kept = ('nova_reservation/lease/kinds', 'nova_reservation/db',
+                'nova_reservation/cli', 'nova_reservation/dashboard',
+                'nova_reservation/tests', 'nova_reservation/schemas')
+        self.assertEqual({}, branches_on_names(kept, names))
+
+    def test_the_check_finds_a_branch_on_a_name(self):
+        tree = ast.parse('if res.resource_type == resource_types.HOST:\n'
+                         '    pass\n'
+                         'ok = kind in ("maintenance", "x")\n'
+                         'fine = kinds.of(t).window\n'
+                         'also = "maintenance" in body\n')
+        self.assertEqual(2, len(compared_names(tree, {'maintenance'})))
+
+    def test_a_lease_body_s_reservation_is_read_by_its_kind(self):
+        flavor = types.SimpleNamespace(resources='1 vCPU', traits=('X',),
+                                       extras=())
+        found = kinds.of(resource_types.FLAVOR).request_fields(
+            'r.', {'flavor_id': 3, 'amount': '2'}, lambda f: flavor,
+            lambda n: ())
+        self.assertEqual(('3', 2, '1 vCPU', ('X',)), (
+            found['flavor_id'], found['count'], found['need'],
+            found['traits']))
+        found = kinds.of(resource_types.HOST).request_fields(
+            'r.', {'min': 1, 'max': 2}, None, None)
+        self.assertEqual((2, 1), (found['count'], found['min_count']))
+        e = self.assertRaises(
+            exception.InvalidParam, kinds.of(resource_types.HOST).
+            request_fields, 'r.', {'min': 3, 'max': 2}, None, None)
+        self.assertEqual('r.min', e.field)
+        e = self.assertRaises(
+            exception.InvalidParam,
+            kinds.of(resource_types.FLOATINGIP).request_fields, 'r.',
+            {'network_id': 'n', 'amount': 1,
+             'required_floatingips': ['192.0.2.1']}, None,
+            lambda n: ('192.0.2.2',))
+        self.assertEqual('r.required_floatingips[0]', e.field)
+        e = self.assertRaises(
+            exception.InvalidParam,
+            kinds.of(resource_types.SERVER).request_fields, 'r.', {}, None,
+            None)
+        self.assertEqual('r.resource_type', e.field)
+
+    def test_a_change_is_read_by_the_reservation_s_kind(self):
+        host = types.SimpleNamespace(max_count=2, min_count=1, amount=2,
+                                     hypervisor_properties=None,
+                                     resource_properties=None)
+        self.assertEqual((2, 3, 2, {'amount': 3, 'max_count': 3,
+                                    'min_count': 2}),
+                         kinds.of(resource_types.HOST).grown(
+                             'r.', host, {'max': 3, 'min': 2}))
+        e = self.assertRaises(exception.InvalidParam,
+                              kinds.of(resource_types.HOST).grown, 'r.',
+                              host, {'max': 1})
+        self.assertEqual('r.max', e.field)
+        virtual = types.SimpleNamespace(amount=2, vcpus=1, memory_mb=512,
+                                        disk_gb=0, affinity=None,
+                                        resource_properties=None)
+        self.assertEqual({'vcpus': 2, 'affinity': True},
+                         kinds.of(resource_types.VIRTUAL).reshaped(
+                             'r.', virtual, {'vcpus': 2, 'memory_mb': 512,
+                                             'affinity': 'true'}))
+        addresses = types.SimpleNamespace(
+            network_id='n', required_floatingips='["192.0.2.1"]')
+        kind = kinds.of(resource_types.FLOATINGIP)
+        # As it is, or emptied: kept; another address: refused.
+        kind.keeps('r.', addresses, {'required_floatingips': ['192.0.2.1'],
+                                     'network_id': 'n'})
+        kind.keeps('r.', addresses, {'required_floatingips': []})
+        for entry in ({'required_floatingips': ['192.0.2.2']},
+                      {'network_id': 'm'}):
+            self.assertRaises(exception.InvalidParam, kind.keeps, 'r.',
+                              addresses, entry)
+
+    def test_what_only_some_kinds_are(self):
+        by = {name: kinds.of(name) for name in kinds.KINDS}
+        self.assertEqual({resource_types.SERVER},
+                         {n for n, k in by.items() if k.made_by_boot})
+        self.assertEqual({resource_types.MAINTENANCE},
+                         {n for n, k in by.items() if k.window})
+        self.assertEqual({resource_types.HOST},
+                         {n for n, k in by.items() if k.whole_hosts})
+        self.assertEqual({resource_types.FLAVOR},
+                         {n for n, k in by.items() if k.copies_flavor})
+        self.assertEqual({resource_types.SERVER, resource_types.FLOATINGIP,
+                          resource_types.MAINTENANCE},
+                         {n for n, k in by.items() if k.refuses_boots(
+                             types.SimpleNamespace(id='r', lease_id='l'))})
+        self.assertEqual(resource_types.HOST, kinds.named_by({'min'}))
+        self.assertEqual(resource_types.FLAVOR,
+                         kinds.named_by({'flavor_id', 'amount'}))
+
+
+def compared_names(tree, names: set) -> list:
+    """The comparisons in `tree` with a kind's name: a constant of
+    `resource_types`, or a string of `names` compared with a type.
+    """
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        text = ast.unparse(node)
+        for operand in [node.left] + node.comparators:
+            for part in ast.walk(operand):
+                if isinstance(part, ast.Attribute) and isinstance(
+                        part.value, ast.Name) and \
+                        part.value.id == 'resource_types' or (
+                        isinstance(part, ast.Constant) and
+                        part.value in names and
+                        ('type' in text or 'kind' in text)):
+                    found.append(text)
+    return found
+
+
+def branches_on_names(kept: tuple, names: set) -> dict:
+    """{module outside `kept`: its comparisons with a kind's name}."""
+    found = {}
+    for folder, _, files in os.walk(os.path.join(ROOT, 'nova_reservation')):
+        for name in files:
+            path = os.path.relpath(os.path.join(folder, name), ROOT)
+            if not name.endswith('.py') or path.startswith(kept):
+                continue
+            with open(os.path.join(ROOT, path)) as f:
+                hits = compared_names(ast.parse(f.read()), names)
+            if hits:
+                found[path] = hits
+    return found

@@ -27,6 +27,7 @@ from nova_reservation.capacity import timeline as timeline_mod
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.engine import maintenance
 from nova_reservation import exception
+from nova_reservation.lease.kinds import maintenance as maintenance_kind
 from nova_reservation.lease import maintenance as lease_maintenance
 
 NOW = datetime.datetime(2030, 1, 1)
@@ -111,18 +112,18 @@ class DisabledReasonTest(unittest.TestCase):
 
     def test_the_mark_always_fits_and_tells_the_window_apart(self):
         lease = '6f8a4c52-2d55-4b0e-9d1e-0a5c1b8a5f11'
-        reason = maintenance.disabled_reason('x' * 255, lease)
+        reason = maintenance_kind.disabled_reason('x' * 255, lease)
         self.assertEqual(255, len(reason))
         self.assertTrue(reason.endswith('(maintenance window %s)' % lease))
-        self.assertTrue(maintenance.ours(
+        self.assertTrue(maintenance_kind.ours(
             {'status': 'disabled', 'disabled_reason': reason}, lease))
         # Another window's, an operator's, an enabled one: not this one's.
         for service in ({'status': 'disabled', 'disabled_reason':
-                         maintenance.disabled_reason('x', 'other')},
+                         maintenance_kind.disabled_reason('x', 'other')},
                         {'status': 'disabled', 'disabled_reason': 'mine'},
                         {'status': 'disabled', 'disabled_reason': None},
                         {'status': 'enabled', 'disabled_reason': reason}):
-            self.assertFalse(maintenance.ours(service, lease), service)
+            self.assertFalse(maintenance_kind.ours(service, lease), service)
 
 
 class RunningSlotTest(unittest.TestCase):

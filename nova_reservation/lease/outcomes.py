@@ -13,6 +13,9 @@
 """What running an event came to, and how a pass's outcomes are written:
 the events, their leases' statuses, the slots of the leases that are over
 and the notices that tell them, in one transaction.
+
+The lease's moves from one status to the next as its events run are the
+lease domain's: the engine runs the events and hands their outcomes here.
 """
 
 import datetime
@@ -38,7 +41,9 @@ class Writes:
         self.calls: list = []
 
     def add(self, write: Callable, *args, **kwargs) -> None:
-        """`write(ctx, *args, **kwargs)`, a function of the store."""
+        """`write(ctx, *args, **kwargs)`, a write of the lease domain
+        (`lease.bindings`, say; the store's own, asked by a kind).
+        """
         self.calls.append((write, args, kwargs))
 
 
