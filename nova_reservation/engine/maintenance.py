@@ -38,6 +38,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import maintenance as db_maintenance
 from nova_reservation import exception
+from nova_reservation.lease import maintenance as lease_maintenance
 from nova_reservation import marks
 
 CONF = conf.CONF
@@ -77,7 +78,7 @@ def approach(nova, now: datetime.datetime, notifier=None) -> None:
             if why:
                 unmoved.append({'server_id': server['id'], 'node': node,
                                 'reason': why})
-        if db_maintenance.set_unmoved(ctx, res.id, unmoved):
+        if lease_maintenance.set_unmoved(res.id, unmoved):
             LOG.warning('Maintenance window %s: servers not moved off: %s',
                         lease.id, unmoved or 'none')
             if notifier:

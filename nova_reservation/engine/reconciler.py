@@ -41,6 +41,7 @@ from nova_reservation import exception
 from nova_reservation.lease import approvals
 from nova_reservation.lease import bindings as lease_bindings
 from nova_reservation.lease import service as lease_service
+from nova_reservation.lease import write as lease_write
 from nova_reservation import marks
 from nova_reservation import status
 
@@ -266,7 +267,7 @@ class Reconciler:
         oldest = self.clock() - CONF.reservation.creating_timeout
         for hold in sorted(holds):
             if (db_holds.hold_made(hold) < oldest and
-                    db_holds.drop_hold(self.ctx, hold)):
+                    lease_write.drop_hold(hold)):
                 LOG.warning('Reconciler: slots held by change %s released',
                             hold)
                 repairs.append('%s: released' % hold)

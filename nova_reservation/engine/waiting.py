@@ -35,6 +35,7 @@ from nova_reservation.db import waiting as db_waiting
 from nova_reservation import exception
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import service as lease_service
+from nova_reservation.lease import waiting as lease_waiting
 
 LOG = logging.getLogger(__name__)
 CONF = conf.CONF
@@ -70,7 +71,7 @@ class Waiting:
             self.outbox.flush()
 
     def _try(self, lease, now: float) -> None:
-        if not db_waiting.take_try(self.ctx, lease, epoch.from_epoch(
+        if not lease_waiting.take_try(lease, epoch.from_epoch(
                 now + plan_request.retry_interval(lease))):
             return   # another engine tries it
         tries = (lease.tries or 0) + 1
@@ -95,7 +96,7 @@ class Waiting:
                     epoch.to_epoch(last) <= now):
                 self._refuse(lease, tries, reason)
             else:
-                lease_service.keep_waiting(
+                lease_waiting.keep_waiting(
                     lease.id, 'waiting for room (try %d%s): %s' % (
                         tries, ' of %d' % lease.retries
                         if lease.retries else '', reason))
@@ -109,9 +110,9 @@ class Waiting:
         told: list = []
         why = 'refused after %d %s: %s' % (tries, 'try' if tries == 1
                                            else 'tries', reason)
-        if db_waiting.refuse(self.ctx, lease.id, why,
-                             lambda ctx: self.outbox.store_update(
-                                 ctx, lease.id, told)):
+        if lease_waiting.refuse(lease.id, why,
+                                lambda ctx: self.outbox.store_update(
+                                    ctx, lease.id, told)):
             LOG.info('Waiting lease %s %s', lease.id, why)
             self._send(told)
 

@@ -29,6 +29,7 @@ from nova_reservation.capacity.epoch import when_text
 from nova_reservation.db import api as db_api
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.db import maintenance as db_maintenance
 from nova_reservation.exception import InvalidParam
 from nova_reservation.exception import NoCapacity
 from nova_reservation.exception import WindowBlocked
@@ -145,6 +146,14 @@ def unmovable_now(info, slot, node: str) -> str:
                 'again once it runs' % node)
     return ('it runs on node %s now and a running host reservation is '
             'not moved' % node)
+
+
+def set_unmoved(reservation_id: str, unmoved: list) -> bool:
+    """Record the servers a window could not move off its nodes
+    ([{server_id, node, reason}]); whether that changed the record.
+    """
+    return db_maintenance.set_unmoved(db_api.Context(), reservation_id,
+                                      unmoved)
 
 
 def keeps_dates(lease, values: dict) -> None:

@@ -369,14 +369,6 @@ def take_down(lease_id: str) -> bool:
     return db_leases.begin_delete(db_api.Context(), lease_id)
 
 
-def keep_waiting(lease_id: str, reason: str) -> None:
-    """A waiting lease that did not fit at a try waits on, with `reason`
-    (unless it left WAITING meanwhile).
-    """
-    db_leases.set_status(db_api.Context(), [lease_id], status.WAITING,
-                         reason, only_from=(status.WAITING,))
-
-
 def retry_event(lease_id: str, event_id: int) -> bool:
     """An event of the lease in ERROR is due again now, and the lease back
     to where it was (`db.leases.retry_event`); whether it was in ERROR.

@@ -408,6 +408,13 @@ _SHARED: dict = {}
 _SHARED_LOCK = threading.Lock()
 
 
+def drop_hold(name: str) -> int:
+    """The slots held as `name` for a change whose process died before it
+    was written go; how many there were.
+    """
+    return db_holds.drop_hold(db_api.Context(), name)
+
+
 def shared(placement_client=None) -> Writer:
     """The process's planner, on the real clock: nova-api's hook and lease
     API use one, so that the process holds one copy of the ledger and one

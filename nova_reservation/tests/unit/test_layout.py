@@ -131,8 +131,10 @@ def module_graph() -> dict:
     return graph
 
 
-# The store's modules of leases, slots and bindings, under db/.
-STORE_MODULES = ('leases', 'bindings', 'ledger')
+# The store's modules that write leases (their reservations and states),
+# slots and bindings, under db/.
+STORE_MODULES = ('leases', 'bindings', 'ledger', 'waiting', 'holds',
+                 'maintenance')
 
 
 def store_writes(module: str) -> set:
