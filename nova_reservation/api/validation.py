@@ -13,9 +13,10 @@
 """Validation of lease API bodies (pure: Nova look-ups are passed in).
 
 The shapes are the schemas of `nova_reservation.schemas.leases`; this
-module adds what depends on the values (ranges, dates against the clock,
-flavors).  Each problem is an `InvalidParam` naming the field, e.g.
-``reservations[0].min: must be a whole number of at least 1``.
+module adds what depends on the values (dates against the clock, sharing)
+and asks each reservation's kind for its own fields (ranges, flavors,
+addresses: `lease.kinds`).  Each problem is an `InvalidParam` naming the
+field, e.g. ``reservations[0].min: must be a whole number of at least 1``.
 """
 
 import datetime
@@ -23,7 +24,7 @@ from typing import Callable, Optional
 
 from nova_reservation.exception import InvalidParam
 from nova_reservation.lease import kinds
-from nova_reservation.lease.kinds import fields as checked
+from nova_reservation.lease.kinds import checks
 from nova_reservation.lease import maintenance
 from nova_reservation.lease import request as plan_request
 from nova_reservation.lease import shares
@@ -83,8 +84,9 @@ def reservation(index: Optional[int], value: dict, flavor_need: Callable,
                 owner: Optional[str] = None
                 ) -> plan_request.ReservationRequest:
     """One reservation of a lease body (the `index`th; None: the query of
-    an availability search), checked against its schema; `registered`:
-    as `floating_ips` takes it; `owner`: the lease's project.
+    an availability search), checked against its schema; `flavor_need`,
+    `registered`: as the kind's `request_fields` takes them; `owner`: the
+    lease's project.
     """
     prefix = '' if index is None else 'reservations[%d].' % index
     kind = value['resource_type']
@@ -195,7 +197,7 @@ def split(body) -> tuple:
     """
     validation.check(schemas.SPLIT, body, whole='body')
     name = body.get('name')
-    return (body['reservation_id'], checked.whole('amount', body['amount']),
+    return (body['reservation_id'], checks.whole('amount', body['amount']),
             body.get('project_id'),
             validation.lease_name(name) if name is not None else None)
 
@@ -261,7 +263,7 @@ def availability(query: dict, now: datetime.datetime, max_duration: int,
     if before > last:
         raise InvalidParam('before', 'is further ahead than a search goes '
                            '(%s UTC)' % last.replace(microsecond=0))
-    return req, after, before, duration, checked.whole('limit', query.get(
+    return req, after, before, duration, checks.whole('limit', query.get(
         'limit', 10), 1, 100)
 
 

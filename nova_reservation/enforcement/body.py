@@ -55,8 +55,9 @@ def requested(req) -> dict:
     no allocations.
     """
     kind = kinds.of(req.resource_type)
-    found = dict(kind.requested(req), id=req.id,
-                 resource_type=req.resource_type, allocations=[])
+    found = {'id': req.id, 'resource_type': req.resource_type,
+             'allocations': []}
+    found.update(kind.requested(req))
     if kind.shareable:
         found.update(shared_with=list(req.shared_with),
                      matching=shares.matching(req.matching))

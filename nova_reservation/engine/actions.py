@@ -156,7 +156,7 @@ def start(nova, details, now, writes) -> str:
                 for b in db_bindings.of_lease(STORE, before.id)):
             # Its servers are still the occurrence before's.
             raise Pending()
-    for res in details.reservations:
+    for res in kinds.in_phases(details.reservations):
         kinds.of(res.resource_type).start(nova, lease, res, writes)
 
     def step(binding, server, state):
@@ -220,7 +220,7 @@ def _forget_trust(lease) -> None:
 
 def end(nova, details, now, writes) -> Optional[str]:
     """The lease's on_end action on each of its servers.  Their slots are
-    unbound with the lease's new status (`outcomes.record`).
+    unbound with the lease's new status (`lease.outcomes.record`).
     """
     lease = details.lease
     # A recurring server lease's servers go on to its next occurrence.
@@ -273,7 +273,7 @@ def end(nova, details, now, writes) -> Optional[str]:
         return False
     # A server in ERROR still gets the end action (deleted, say).
     _step_each(nova, lease, details.bindings, step, error_fails=False)
-    for res in details.reservations:
+    for res in kinds.in_phases(details.reservations):
         kinds.of(res.resource_type).end(nova, lease, res, writes)
     _forget_trust(lease)
     enforcement.on_end(lease)   # told, never waited on
@@ -319,7 +319,7 @@ def _pass_on(nova, details, following, writes) -> None:
                        following.id, reservations[0].id)
         return False
     _step_each(nova, lease, details.bindings, step, error_fails=False)
-    for res in details.reservations:
+    for res in kinds.in_phases(details.reservations):
         kinds.of(res.resource_type).end(nova, lease, res, writes)
 
 

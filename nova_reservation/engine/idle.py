@@ -102,7 +102,7 @@ class Idle:
         unused, reserved, used = [], 0.0, 0.0
         for res in details.reservations:
             kind = kinds.of(res.resource_type)
-            if kind.addresses:
+            if kind.holds_addresses:
                 continue   # idle is measured by vCPUs
             for slot in db_ledger.slots(self.ctx, res.id):
                 if not (slot.start_at <= now < slot.end_at):

@@ -20,7 +20,7 @@ with ``flexible_start`` at the earliest start that fits up to
 ``start_before``.  Placed, it is PENDING with its events; it is REFUSED
 once its start (or ``start_before``) has passed, or after ``retries``
 tries.  Each outcome is told (``lease.update``), stored with it in one
-transaction; each try is taken by one engine (`db.leases.take_try`).
+transaction; each try is taken by one engine (`lease.waiting.take_try`).
 """
 
 import datetime

@@ -75,7 +75,9 @@ def bind_servers(lease_id: str, reservation_id: str,
 
 def bind_slot(reservation_id: str, instance_uuid: str, node: str,
               host: Optional[str]) -> None:
-    """Tie a reserved server to the slot of its reservation on `node`."""
+    """Tie a reserved server to the slot of its reservation on `node`, in
+    a transaction of its own (the hook's; the engine's is `hold_slot`).
+    """
     db_ledger.bind_slot(STORE, reservation_id, instance_uuid, node, host)
 
 
@@ -91,8 +93,9 @@ def hold_slot(ctx, reservation_id: str, instance_uuid: str,
               node: Optional[str], host: Optional[str],
               slot_host: Optional[str]) -> None:
     """A running server holds the slot of its reservation on its node,
-    swapping with the sibling there (`db.ledger.bind_slot`); a slot with
-    no host yet gets `host`, or `slot_host`.
+    swapping with the sibling there (`db.ledger.bind_slot`), in the
+    engine's transaction `ctx`; a slot with no host yet gets `host`, or
+    `slot_host`.
     """
     db_ledger.bind_slot(ctx, reservation_id, instance_uuid, node, host,
                         slot_host)

@@ -12,7 +12,8 @@
 
 """What a lease asks for and how the store writes it: a reservation's
 request, the refusals (the planner's, the service's), and the rows of
-reservations and slots.  Pure: no reads, no writes.
+reservations and slots.  It neither reads nor writes the store: its
+callers do.
 """
 
 import dataclasses

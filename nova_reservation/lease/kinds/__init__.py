@@ -14,6 +14,8 @@
 here: adding a kind adds a module and a line below.
 """
 
+from typing import Iterable
+
 from nova_reservation.lease.kinds import base
 from nova_reservation.lease.kinds import flavor
 from nova_reservation.lease.kinds import floatingip
@@ -52,3 +54,10 @@ def named_by(fields: set) -> str:
 def of(resource_type: str) -> base.Kind:
     """The kind of a reservation of `resource_type`."""
     return KINDS[resource_type]
+
+
+def in_phases(reservations: Iterable) -> list:
+    """A lease's reservations (rows) in the order their kinds' start and
+    end act in Nova (`base.Kind.phase`).
+    """
+    return sorted(reservations, key=lambda r: of(r.resource_type).phase)

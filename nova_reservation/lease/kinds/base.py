@@ -22,7 +22,7 @@ from typing import Callable, FrozenSet, Optional
 
 from nova_reservation import capacity
 from nova_reservation.exception import InvalidParam
-from nova_reservation.lease.kinds import fields as checked
+from nova_reservation.lease.kinds import checks
 from nova_reservation.lease import properties
 
 
@@ -51,7 +51,7 @@ class Kind:
     # aggregate of its own; its servers hold no slot of their own.
     whole_hosts = False
     # Its slots are addresses, not vCPUs: the idle measure leaves them out.
-    addresses = False
+    holds_addresses = False
     # Made by a boot with lease_params: each of its servers holds a slot of
     # its own, and goes on to the next occurrence of a recurring lease.
     made_by_boot = False
@@ -60,6 +60,9 @@ class Kind:
     # Its private flavor is a copy of the flavor it names (else it is made
     # to the reservation's size, and again when the size changes).
     copies_flavor = False
+    # When its start and end act in Nova among its lease's kinds: hosts
+    # and flavors first, then floating IPs, then a window's services.
+    phase = 0
     # The policy a lease that asks for it needs, beside the create's.
     policy: Optional[str] = None
     # The names a requirement on its nodes (resource_properties) may
@@ -91,7 +94,7 @@ class Kind:
 
     def describe(self, req) -> str:
         """`req` in the words of a refusal."""
-        return '%d x %s' % (req.count, self.name)
+        raise NotImplementedError
 
     def place(self, planner, req, eligible: tuple,
               timelines: dict, start: float, end: float) -> Optional[list]:
@@ -125,7 +128,7 @@ class Kind:
 
     def reshaped(self, prefix: str, res, entry: dict) -> dict:
         """The shape columns of reservation `res` (its row) that a
-        change's `entry` gives other values, checked.
+        change's `entry` gives other values, checks.
         """
         shape = {}
         for field in self.shapes:
@@ -133,13 +136,13 @@ class Kind:
                 continue
             value = entry[field]
             if field == 'affinity':
-                value = checked.parse_affinity(prefix + field, value)
+                value = checks.parse_affinity(prefix + field, value)
             elif field.endswith('_properties'):
-                value = checked.parse_requirements(
+                value = checks.parse_requirements(
                     prefix + field, value, self.requirement_names) or None
             else:
-                value = checked.whole(prefix + field, value,
-                                      *checked.SLOT_LIMITS[field])
+                value = checks.whole(prefix + field, value,
+                                     *checks.SLOT_LIMITS[field])
             if value != getattr(res, field):
                 shape[field] = value
         return shape
@@ -169,7 +172,7 @@ class Kind:
 
 def growing(field: str, old: int, value) -> int:
     """A count a change asks for (`value`): `old` or more."""
-    new = checked.whole(field, value)
+    new = checks.whole(field, value)
     if new < old:
         raise InvalidParam(field, 'can grow but not shrink (now %d)' % old)
     return new
@@ -229,10 +232,10 @@ class Instance(SharedPool):
                        flavor_need: Callable, registered: Callable) -> dict:
         return dict(
             resource_type=self.name,
-            count=checked.whole(prefix + 'amount', value.get('amount')),
-            affinity=checked.parse_affinity(prefix + 'affinity',
-                                            value.get('affinity')),
-            resource_properties=checked.parse_requirements(
+            count=checks.whole(prefix + 'amount', value.get('amount')),
+            affinity=checks.parse_affinity(prefix + 'affinity',
+                                           value.get('affinity')),
+            resource_properties=checks.parse_requirements(
                 prefix + 'resource_properties',
                 value.get('resource_properties'), self.requirement_names),
             **self.need(prefix, value, flavor_need))

@@ -29,7 +29,7 @@ from nova_reservation.exception import InvalidParam
 from nova_reservation.exception import NeutronUnavailable
 from nova_reservation.lease import floatingips
 from nova_reservation.lease.kinds import base
-from nova_reservation.lease.kinds import fields as checked
+from nova_reservation.lease.kinds import checks
 from nova_reservation.lease import resource_types
 
 STORE = db_api.Context()
@@ -41,13 +41,14 @@ class FloatingIP(base.Kind):
     # Its network, and its required addresses or none, as in Blazar.
     kept = ('network_id', 'required_floatingips')
     counted = False
-    addresses = True
+    holds_addresses = True
+    phase = 1
 
     def request_fields(self, prefix: str, value: dict,
                        flavor_need: Callable, registered: Callable) -> dict:
-        amount = checked.whole(prefix + 'amount', value.get('amount'))
-        wanted = checked.addresses(prefix + 'required_floatingips',
-                                   value.get('required_floatingips', []))
+        amount = checks.whole(prefix + 'amount', value.get('amount'))
+        wanted = checks.addresses(prefix + 'required_floatingips',
+                                  value.get('required_floatingips', []))
         if len(wanted) > amount:
             raise InvalidParam(prefix + 'required_floatingips', 'names %d '
                                'addresses; amount is %d' % (len(wanted),
@@ -79,13 +80,13 @@ class FloatingIP(base.Kind):
     def keeps(self, prefix: str, res, entry: dict) -> None:
         # Its required addresses may also be emptied (they stay taken).
         field = 'required_floatingips'
+        super().keeps(prefix, res, {k: v for k, v in entry.items()
+                                    if k != field})
         if field in entry:
-            asked = checked.addresses(prefix + field, entry[field])
+            asked = checks.addresses(prefix + field, entry[field])
             if asked and set(asked) != set(json.loads(
                     res.required_floatingips or '[]')):
                 raise InvalidParam(prefix + field, 'can not change')
-        super().keeps(prefix, res, {k: v for k, v in entry.items()
-                                    if k != field})
 
     def describe(self, req) -> str:
         return '%d floating IP(s) of network %s%s' % (

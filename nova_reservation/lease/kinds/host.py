@@ -25,7 +25,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.exception import InvalidParam
 from nova_reservation.lease.kinds import base
-from nova_reservation.lease.kinds import fields as checked
+from nova_reservation.lease.kinds import checks
 from nova_reservation.lease import properties
 from nova_reservation.lease import resource_types
 from nova_reservation import marks
@@ -45,16 +45,16 @@ class Host(base.Kind):
 
     def request_fields(self, prefix: str, value: dict,
                        flavor_need: Callable, registered: Callable) -> dict:
-        low = checked.whole(prefix + 'min', value.get('min'))
-        high = checked.whole(prefix + 'max', value['max'])
+        low = checks.whole(prefix + 'min', value.get('min'))
+        high = checks.whole(prefix + 'max', value['max'])
         if low > high:
             raise InvalidParam(prefix + 'min', 'must not be above max')
         return dict(
             resource_type=self.name, count=high, min_count=low,
-            hypervisor_properties=checked.parse_requirements(
+            hypervisor_properties=checks.parse_requirements(
                 prefix + 'hypervisor_properties',
                 value.get('hypervisor_properties')),
-            resource_properties=checked.parse_requirements(
+            resource_properties=checks.parse_requirements(
                 prefix + 'resource_properties',
                 value.get('resource_properties')),
             before_end=value.get('before_end') or None)
@@ -62,8 +62,8 @@ class Host(base.Kind):
     def grown(self, prefix: str, res, entry: dict) -> tuple:
         old = res.max_count
         new = base.growing(prefix + 'max', old, entry.get('max', old))
-        low = checked.whole(prefix + 'min',
-                            entry.get('min', res.min_count or 1))
+        low = checks.whole(prefix + 'min',
+                           entry.get('min', res.min_count or 1))
         if low > new:
             raise InvalidParam(prefix + 'min', 'must not be above max (%d)'
                                % new)

@@ -77,6 +77,12 @@ class Maintenance(base.Kind):
     counted = False
     policy = policies.LEASES_MAINTENANCE
     window = True
+    phase = 2
+
+    def requested(self, req) -> dict:
+        return dict(amount=req.count, flavor_id=req.flavor_id,
+                    affinity=req.affinity,
+                    resource_properties=req.resource_properties)
 
     def refuses_boots(self, res) -> Optional[str]:
         return ('%s holds a maintenance window of lease %s and takes no '

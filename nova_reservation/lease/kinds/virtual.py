@@ -17,7 +17,7 @@ from typing import Callable
 
 from nova_reservation import capacity
 from nova_reservation.lease.kinds import base
-from nova_reservation.lease.kinds import fields as checked
+from nova_reservation.lease.kinds import checks
 from nova_reservation.lease import resource_types
 
 
@@ -29,6 +29,6 @@ class Virtual(base.Instance):
 
     def need(self, prefix: str, value: dict, flavor_need: Callable) -> dict:
         return dict(need=capacity.Resources(*(
-            checked.whole(prefix + field, value.get(field, 0),
-                          *checked.SLOT_LIMITS[field])
+            checks.whole(prefix + field, value.get(field, 0),
+                         *checks.SLOT_LIMITS[field])
             for field in ('vcpus', 'memory_mb', 'disk_gb'))))

@@ -42,9 +42,9 @@ class KindsTest(testtools.TestCase):
         folder = os.path.join(ROOT, 'nova_reservation', 'lease', 'kinds')
         classes = {}
         for name in os.listdir(folder):
-            # Beside them: what the kinds share (base, fields).
+            # Beside them: what the kinds share (base, checks).
             if name.endswith('.py') and name not in ('__init__.py',
-                                                     'base.py', 'fields.py'):
+                                                     'base.py', 'checks.py'):
                 with open(os.path.join(folder, name)) as f:
                     tree = ast.parse(f.read())
                 classes[name] = [n.name for n in tree.body
@@ -188,6 +188,32 @@ class KindsTest(testtools.TestCase):
                       {'network_id': 'm'}):
             self.assertRaises(exception.InvalidParam, kind.keeps, 'r.',
                               addresses, entry)
+        # The network first, as Blazar's fields are listed.
+        e = self.assertRaises(exception.InvalidParam, kind.keeps, 'r.',
+                              addresses, {'network_id': 'm',
+                                          'required_floatingips': ['x']})
+        self.assertEqual('r.network_id', e.field)
+
+    def test_what_usage_enforcement_is_told_of_each_kind(self):
+        req = types.SimpleNamespace(
+            count=2, min_count=1, flavor_id='f', need=None, affinity=None,
+            resource_properties='', hypervisor_properties='',
+            before_end=None, network_id='n', addresses=('192.0.2.1',),
+            hosts=('c1', 'c2'), reason='disks')
+        told = {name: sorted(kind.requested(req))
+                for name, kind in kinds.KINDS.items()}
+        self.assertEqual(['affinity', 'amount', 'flavor_id',
+                          'resource_properties'],
+                         told[resource_types.MAINTENANCE])
+        self.assertEqual(told[resource_types.MAINTENANCE],
+                         told[resource_types.VIRTUAL])
+        self.assertEqual(['amount', 'flavor_id'],
+                         told[resource_types.SERVER])
+        self.assertEqual(['before_end', 'hypervisor_properties', 'max',
+                          'min', 'resource_properties'],
+                         told[resource_types.HOST])
+        self.assertEqual(['amount', 'network_id', 'required_floatingips'],
+                         told[resource_types.FLOATINGIP])
 
     def test_what_only_some_kinds_are(self):
         by = {name: kinds.of(name) for name in kinds.KINDS}
@@ -203,6 +229,13 @@ class KindsTest(testtools.TestCase):
                           resource_types.MAINTENANCE},
                          {n for n, k in by.items() if k.refuses_boots(
                              types.SimpleNamespace(id='r', lease_id='l'))})
+        # A lease's start and end act in Nova as before the kinds held
+        # them: hosts and flavors, then floating IPs, then a window.
+        rows = [types.SimpleNamespace(id=i, resource_type=t) for i, t in (
+            (1, resource_types.MAINTENANCE), (2, resource_types.FLOATINGIP),
+            (3, resource_types.HOST), (4, resource_types.FLAVOR))]
+        self.assertEqual([3, 4, 2, 1],
+                         [r.id for r in kinds.in_phases(rows)])
         self.assertEqual(resource_types.HOST, kinds.named_by({'min'}))
         self.assertEqual(resource_types.FLAVOR,
                          kinds.named_by({'flavor_id', 'amount'}))

@@ -134,7 +134,7 @@ def module_graph() -> dict:
 # The store's modules that write leases (their reservations and states),
 # slots and bindings, under db/.
 STORE_MODULES = ('leases', 'bindings', 'ledger', 'waiting', 'holds',
-                 'maintenance')
+                 'maintenance', 'approvals', 'splits')
 
 
 def store_writes(module: str) -> set:
