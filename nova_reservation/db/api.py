@@ -62,9 +62,11 @@ UNAVAILABLE_MESSAGE = ('the reservation store could not be reached or was '
                        'too busy; nothing was changed, try again')
 # MySQL's errors of a connection that failed or was cut (the server went
 # away, a Galera node left its cluster or is not synced yet), which oslo.db
-# leaves as a plain DBError where they happen as a connection is opened.
-CONNECTION_ERRORS = frozenset((1047, 1053, 1927, 2002, 2003, 2006, 2013,
-                               2055))
+# leaves as a plain DBError where they happen as a connection is opened;
+# and a commit that failed (1180: a Galera node that lost its cluster's
+# primary component), whose transaction is rolled back.
+CONNECTION_ERRORS = frozenset((1047, 1053, 1180, 1927, 2002, 2003, 2006,
+                               2013, 2055))
 
 
 def unavailable(error: BaseException) -> bool:

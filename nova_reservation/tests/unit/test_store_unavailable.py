@@ -45,6 +45,13 @@ class UnavailableTest(testtools.TestCase):
         self.assertFalse(db_api.unavailable(db_exception.DBError(
             db_exception.DBError(ValueError('no')))))
 
+    def test_galera_commit_without_its_cluster(self):
+        # Seen when a change's held slots were dropped as the writer node
+        # was killed: the commit failed, nothing of it was written.
+        self.assertTrue(db_api.unavailable(db_exception.DBError(_mysql(
+            1180, 'Error while appending streaming replication fragment'
+            '(provider status: Not connected to Primary Component)'))))
+
     def test_galera_node_not_ready(self):
         self.assertTrue(db_api.unavailable(db_exception.DBError(_mysql(
             1047, 'WSREP has not yet prepared node for application use'))))
