@@ -128,7 +128,7 @@ class Kind:
 
     def reshaped(self, prefix: str, res, entry: dict) -> dict:
         """The shape columns of reservation `res` (its row) that a
-        change's `entry` gives other values, checks.
+        change's `entry` gives other values, checked.
         """
         shape = {}
         for field in self.shapes:

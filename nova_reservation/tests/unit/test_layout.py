@@ -19,6 +19,7 @@ wherever they run.
 
 import ast
 import configparser
+import functools
 import os
 import subprocess
 import sys
@@ -137,7 +138,8 @@ STORE_MODULES = ('leases', 'bindings', 'ledger', 'waiting', 'holds',
                  'maintenance', 'approvals', 'splits')
 
 
-def store_writes(module: str) -> set:
+@functools.lru_cache(maxsize=None)
+def store_writes(module: str) -> frozenset:
     """The writes of the store's module `module`: its public functions
     decorated as writers, or that call a private writer of its own (a
     retry around a transaction).
@@ -149,11 +151,12 @@ def store_writes(module: str) -> set:
     writers = {n.name for n in functions if any(
         ast.unparse(d).split('.')[-1] == 'writer'
         for d in n.decorator_list)}
-    return {n.name for n in functions if not n.name.startswith('_') and (
-        n.name in writers or any(
-            isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and
-            c.func.id.startswith('_') and c.func.id in writers
-            for c in ast.walk(n)))}
+    return frozenset(
+        n.name for n in functions if not n.name.startswith('_') and (
+            n.name in writers or any(
+                isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and
+                c.func.id.startswith('_') and c.func.id in writers
+                for c in ast.walk(n))))
 
 
 def store_writes_in(tree: ast.Module) -> list:
