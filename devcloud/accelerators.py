@@ -58,10 +58,10 @@ def inventory(total: int) -> dict:
             'max_unit': total, 'step_size': 1, 'allocation_ratio': 1.0}
 
 
-def provider_config(inventories: dict) -> str:
+def provider_config(inventories: dict, traits: tuple = ()) -> str:
     """A provider config file (schema 1.0) that adds `inventories`
-    ({custom class: total}) to the node of the nova-compute that reads it,
-    each with a trait of the same name.
+    ({custom class: total}) to the nodes of the nova-compute that reads
+    it, each with a trait of the same name, and `traits`.
     """
     return yaml.safe_dump({
         'meta': {'schema_version': '1.0'},
@@ -70,6 +70,6 @@ def provider_config(inventories: dict) -> str:
             'inventories': {'additional': [
                 {rc: inventory(total)}
                 for rc, total in sorted(inventories.items())]},
-            'traits': {'additional': sorted(inventories)},
+            'traits': {'additional': sorted({*inventories, *traits})},
         }],
     }, default_flow_style=False)

@@ -37,7 +37,9 @@ FLAVORS = {
 }
 
 
-def options() -> dict:
-    """The driver's ``[fake_nodes]`` options: the nodes and their classes."""
-    return dict(nodes=','.join(NODES), classes=','.join(
-        '%s:%s' % item for item in sorted(NODES.items())))
+def options(name=lambda node: node) -> dict:
+    """The driver's ``[fake_nodes]`` options: the nodes and their classes,
+    each node called `name(node)` (a lane's, `devcloud.lanes`).
+    """
+    return dict(nodes=','.join(map(name, NODES)), classes=','.join(
+        '%s:%s' % (name(node), rc) for node, rc in sorted(NODES.items())))

@@ -10,20 +10,24 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 
-"""The integration suite split over several local clouds that run side by
-side, one test at a time on each: a test then has its cloud to itself (its
-leases never meet another test's), and the suite takes about its sum over
-the number of clouds instead of the sum.
+"""The integration suite split over the lanes of one local cloud
+(`devcloud.lanes`), one test at a time in each lane and the lanes side by
+side: a test has capacity of its own (its leases never meet another
+test's), and the suite takes about its sum over the number of lanes
+instead of the sum.
 
-``python -m devcloud.schedule CLOUDS DURATIONS < test ids`` writes the
-list of each cloud (``.stestr-integration-N.list``): the longest first to
-the cloud with the least work so far, from the seconds each test took in
+``python -m devcloud.schedule LANES DURATIONS < test ids`` writes the
+list of each lane (``.stestr-integration-N.list``): the longest first to
+the lane with the least work so far, from the seconds each test took in
 a run before (DURATIONS, "seconds test-id" lines; a test not in it counts
 as ``UNKNOWN`` seconds).  The tests of a gabbi YAML file stay together, in
-their order, on one cloud; a cloud's own work before its tests (the
-topology suite on the cloud of a Galera cluster) is given as
-``--before N=SECONDS``; tests that must run on the first cloud (its shape
-is what they measure) are given as ``--first PREFIX``.
+their order, in one lane; so do the tests whose classes name one thing in
+``SHARES`` (what lanes do not split, such as alice's project's quotas);
+the tests of classes that are ``ALONE`` (they stop or measure what every
+lane shares) are listed apart (``.stestr-integration-alone.list``), to run
+before the lanes start.  A lane's own work before its tests is given as
+``--before N=SECONDS``; tests that must run in the first lane are given
+as ``--first PREFIX``.
 
 ``python -m devcloud.schedule --record < CSV`` prints DURATIONS from the
 CSV of a run's results (``stestr last --subunit | subunit2csv``).
@@ -32,9 +36,10 @@ CSV of a run's results (``stestr last --subunit | subunit2csv``).
 import argparse
 import csv
 import datetime
+import importlib
 import re
 import sys
-from typing import Iterable
+from typing import Iterable, Optional
 
 UNKNOWN = 60.0
 # A gabbi test's id: module.<yaml file>_<test name>.test_request.
@@ -68,12 +73,63 @@ def record(rows: Iterable[dict]) -> str:
         lines, key=lambda x: x.split()[1]))
 
 
+def declared(test_id: str, name: str, default):
+    """What the class of the test `test_id` (module.Class.method) says of
+    `name` (``ALONE``, ``SHARES``); for a test whose class its module makes
+    when loaded (gabbi's), what the module says.
+    """
+    path, _, _ = test_id.rpartition('.')
+    path, _, cls = path.rpartition('.')
+    try:
+        module = importlib.import_module(path)
+    except ImportError:
+        return default
+    return getattr(getattr(module, cls, module), name,
+                   getattr(module, name, default))
+
+
+def shares_of(tests: Iterable[str]) -> dict:
+    """{test id: what its class `SHARES`} of those that share something."""
+    found = {}
+    for test in tests:
+        names = tuple(declared(test, 'SHARES', ()))
+        if names:
+            found[test] = names
+    return found
+
+
+def alone(tests: Iterable[str]) -> list:
+    """Those of `tests` whose classes run `ALONE`."""
+    return [t for t in tests if declared(t, 'ALONE', False)]
+
+
 def split(tests: list, durations: dict, clouds: int, before: dict = None,
-          first: Iterable[str] = ()) -> list:
-    """`tests` as `clouds` lists, each in the order given."""
+          first: Iterable[str] = (), shares: Optional[dict] = None) -> list:
+    """`tests` as `clouds` lists (lanes), each in the order given; the
+    tests that `shares` ({test id: names}) gives a name in common in one.
+    """
     groups: dict = {}
     for test in tests:
         groups.setdefault(group_of(test), []).append(test)
+    # Groups that share a name run as one (a union of sets).
+    parent = {group: group for group in groups}
+
+    def root(group: str) -> str:
+        while parent[group] != group:
+            group = parent[group]
+        return group
+    named: dict = {}
+    for test, names in sorted((shares or {}).items()):
+        if group_of(test) not in parent:
+            continue
+        for name in names:
+            one = root(named.setdefault(name, group_of(test)))
+            other = root(group_of(test))
+            parent[other] = one
+    merged: dict = {}
+    for group, tests_of in groups.items():
+        merged.setdefault(root(group), []).extend(tests_of)
+    groups = merged
     load = [float((before or {}).get(i, 0)) for i in range(clouds)]
     lists: list = [[] for _ in range(clouds)]
 
@@ -94,7 +150,7 @@ def main(argv=None) -> int:
         sys.stdout.write(record(csv.DictReader(sys.stdin)))
         return 0
     parser = argparse.ArgumentParser(prog='python -m devcloud.schedule')
-    parser.add_argument('clouds', type=int)
+    parser.add_argument('lanes', type=int)
     parser.add_argument('durations')
     parser.add_argument('--before', action='append', default=[],
                         help='N=SECONDS: work of cloud N before its tests')
@@ -107,12 +163,18 @@ def main(argv=None) -> int:
     tests = [line.strip() for line in sys.stdin if line.strip()]
     before = {int(k): float(v) for k, v in
               (item.split('=', 1) for item in args.before)}
-    for i, tests_of in enumerate(split(tests, durations, args.clouds,
-                                       before, args.first)):
-        with open(args.out % i, 'w') as f:
+    apart = alone(tests)
+    lists = {'alone': apart}
+    rest = [t for t in tests if t not in apart]
+    lists.update(enumerate(split(rest, durations, args.lanes, before,
+                                 args.first, shares_of(rest))))
+    for key, tests_of in lists.items():
+        with open(args.out % key, 'w') as f:
             f.write(''.join(t + '\n' for t in tests_of))
-        print('cloud %d: %d tests, about %d s' % (i, len(tests_of), sum(
-            durations.get(t, UNKNOWN) for t in tests_of)), file=sys.stderr)
+        print('%s: %d tests, about %d s' % (
+            key if key == 'alone' else 'lane %d' % key, len(tests_of),
+            sum(durations.get(t, UNKNOWN) for t in tests_of)),
+            file=sys.stderr)
     return 0
 
 

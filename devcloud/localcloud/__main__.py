@@ -11,7 +11,8 @@
 #    under the License.
 
 """tools/localcloud up [--engines N] [--computes N] [--cells N]
-[--controllers N] [--galera N] [--fresh] | down | env NAME | status
+[--controllers N] [--galera N] [--accelerators] [--baremetal] [--lanes N]
+[--fresh] | down | env NAME | status
 """
 
 import argparse
@@ -55,6 +56,12 @@ def main(argv=None) -> int:
                     '(CUSTOM_BAREMETAL_SILVER), one unit each with its '
                     'trait (a provider config file); and the flavor '
                     'bm.gold.')
+    up.add_argument('--lanes', type=int, default=1, choices=range(1, 9),
+                    metavar='N',
+                    help='Lanes of capacity for tests that run side by side '
+                    '(default 1): each lane its own copies of the nodes, '
+                    'each with the trait CUSTOM_LANE_<n>, and of each '
+                    'flavor (<flavor>-l<n>), asking for that trait.')
     up.add_argument('--fresh', action='store_true',
                     help='Start from empty databases.')
     commands.add_parser('down', help='Stop every process of the cloud.')
@@ -69,7 +76,7 @@ def main(argv=None) -> int:
     if args.command == 'up':
         local.up(args.engines, args.computes, args.fresh, args.cells,
                  args.controllers, args.galera, args.accelerators,
-                 args.baremetal)
+                 args.baremetal, args.lanes)
         print('local cloud up: eval "$(tools/localcloud env alice)"')
     elif args.command == 'down':
         local.down()

@@ -49,6 +49,7 @@ from keystoneauth1 import session as ks_session
 
 from devcloud import accelerators
 from devcloud import baremetal
+from devcloud import lanes
 from devcloud.localcloud import debian
 from devcloud.localcloud import galera
 from nova_reservation import deploy
@@ -209,6 +210,11 @@ class LocalCloud:
         with contextlib.suppress(OSError, ValueError):
             with open(os.path.join(self.base, 'state.json')) as f:
                 self.state.update(json.load(f))
+
+    @property
+    def lanes(self) -> int:
+        """The lanes of its capacity (`devcloud.lanes`)."""
+        return int(self.state.get('lanes', 1))
 
     @property
     def db_port(self) -> int:
@@ -943,27 +949,14 @@ class LocalCloud:
             self.start('nova-conductor-cell2',
                        os.path.join(BIN, 'nova-conductor'),
                        *self._nova_args(), *self._cell2_args())
-        for i in range(1, computes + 1):
-            host = 'compute%d' % i
-            state = os.path.join(self.data, host)
-            os.makedirs(state, exist_ok=True)
-            sections = self._accelerators(i, state)
-            sections.setdefault('DEFAULT', {}).update(
-                host=host, state_path=state,
-                instances_path=os.path.join(state, 'instances'))
-            self._write_ini(host + '.conf', sections)
-            # Every second compute is cell2's (with two cells).
-            in_cell2 = cells > 1 and i % 2 == 0
-            self.start('nova-' + host, sys.executable, '-m',
-                       PACKAGE + '.nova_compute',
-                       *self._nova_args(db=False),
-                       *(self._cell2_args(db=False) if in_cell2 else []),
-                       '--config-file',
-                       os.path.join(self.etc, host + '.conf'))
-        nodes = computes
+        for lane in range(self.lanes):
+            for i in range(1, computes + 1):
+                self.start_compute(i, lane, cells)
+        nodes = computes * self.lanes
         if self.state.get('baremetal'):
-            self.start_baremetal()
-            nodes += len(baremetal.NODES)
+            for lane in range(self.lanes):
+                self.start_baremetal(lane)
+            nodes += len(baremetal.NODES) * self.lanes
         self.wait_nova_api()
         admin = self.session('admin')
         placement = url('placement')
@@ -981,44 +974,69 @@ class LocalCloud:
             services = admin.get(url('nova') + '/os-services').json()[
                 'services']
             up = [s for s in services if s['state'] == 'up']
-            return len(up) >= (computes + 2 * controllers + cells - 1 +
-                               bool(self.state.get('baremetal')))
+            return len(up) >= (2 * controllers + cells - 1 + self.lanes * (
+                computes + bool(self.state.get('baremetal'))))
         _wait('Nova services up', services_up, timeout=180)
         _wait('the hypervisors', lambda: len(admin.get(
             url('nova') + '/os-hypervisors').json()['hypervisors']
         ) >= nodes)
 
-    def start_baremetal(self) -> None:
-        """One nova-compute (in cell1) that serves the bare-metal nodes,
-        as Ironic's does, each reporting its class and trait as Ironic's
-        driver does (``up --baremetal``).
+    def start_compute(self, number: int, lane: int, cells: int) -> None:
+        """Lane `lane`'s nova-compute `number` (from 1), serving one node
+        named as it; every second one is cell2's (with two cells).
         """
-        host = baremetal.SERVICE
+        host = lanes.node('compute%d' % number, lane, self.lanes)
         state = os.path.join(self.data, host)
-        self._write_ini(host + '.conf', {
-            'DEFAULT': dict(host=host, state_path=state,
-                            instances_path=os.path.join(state, 'instances'),
-                            compute_driver=baremetal.DRIVER),
-            baremetal.DRIVER_GROUP: baremetal.options()})
+        os.makedirs(state, exist_ok=True)
+        options: dict = {}
+        inventories: dict = {}
+        if self.state.get('accelerators'):
+            options, inventories = accelerators.of_compute(number)
+        sections = self._node_sections(host, state, lane, inventories)
+        if self.state.get('accelerators'):
+            sections['DEFAULT']['compute_driver'] = accelerators.DRIVER
+            sections[accelerators.DRIVER_GROUP] = {
+                k: str(v) for k, v in options.items()}
+        self._write_ini(host + '.conf', sections)
+        in_cell2 = cells > 1 and number % 2 == 0
+        self.start('nova-' + host, sys.executable, '-m',
+                   PACKAGE + '.nova_compute', *self._nova_args(db=False),
+                   *(self._cell2_args(db=False) if in_cell2 else []),
+                   '--config-file', os.path.join(self.etc, host + '.conf'))
+
+    def start_baremetal(self, lane: int = 0) -> None:
+        """Lane `lane`'s nova-compute (in cell1) that serves the bare-metal
+        nodes, as Ironic's does, each reporting its class and trait as
+        Ironic's driver does (``up --baremetal``).
+        """
+        host = lanes.node(baremetal.SERVICE, lane, self.lanes)
+        state = os.path.join(self.data, host)
+        os.makedirs(state, exist_ok=True)
+        sections = self._node_sections(host, state, lane, {})
+        sections['DEFAULT']['compute_driver'] = baremetal.DRIVER
+        sections[baremetal.DRIVER_GROUP] = baremetal.options(
+            lambda node: lanes.node(node, lane, self.lanes))
+        self._write_ini(host + '.conf', sections)
         self.start('nova-' + host, sys.executable, '-m',
                    PACKAGE + '.nova_compute', *self._nova_args(db=False),
                    '--config-file', os.path.join(self.etc, host + '.conf'))
 
-    def _accelerators(self, number: int, state: str) -> dict:
-        """The sections of compute `number`'s configuration that give its
-        node accelerators (none without ``up --accelerators``).
+    def _node_sections(self, host: str, state: str, lane: int,
+                       inventories: dict) -> dict:
+        """The sections of a nova-compute's own configuration: its host
+        and state, and a provider config file with the custom
+        `inventories` of its nodes and their lane's trait, if any.
         """
-        if not self.state.get('accelerators'):
-            return {}
-        options, inventories = accelerators.of_compute(number)
-        sections = {'DEFAULT': dict(compute_driver=accelerators.DRIVER),
-                    accelerators.DRIVER_GROUP: {
-                        k: str(v) for k, v in options.items()}}
-        if inventories:
+        sections = {'DEFAULT': dict(
+            host=host, state_path=state,
+            instances_path=os.path.join(state, 'instances'))}
+        lane_trait = lanes.trait(lane, self.lanes)
+        if inventories or lane_trait:
             location = os.path.join(state, 'provider_config')
             os.makedirs(location, exist_ok=True)
             with open(os.path.join(location, 'devices.yaml'), 'w') as f:
-                f.write(accelerators.provider_config(inventories))
+                f.write(accelerators.provider_config(
+                    inventories, (lane_trait,) if lane_trait else ()))
             sections['compute'] = dict(provider_config_location=location)
         return sections
 
@@ -1061,6 +1079,13 @@ class LocalCloud:
             flavors.update(accelerators.FLAVORS)
         if self.state.get('baremetal'):
             flavors.update(baremetal.FLAVORS)
+        if self.lanes > 1:
+            # Each lane's copy of each flavor asks for the lane's nodes.
+            flavors.update({
+                lanes.flavor(name, lane, self.lanes): (
+                    *size, dict(specs, **lanes.extra_specs(lane, self.lanes)))
+                for name, (*size, specs) in list(flavors.items())
+                for lane in range(self.lanes)})
         for name, (vcpus, ram, disk, specs) in flavors.items():
             if name in have:
                 continue
@@ -1129,7 +1154,7 @@ class LocalCloud:
     def up(self, engines: int = 1, computes: int = 3,
            fresh: bool = False, cells: int = 1, controllers: int = 1,
            galera: int = 1, accelerators: bool = False,
-           baremetal: bool = False) -> None:
+           baremetal: bool = False, lanes: int = 1) -> None:
         if self.running():
             raise SystemExit('the local cloud runs already (%s): '
                              'tools/localcloud down first'
@@ -1146,7 +1171,8 @@ class LocalCloud:
             os.makedirs(d, exist_ok=True)
         self.state = dict(engines=engines, computes=computes, cells=cells,
                           controllers=controllers, galera=galera,
-                          accelerators=accelerators, baremetal=baremetal)
+                          accelerators=accelerators, baremetal=baremetal,
+                          lanes=lanes)
         steps = [
             ('database server%s' % (
                 ' (a Galera cluster of 3 behind HAProxy)' if galera > 1

@@ -27,10 +27,14 @@ import pymysql
 import sqlalchemy as sa
 import testtools
 
-from devcloud import invariants
+from devcloud import lanes
 from devcloud.localcloud import cloud
+from nova_reservation.tests.integration import checks
 
 CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
+# The lane of the cloud whose nodes and flavors this process's tests use
+# (`devcloud.lanes`; LOCALCLOUD_LANE, 0 by default).
+LANE = int(os.environ.get('LOCALCLOUD_LANE', '0'))
 LEASES = 'http://%s:%d/reservation/v1/leases' % (cloud.HOST,
                                                  cloud.PORTS['nova'])
 # {project name: its network's id}, as `CloudTestCase.network` found it
@@ -72,7 +76,14 @@ def lease_params(name: str, start: str, end: str, **extra) -> str:
     return json.dumps(dict(name=name, start=start, end=end, **extra))
 
 
-class CloudTestCase(testtools.TestCase):
+class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
+    # Its tests stop, kill or measure what every lane shares (nova-api,
+    # Cinder, the engines): they run while no other test runs.
+    ALONE = False
+    # What its tests change that lanes do not split (the quotas and tags
+    # of alice's project, the external network's addresses, ...): tests
+    # that share one of these names run in one lane, one after another.
+    SHARES: tuple = ()
 
     def setUp(self) -> None:
         super().setUp()
@@ -85,6 +96,7 @@ class CloudTestCase(testtools.TestCase):
         self._store = sa.create_engine(CLOUD.db_url('nova_api'),
                                        pool_pre_ping=True)
         self.addCleanup(self._store.dispose)
+        self._admin = None
         # What an earlier test left is that test's failure, not this one's
         # (nor a reason to wait for it here).
         self.earlier = set(self.violations())
@@ -92,50 +104,33 @@ class CloudTestCase(testtools.TestCase):
         self.addCleanup(self.assert_invariants)
         # {name: OS_* variables} of users a test made (`new_user`).
         self.users: dict = {}
-        self._admin = None
 
-    def violations(self, pending: Optional[Callable] = None) -> list:
-        """What does not hold on the cloud now (`devcloud.invariants`;
-        `pending`: which leases are being written, not answered yet).
+    @staticmethod
+    def node(name: str) -> str:
+        """This lane's node (or compute service) of the name `name` has
+        on a cloud of one lane: compute1, bm1, ironic-compute, ...
         """
-        admin = CLOUD.session('admin')
+        return lanes.node(name, LANE, CLOUD.lanes)
 
-        def placement(path: str) -> dict:
-            return admin.get(cloud.url('placement') + path, headers={
-                'OpenStack-API-Version': 'placement 1.14'}).json()
+    @staticmethod
+    def flavor(name: str) -> str:
+        """This lane's copy of the cloud's flavor `name`."""
+        return lanes.flavor(name, LANE, CLOUD.lanes)
 
-        def network(kind: str) -> list:
-            return admin.get('%s/v2.0/%s' % (cloud.url('network'), kind)
-                             ).json()[kind.replace('-', '_')]
-        volume = admin.get_endpoint(service_type='volumev3',
-                                    interface='public')
-        servers = admin.get(
-            cloud.url('nova') + '/servers/detail?all_tenants=1',
-            headers={'OpenStack-API-Version': 'compute 2.91'}).json()[
-            'servers']
-        return invariants.violations(
-            self._store, servers, placement, engines=True,
-            ports=network('ports'), floating_ips=network('floatingips'),
-            volumes=admin.get(volume + '/volumes/detail', params=dict(
-                all_tenants=1)).json()['volumes'],
-            attachments=admin.get(
-                volume + '/attachments/detail',
-                params=dict(all_tenants=1), headers={
-                    'OpenStack-API-Version': 'volume 3.27'}).json()[
-                'attachments'], pending=pending)
-
-    def assert_invariants(self, timeout: float = 180) -> None:
-        """What must hold on the cloud after any scenario, once the engines
-        have done what is due; what held not before the test is left out.
+    @staticmethod
+    def on_lane(also=None) -> str:
+        """Node requirements (resource_properties of an instance
+        reservation, hypervisor_properties of a host reservation) that
+        hold on this lane's nodes only, and `also` (text or a list).
         """
-        deadline = time.time() + timeout
-        while True:
-            found = [v for v in self.violations() if v not in self.earlier]
-            if not found:
-                return
-            if time.time() > deadline:
-                self.fail('invariants that do not hold: %s' % found)
-            time.sleep(5)
+        return lanes.requirements(LANE, CLOUD.lanes, also)
+
+    @staticmethod
+    def lane_specs() -> dict:
+        """The extra specs a flavor a test makes adds, to be booted on
+        this lane's nodes only.
+        """
+        return lanes.extra_specs(LANE, CLOUD.lanes)
 
     def run_cli(self, user: str, *args: str, check: bool = True
                 ) -> subprocess.CompletedProcess:
@@ -320,7 +315,8 @@ class CloudTestCase(testtools.TestCase):
         `openstack server create`, sends ids unchecked); the CLI's run.
         """
         return self.run_cli(
-            'alice', 'nova', 'boot', '--flavor', 'm1.tiny', *args, '--hint',
+            'alice', 'nova', 'boot', '--flavor', self.flavor('m1.tiny'),
+            *args, '--hint',
             'lease_params=' + lease_params(
                 name, utc(3600), utc(7200)), name, check=False)
 
@@ -432,7 +428,7 @@ class BlazarCLI(CloudTestCase):
         """(name, host view) of a node enrolled as a reservable host: one
         that holds no server and no promised capacity.
         """
-        for name in ('compute3', 'compute2', 'compute1'):
+        for name in map(self.node, ('compute3', 'compute2', 'compute1')):
             done = self.run_cli('admin', 'openstack', 'reservation', 'host',
                                 'create', name, '-f', 'json', check=False)
             if not done.returncode:

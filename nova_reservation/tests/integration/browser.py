@@ -170,12 +170,14 @@ class DashboardTestCase(base.BlazarCLI):
         WebDriverWait(self.browser, 30, poll_frequency=0.5).until(same)
 
     def row(self, text: str) -> Optional[WebElement]:
-        """The row of the page's table that shows `text`."""
-        for tr in self.browser.find_elements(By.CSS_SELECTOR,
-                                             'table tbody tr'):
-            if text in tr.text:
-                return tr
-        return None
+        """The row of the page's table whose link reads `text` (a lease's
+        or a host's name): exactly, as compute1 is not another lane's
+        compute1-l1.
+        """
+        found = self.browser.find_elements(
+            By.XPATH, '//table//tbody/tr[.//a[normalize-space()="%s"]]'
+            % text)
+        return found[0] if found else None
 
     def choose(self, field: str, value: str) -> None:
         """An option of one of Horizon's themable selects."""

@@ -26,7 +26,7 @@ from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 
 # flavor: (the node that has its device, its resource class, how many
-# servers of it the node holds).
+# servers of it the node holds), as named on a cloud of one lane.
 DEVICES = {'g1.vgpu': ('compute1', 'VGPU', 2),
            'g1.a100': ('compute2', 'CUSTOM_GPU_A100', 2),
            'c1.dedicated': ('compute3', 'PCPU', 2)}
@@ -56,10 +56,12 @@ class AcceleratorTest(base.BlazarCLI):
     def test_each_device_is_booted_where_it_is_and_leased_there(self):
         flavors = {f['name']: f['id'] for f in self.rest(
             cloud.url('nova') + '/flavors')['flavors']}
-        self.assertLessEqual(set(DEVICES), set(flavors),
+        self.assertLessEqual(set(map(self.flavor, DEVICES)), set(flavors),
                              'tools/localcloud up --accelerators')
         for flavor, (node, rc, holds) in DEVICES.items():
             name = '%s-%s' % (flavor, self.suffix)
+            # This lane's copy of the flavor, booted on this lane's node.
+            flavor, node = self.flavor(flavor), self.node(node)
             server_id, = self.boot('alice', name, flavor)
             server = self.settled(server_id)
             self.assertEqual('ACTIVE', server['status'], server)
@@ -103,27 +105,29 @@ class AcceleratorTest(base.BlazarCLI):
                        'disk': 1}}).json()['flavor']
         self.addCleanup(self.delete, 'compute', '/flavors/' + flavor['id'])
         admin.post('%s/flavors/%s/os-extra_specs' % (
-            cloud.url('nova'), flavor['id']), json={'extra_specs': {
-                'trait:CUSTOM_GPU_A100': 'required'}})
+            cloud.url('nova'), flavor['id']), json={'extra_specs': dict(
+                {'trait:CUSTOM_GPU_A100': 'required'}, **self.lane_specs())})
         self.booted_into_a_lease('trait-' + self.suffix, flavor['id'],
-                                 flavor_name, 'compute2')
+                                 flavor_name, self.node('compute2'))
 
     def test_a_lease_of_a_gpu_is_booted_with_its_gpu(self):
         flavors = {f['name']: f['id'] for f in self.rest(
             cloud.url('nova') + '/flavors')['flavors']}
+        flavor, node = self.flavor('g1.a100'), self.node('compute2')
         server_id = self.booted_into_a_lease(
-            'gpu-' + self.suffix, flavors['g1.a100'], 'g1.a100', 'compute2')
-        self.assertEqual(1, self.allocations(server_id)['compute2'][
+            'gpu-' + self.suffix, flavors[flavor], flavor, node)
+        self.assertEqual(1, self.allocations(server_id)[node][
             'CUSTOM_GPU_A100'])
 
     def test_a_lease_of_a_vgpu_is_booted_with_one_of_a_gpu(self):
         flavors = {f['name']: f['id'] for f in self.rest(
             cloud.url('nova') + '/flavors')['flavors']}
+        flavor, node = self.flavor('g1.vgpu'), self.node('compute1')
         server_id = self.booted_into_a_lease(
-            'vgpu-' + self.suffix, flavors['g1.vgpu'], 'g1.vgpu', 'compute1')
+            'vgpu-' + self.suffix, flavors[flavor], flavor, node)
         used = self.allocations(server_id)
-        gpu, = (p for p in used if p != 'compute1')
-        self.assertTrue(gpu.startswith('compute1_pgpu'), used)
+        gpu, = (p for p in used if p != node)
+        self.assertTrue(gpu.startswith(node + '_pgpu'), used)
         self.assertEqual({'VGPU': 1}, used[gpu])
 
     def booted_into_a_lease(self, name: str, flavor_id: str,

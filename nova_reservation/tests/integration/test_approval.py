@@ -31,8 +31,8 @@ class ApprovalCLITest(base.BlazarCLI):
         super().setUp()
         self.dora = 'dora-' + self.suffix[-8:]
         self.new_user(self.dora, 'dora-' + self.suffix, TAG)
-        self.flavor = self.openstack('admin', 'flavor', 'show',
-                                     'm1.tiny')['id']
+        self.flavor_id = self.openstack('admin', 'flavor', 'show',
+                                        self.flavor('m1.tiny'))['id']
 
     def waiting(self, user: str, name: str, start: int = 30) -> dict:
         """A lease of `user` of one m1.tiny from `start` minutes on."""
@@ -40,7 +40,7 @@ class ApprovalCLITest(base.BlazarCLI):
             user, 'reservation', 'lease', 'create', '--start-date',
             base.minutes(start), '--end-date', base.minutes(start + 30),
             '--reservation', 'resource_type=flavor:instance,flavor_id=%s,'
-            'amount=1' % self.flavor, name)
+            'amount=1' % self.flavor_id, name)
         self.addCleanup(self.delete_lease, lease['id'])
         return lease
 
@@ -96,8 +96,9 @@ class ApprovalCLITest(base.BlazarCLI):
 
         # Rejected, a boot's lease leaves nothing: its servers go too.
         name = 'boot-' + self.suffix
-        self.run_cli(self.dora, 'nova', 'boot', '--flavor', 'm1.tiny',
-                     '--image', 'cirros', *self.nic(self.dora), '--hint',
+        self.run_cli(self.dora, 'nova', 'boot', '--flavor',
+                     self.flavor('m1.tiny'), '--image', 'cirros',
+                     *self.nic(self.dora), '--hint',
                      'lease_params=' + base.lease_params(
                          name, base.utc(3600), base.utc(5400)), name)
         server, = [s['ID'] for s in self.openstack(
@@ -117,8 +118,9 @@ class ApprovalCLITest(base.BlazarCLI):
 
         # A boot that would start now can not wait: refused, nothing made.
         now = 'now-' + self.suffix
-        done = self.run_cli(self.dora, 'nova', 'boot', '--flavor', 'm1.tiny',
-                            '--image', 'cirros', *self.nic(self.dora),
+        done = self.run_cli(self.dora, 'nova', 'boot', '--flavor',
+                            self.flavor('m1.tiny'), '--image', 'cirros',
+                            *self.nic(self.dora),
                             '--hint', 'lease_params=' + base.lease_params(
                                 now, 'now', base.utc(1800)), now,
                             check=False)

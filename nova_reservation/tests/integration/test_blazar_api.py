@@ -29,6 +29,10 @@ from nova_reservation.tests.integration import base
 
 GABBITS = importlib.resources.files(
     'blazar_tempest_plugin.tests.api').joinpath('gabbits')
+# The files count what every lane makes (every lease of an admin's list,
+# every reservable host and host allocation) and enroll the cloud's first
+# hypervisor, whichever lane's: their tests run while no other test runs.
+ALONE = True
 
 
 def _tempest_conf() -> str:
@@ -47,7 +51,8 @@ def _tempest_conf() -> str:
         'identity-feature-enabled': dict(api_v2='false'),
         'service_available': dict(neutron='false'),
     }
-    folder = os.path.join(base.CLOUD.etc, 'tempest')
+    # Each lane's own: every lane's test process writes it as it loads.
+    folder = os.path.join(base.CLOUD.etc, 'tempest', 'lane%d' % base.LANE)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, 'tempest.conf'), 'w') as f:
         for name, options in sections.items():
@@ -76,7 +81,12 @@ class _Fixtures:
 def load_tests(loader, tests, pattern):
     """The tests of Blazar's YAML files (unittest's load_tests)."""
     os.environ['TEMPEST_CONFIG_DIR'] = _tempest_conf()
-    return driver.build_tests(
+    built = driver.build_tests(
         str(GABBITS), loader, fixture_module=_Fixtures,
         url='http://%s:%d/' % (cloud.HOST, cloud.PORTS['nova']),
         test_loader_name=__name__)
+    # gabbi makes a class for each test of each file.
+    for file_tests in built:
+        for test in file_tests:
+            type(test).ALONE = ALONE
+    return built

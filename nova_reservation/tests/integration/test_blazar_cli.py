@@ -24,11 +24,14 @@ class BlazarCLITest(base.BlazarCLI):
         self.assertIn(name, [h['hypervisor_hostname'] for h in
                              self.openstack('admin', 'reservation', 'host',
                                             'list')])
+        # Of this lane's hosts: the other lanes enroll theirs meanwhile.
         lease = self.lease('alice', 'hosts-' + self.suffix,
-                           'resource_type=physical:host,min=1,max=1')
+                           'resource_type=physical:host,min=1,max=1,'
+                           'hypervisor_properties=' + self.on_lane())
         hint = 'reservation=%s' % lease['reservation_id']
 
-        mine = self.boot('alice', 'in-host-' + self.suffix, 'm1.small', hint)
+        small = self.flavor('m1.small')
+        mine = self.boot('alice', 'in-host-' + self.suffix, small, hint)
         self.assertEqual(1, len(mine))
         server = self.settled(mine[0])
         self.assertEqual('ACTIVE', server['status'], server.get('fault'))
@@ -36,31 +39,32 @@ class BlazarCLITest(base.BlazarCLI):
 
         # Another project can not use the reservation.
         self.assertIn('404', self.refused(
-            'bob', 'bob-in-host-' + self.suffix, 'm1.small', hint))
+            'bob', 'bob-in-host-' + self.suffix, small, hint))
         # Ordinary boots never land on the reserved host.
-        ordinary = self.boot('bob', 'ordinary-' + self.suffix, 'm1.tiny',
-                             count=3)
+        ordinary = self.boot('bob', 'ordinary-' + self.suffix,
+                             self.flavor('m1.tiny'), count=3)
         self.assertEqual(3, len(ordinary))
         hosts = {self.settled(s)['OS-EXT-SRV-ATTR:host'] for s in ordinary}
         self.assertNotIn(name, hosts)
         self.assertNotIn(None, hosts)
 
     def test_capacity_reservation(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        tiny = self.flavor('m1.tiny')
+        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
         lease = self.lease(
             'alice', 'slots-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=2' % flavor)
         hint = 'reservation=%s' % lease['reservation_id']
         booted = [self.boot('alice', 'slot%d-%s' % (i, self.suffix),
-                            'm1.tiny', hint) for i in range(2)]
+                            tiny, hint) for i in range(2)]
         for servers in booted:
             self.assertEqual(1, len(servers))
             self.assertEqual('ACTIVE', self.settled(servers[0])['status'])
         # Beyond the amount, or from another project: refused.
         self.assertIn('0 of its 2 slots are free', self.refused(
-            'alice', 'slot3-' + self.suffix, 'm1.tiny', hint))
+            'alice', 'slot3-' + self.suffix, tiny, hint))
         self.assertIn('404', self.refused(
-            'bob', 'bob-slot-' + self.suffix, 'm1.tiny', hint))
+            'bob', 'bob-slot-' + self.suffix, tiny, hint))
 
 
 class AvailabilityCLITest(base.BlazarCLI):
@@ -74,25 +78,30 @@ class AvailabilityCLITest(base.BlazarCLI):
 
     def test_hosts_free_when_a_lease_ends(self):
         self.enroll()
-        first = self.windows('alice', '--min', '1', '--duration', '1h')[0]
+        # This lane's hosts only: the other lanes enroll and lease theirs
+        # meanwhile (the CLI leaves out an empty query, on one lane).
+        hosts = ('--min', '1', '--hypervisor-properties', self.on_lane())
+        first = self.windows('alice', *hosts, '--duration', '1h')[0]
         self.assertLess(abs(base.seconds_from_now(first['Earliest'])), 60)
         lease = self.lease('alice', 'hosts-' + self.suffix,
-                           'resource_type=physical:host,min=1,max=1')
-        # The only enrolled host is the lease's until its end: the first
-        # window opens then, for any project.
+                           'resource_type=physical:host,min=1,max=1,'
+                           'hypervisor_properties=' + self.on_lane())
+        # The only enrolled host of this lane is the lease's until its
+        # end: the first window opens then, for any project.
         for user in ('alice', 'bob'):
-            first = self.windows(user, '--min', '1', '--duration', '1h')[0]
+            first = self.windows(user, *hosts, '--duration', '1h')[0]
             self.assertEqual(base.when(lease['end_date']),
                              base.when(first['Earliest']))
         table = self.run_cli('bob', 'openstack', 'reservation',
-                             'availability', 'list', '--min', '1',
+                             'availability', 'list', *hosts,
                              '--duration', '1h', '--limit', '1').stdout
         self.assertRegex(table, r'\| Earliest +\| Latest +\|')
         self.assertIn(first['Earliest'], table)
 
     def test_servers_of_a_flavor(self):
-        found = self.windows('alice', '--flavor', 'm1.tiny', '--amount', '2',
-                             '--duration', '90', '--limit', '3')
+        found = self.windows('alice', '--flavor', self.flavor('m1.tiny'),
+                             '--amount', '2', '--duration', '90',
+                             '--limit', '3')
         self.assertTrue(1 <= len(found) <= 3, found)
         self.assertLess(abs(base.seconds_from_now(found[0]['Earliest'])), 60)
         for window in found:
@@ -100,8 +109,8 @@ class AvailabilityCLITest(base.BlazarCLI):
                                  base.when(window['Latest']))
 
     def test_bad_requests_name_what_is_wrong(self):
-        for args, said in ((('--flavor', 'm1.tiny', '--duration', '0'),
-                            'duration'),
+        for args, said in ((('--flavor', self.flavor('m1.tiny'),
+                             '--duration', '0'), 'duration'),
                            (('--min', '1', '--duration', '1h', '--before',
                              '2000-01-01T00:00:00Z'), 'before'),
                            (('--flavor', 'no-such-flavor', '--duration',

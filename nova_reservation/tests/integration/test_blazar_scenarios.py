@@ -65,7 +65,7 @@ class BlazarScenarioTest(base.BlazarCLI):
     def test_host_reservation_and_expiration(self):
         name, host = self.enroll()
         self.assertIn(name, self.aggregate('freepool')['hosts'])
-        on_host = '["==", "$hypervisor_hostname", "%s"]' % name
+        on_host = self.on_lane('["==", "$hypervisor_hostname", "%s"]' % name)
 
         # A missing parameter and an invalid request are 400s.
         body = dict(name='scenario-1-missing-param', start_date='now',
@@ -87,8 +87,8 @@ class BlazarScenarioTest(base.BlazarCLI):
         self.assertIn(name, self.wait_for('aggregate %s' % rid,
                                           lambda: self.aggregate(rid))[
             'hosts'])
-        server = self.boot('alice', 'in-host-' + self.suffix, 'm1.tiny',
-                           'reservation=' + rid)[0]
+        server = self.boot('alice', 'in-host-' + self.suffix,
+                           self.flavor('m1.tiny'), 'reservation=' + rid)[0]
         self.assertEqual(name, self.settled(server)['OS-EXT-SRV-ATTR:host'])
 
         lease = self.ended(lease['id'])
@@ -99,7 +99,8 @@ class BlazarScenarioTest(base.BlazarCLI):
         self.assertIn('deleted', lease['reservations'][0]['status'])
 
     def test_flavor_reservation(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         lease = self.lease('alice', 'flavor-instance-scenario-' + self.suffix,
                            'resource_type=flavor:instance,flavor_id=%s,'
                            'amount=1' % flavor)
@@ -127,7 +128,8 @@ class BlazarScenarioTest(base.BlazarCLI):
         lease = self.lease('alice', 'instance-scenario-' + self.suffix,
                            'resource_type=virtual:instance,vcpus=1,'
                            'memory_mb=1024,disk_gb=10,amount=1,'
-                           'affinity=False', end=60)
+                           'affinity=False,resource_properties='
+                           + self.on_lane(), end=60)
         rid = lease['reservation_id']
         group = lease['reservation']['server_group_id']
         self.assertEqual(['anti-affinity'], [self.openstack(

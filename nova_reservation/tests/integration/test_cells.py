@@ -50,13 +50,14 @@ class TwoCellsTest(base.CloudTestCase):
 
     def fill(self) -> dict:
         """{node: the id of admin's lease that takes all of it from now
-        for half an hour}, a lease per node.
+        for half an hour}, a lease per node of this lane.
         """
         by_node = {}
         for i in range(3):
             lease = self.openstack(
                 'admin', 'reservation', 'lease', 'create', '--end-date',
-                base.minutes(30), '--reservation', NODE,
+                base.minutes(30), '--reservation',
+                NODE + ',resource_properties=' + self.on_lane(),
                 'full%d-%s' % (i, self.suffix))
             self.addCleanup(self.delete_lease, lease['id'])
             node, = [r['node'] for r in self.store(
@@ -64,7 +65,8 @@ class TwoCellsTest(base.CloudTestCase):
                 'r ON r.id = s.reservation_id WHERE r.lease_id = %s AND NOT '
                 's.deleted', lease['id'])]
             by_node[node] = lease['id']
-        self.assertEqual({'compute1', 'compute2', 'compute3'}, set(by_node))
+        self.assertEqual(set(map(self.node, ('compute1', 'compute2',
+                                             'compute3'))), set(by_node))
         return by_node
 
     def free(self, lease_id: str) -> None:
@@ -77,8 +79,8 @@ class TwoCellsTest(base.CloudTestCase):
 
     def boot(self, name: str, start: int, **extra) -> dict:
         server = self.openstack(
-            'alice', 'server', 'create', '--flavor', 'm1.large', '--image',
-            'cirros', '--nic', 'none', '--hint', 'lease_params=' +
+            'alice', 'server', 'create', '--flavor', self.flavor('m1.large'),
+            '--image', 'cirros', '--nic', 'none', '--hint', 'lease_params=' +
             base.lease_params(name, base.utc(start), base.utc(900), **extra),
             name)
         self.addCleanup(self.delete_server, server['id'])
@@ -99,10 +101,10 @@ class TwoCellsTest(base.CloudTestCase):
 
     def test_a_reserved_server_is_built_in_its_node_s_cell(self):
         full = self.fill()
-        self.free(full['compute2'])
+        self.free(full[self.node('compute2')])
         server = self.boot('cell2-' + self.suffix, 30)
         self.assertEqual('cell2', self.cell_of(server['id']))
-        self.assert_runs_on(server['id'], 'compute2')
+        self.assert_runs_on(server['id'], self.node('compute2'))
 
     def test_a_waiting_boot_is_placed_in_its_server_s_cell(self):
         full = self.fill()
@@ -114,13 +116,13 @@ class TwoCellsTest(base.CloudTestCase):
         # cell1 has two of the three nodes.
         self.assertEqual('cell1', self.cell_of(server['id']))
         # Room on compute2, of cell2, only: tried, and still waiting.
-        self.free(full['compute2'])
+        self.free(full[self.node('compute2')])
         tries = lease['tries'] or 0
         self.wait_for('two more tries', lambda: (self.lease_of(
             server['id'])['tries'] or 0) >= tries + 2, timeout=90)
         self.assertEqual('WAITING', self.lease_of(server['id'])['status'])
         # Room in its cell: placed there, and built there at its start.
-        self.free(full['compute1'])
+        self.free(full[self.node('compute1')])
         self.wait_for('the waiting lease placed', lambda: self.lease_of(
             server['id'])['status'] == 'PENDING', timeout=90)
-        self.assert_runs_on(server['id'], 'compute1')
+        self.assert_runs_on(server['id'], self.node('compute1'))

@@ -21,6 +21,9 @@ from nova_reservation.tests.integration import base
 
 
 class CinderDownTest(base.CloudTestCase):
+    # It stops cinder-api, which every lane's tests use: alone on the
+    # cloud.
+    ALONE = True
 
     def stop_cinder_api(self) -> None:
         base.CLOUD.stop('cinder-api')
@@ -60,8 +63,8 @@ class CinderDownTest(base.CloudTestCase):
         # made at the start) so that the start meets it away.
         self.stop_cinder_api()
         server = self.openstack(
-            'alice', 'server', 'create', '--flavor', 'm1.tiny', '--nic',
-            'net-id=' + self.network('alice'), '--block-device',
+            'alice', 'server', 'create', '--flavor', self.flavor('m1.tiny'),
+            '--nic', 'net-id=' + self.network('alice'), '--block-device',
             'source_type=image,uuid=%s,destination_type=volume,'
             'volume_size=1,boot_index=0,delete_on_termination=true' % image,
             '--hint', 'lease_params=' + base.lease_params(

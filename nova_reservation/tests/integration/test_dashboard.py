@@ -68,6 +68,10 @@ class DashboardTest(browser.DashboardTestCase):
                 By.ID, 'id_' + field)))
             element.clear()
             element.send_keys(value)
+        # On this lane's nodes (none asked for on a cloud of one lane).
+        if self.on_lane():
+            self.browser.find_element(By.ID, 'id_resource_properties'
+                                      ).send_keys(self.on_lane())
         self.screenshot('create-form')
         self.submit_modal()
         self.assertIn('Lease %s was successfully created.' % name,
@@ -119,8 +123,9 @@ class DashboardTest(browser.DashboardTestCase):
         name, host = self.enroll()
         lease = self.lease('alice', 'dashboard-host-' + self.suffix,
                            'resource_type=physical:host,min=1,max=1,'
-                           'hypervisor_properties=["==", '
-                           '"$hypervisor_hostname", "%s"]' % name)
+                           'hypervisor_properties=' + self.on_lane(
+                               '["==", "$hypervisor_hostname", "%s"]'
+                               % name))
         self.login('admin')
         self.open('/admin/hosts/', 'hosts')
         row = self.row(name)
@@ -145,9 +150,12 @@ class DashboardTest(browser.DashboardTestCase):
         calendar = self.browser.find_element(By.ID, 'blazar-calendar-host')
         self.assertNotIn('Unable to load reservations', calendar.text)
         self.assertIn(name, calendar.text)
-        # The reservation's bar (the chart's placeholder row has none).
+        # The reservation's bar, in its series (ApexCharts names a series
+        # by its reservation; other lanes' leases have bars too, and the
+        # chart's placeholder row has none).
         self.assertTrue([bar for bar in calendar.find_elements(
-            By.CSS_SELECTOR, 'path.apexcharts-rangebar-area')
+            By.CSS_SELECTOR, '.apexcharts-series[seriesName="%s"] '
+            'path.apexcharts-rangebar-area' % lease['reservation_id'])
             if 'NaN' not in bar.get_attribute('d')])
         data = self.browser.execute_async_script(
             'fetch("resources.json").then(r => r.json())'
@@ -167,7 +175,8 @@ class DashboardTest(browser.DashboardTestCase):
         self.checked('calendar-1-day')
 
     def test_lease_extend(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         name = 'dashboard-extend-' + self.suffix
         lease = self.lease('alice', name, 'resource_type=flavor:instance,'
                            'flavor_id=%s,amount=1' % flavor)
@@ -190,6 +199,12 @@ class DashboardTest(browser.DashboardTestCase):
         self.assertIn(extended.strftime(browser.SHOWN_DATE),
                       self.row(name).text)
         self.assertEqual('ACTIVE', self.lease_api(lease['id'])['status'])
+
+
+class FloatingIPDashboardTest(browser.DashboardTestCase):
+    # It registers and leases a given address of public, the one external
+    # network of every lane.
+    SHARES = ('floating-ips',)
 
     def test_a_floating_ip_lease(self):
         network = self.openstack('admin', 'network', 'show', 'public')['id']

@@ -24,6 +24,10 @@ from nova_reservation.tests.integration import base
 
 
 class EnforcementCLITest(base.BlazarCLI):
+    # The stand-in listens on the cloud's one enforcement port, which
+    # every lane's leases are sent to: one test at a time may hold it
+    # (it lets the other tests' leases through).
+    SHARES = ('enforcement-service',)
 
     def setUp(self) -> None:
         super().setUp()
@@ -50,7 +54,8 @@ class EnforcementCLITest(base.BlazarCLI):
                 if str(b['lease'].get('name')).endswith(self.suffix)]
 
     def test_the_service_judges_leases_of_the_clis(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         reservation = ('resource_type=flavor:instance,flavor_id=%s,amount=1'
                        % flavor)
         lease = self.lease('alice', 'ok-' + self.suffix, reservation)

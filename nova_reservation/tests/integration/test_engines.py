@@ -30,7 +30,8 @@ class TwoEnginesTest(base.CloudTestCase):
         alice = base.CLOUD.session('alice')
         nova = cloud.url('nova')
         image = self.openstack('alice', 'image', 'show', 'cirros')['id']
-        flavor = self.openstack('alice', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('alice', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         start, end = base.utc(45), base.utc(75)
         servers = {}
         for i in range(self.LEASES):

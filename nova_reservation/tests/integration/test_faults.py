@@ -29,6 +29,8 @@ BOOTS = 24
 
 
 class NovaAPIKilledTest(base.CloudTestCase):
+    # It kills the nova-api every lane's tests use.
+    ALONE = True
 
     def boot(self, i: int, image: str, flavor: str):
         name = 'kill-%d-%s' % (i, self.suffix)
@@ -46,7 +48,8 @@ class NovaAPIKilledTest(base.CloudTestCase):
 
     def test_kill_9_of_nova_api_during_boots(self):
         image = self.openstack('alice', 'image', 'show', 'cirros')['id']
-        flavor = self.openstack('alice', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('alice', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         with futures.ThreadPoolExecutor(6) as pool:
             answers = [pool.submit(self.boot, i, image, flavor)
                        for i in range(BOOTS)]

@@ -28,6 +28,9 @@ LATER = '172.24.4.225'
 
 
 class FloatingIPTest(base.BlazarCLI):
+    # It registers and leases given addresses of public, the one external
+    # network of every lane.
+    SHARES = ('floating-ips',)
 
     def register(self, network: str, address: str) -> dict:
         made = self.openstack('admin', 'reservation', 'floatingip', 'create',

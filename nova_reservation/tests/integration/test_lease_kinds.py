@@ -18,7 +18,6 @@ the local cloud), a boot's waiting lease, and a recurring one.
 import json
 import time
 
-from devcloud import baremetal
 from nova_reservation.tests.integration import base
 
 
@@ -26,7 +25,7 @@ class ProjectTagTest(base.CloudTestCase):
 
     def boot(self, user: str, name: str) -> str:
         server = self.openstack(user, 'server', 'create', '--flavor',
-                                'm1.tiny', '--image', 'cirros',
+                                self.flavor('m1.tiny'), '--image', 'cirros',
                                 *self.nic(user), name)['id']
         self.addCleanup(self.delete_server, server)
         return server
@@ -67,9 +66,9 @@ class WaitingAndRecurringTest(base.CloudTestCase):
 
     def boot(self, name: str, **lease) -> dict:
         """`nova boot` as alice with lease_params `lease`."""
-        server = self.nova('alice', 'boot', '--flavor', 'm1.tiny',
-                           '--image', 'cirros', *self.nic('alice'),
-                           '--hint',
+        server = self.nova('alice', 'boot', '--flavor',
+                           self.flavor('m1.tiny'), '--image', 'cirros',
+                           *self.nic('alice'), '--hint',
                            'lease_params=' + json.dumps(dict(
                                name=name, **lease)), name)
         self.addCleanup(self.delete_server, server['id'])
@@ -84,16 +83,23 @@ class WaitingAndRecurringTest(base.CloudTestCase):
                           lease_id)[0]
 
     def test_a_waiting_boot_holds_nothing_until_there_is_room(self):
-        # Every node is leased whole an hour from now, for an hour (the
-        # bare-metal nodes have no vCPU to lease so).
+        # Every compute node of the lane is leased whole an hour from now,
+        # for an hour (its bare-metal nodes have no vCPU to lease so; the
+        # other lanes' nodes are their tests').
+        computes = {self.node('compute%d' % i)
+                    for i in range(1, base.CLOUD.state['computes'] + 1)}
         nodes = [n for n in self.openstack('admin', 'hypervisor', 'list')
-                 if n['Hypervisor Hostname'] not in baremetal.NODES]
+                 if n['Hypervisor Hostname'] in computes]
+        reservation = ('resource_type=virtual:instance,vcpus=4,memory_mb='
+                       '8192,disk_gb=80,amount=%d,affinity=None' % len(nodes))
+        if self.on_lane():
+            # python-blazarclient splits the pairs only before a known
+            # key and '=': the JSON's commas stay in its value.
+            reservation += ',resource_properties=' + self.on_lane()
         full = self.openstack(
             'admin', 'reservation', 'lease', 'create', '--start-date',
             base.minutes(60), '--end-date', base.minutes(120),
-            '--reservation', 'resource_type=virtual:instance,vcpus=4,'
-            'memory_mb=8192,disk_gb=80,amount=%d,affinity=None'
-            % len(nodes), 'full-' + self.suffix)
+            '--reservation', reservation, 'full-' + self.suffix)
         self.addCleanup(self.delete_lease, full['id'])
         name = 'patient-' + self.suffix
         server = self.boot(name, start=base.minutes(70),

@@ -23,6 +23,7 @@ The window is made through the lease API: python-blazarclient's
 list), so it can not send a maintenance reservation; the CLIs show it.
 """
 
+from devcloud import baremetal
 from nova_reservation.tests.integration import base
 
 
@@ -48,6 +49,15 @@ class MaintenanceTest(base.BlazarCLI):
             'SELECT node FROM rsv_allocations WHERE reservation_id = %s '
             'AND deleted = 0', reservation_id)}
 
+    def lane_nodes(self) -> set:
+        """This lane's nodes: its computes and its bare-metal nodes
+        (which only a cloud up with --baremetal has as hypervisors).
+        """
+        return {self.node(name) for name in (
+            *('compute%d' % i
+              for i in range(1, base.CLOUD.state['computes'] + 1)),
+            *baremetal.NODES)}
+
     def compute(self, node: str) -> dict:
         host = self.openstack('admin', 'hypervisor', 'show', node)[
             'service_host']
@@ -56,12 +66,13 @@ class MaintenanceTest(base.BlazarCLI):
         return service
 
     def test_window_over_running_and_future_leases(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        tiny = self.flavor('m1.tiny')
+        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
         running = self.lease(
             'alice', 'running-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
             end=7)
-        [leased] = self.boot('alice', 'leased-' + self.suffix, 'm1.tiny',
+        [leased] = self.boot('alice', 'leased-' + self.suffix, tiny,
                              'reservation=%s' % running['reservation_id'])
         self.assertEqual('ACTIVE', self.settled(leased)['status'])
         [busy] = self.nodes(running['reservation_id'])
@@ -79,11 +90,13 @@ class MaintenanceTest(base.BlazarCLI):
         [node] = self.nodes(first['id'])
         nodes = sorted({busy, node})
 
-        # A member makes no window; one over every node is refused, naming
-        # both leases (they have nowhere to go), and nothing moves.
+        # A member makes no window; one over every node of the lane (the
+        # lane's flavor takes no other) is refused, naming both leases
+        # (they have nowhere to go), and nothing moves.
         self.assertEqual(403, self.make('bob', nodes, 180, 300).status_code)
+        lane = self.lane_nodes()
         every = [h['Hypervisor Hostname'] for h in self.openstack(
-            'admin', 'hypervisor', 'list')]
+            'admin', 'hypervisor', 'list') if h['Hypervisor Hostname'] in lane]
         resp = self.make('admin', every, 180, 300)
         self.assertEqual(409, resp.status_code, resp.text)
         self.assertLessEqual({running['id'], future['id']}, {
@@ -93,8 +106,8 @@ class MaintenanceTest(base.BlazarCLI):
         # An ordinary server on the running lease's node; the window over
         # the leases' nodes: both leases move off, the running one with
         # its server's slot.
-        args = ['server', 'create', '--flavor', 'm1.tiny', '--image',
-                'cirros', *self.nic('admin'), '--availability-zone',
+        args = ['server', 'create', '--flavor', tiny, '--image', 'cirros',
+                *self.nic('admin'), '--availability-zone',
                 'nova:%s' % self.openstack('admin', 'hypervisor', 'show',
                                            busy)['service_host'],
                 'ordinary-' + self.suffix, '-f', 'json']
@@ -104,7 +117,10 @@ class MaintenanceTest(base.BlazarCLI):
         self.settled(ordinary)
         # Its start more than preempt_margin (a minute) away, so that the
         # servers are moved before it; 45 s long, room for the checks.
-        resp = self.make('admin', nodes, 75, 120, reason='rack 7 cabling')
+        # Its reason names the test: other lanes' windows are in the
+        # calendar too.
+        reason = 'rack 7 cabling ' + self.suffix
+        resp = self.make('admin', nodes, 75, 120, reason=reason)
         self.assertEqual(201, resp.status_code, resp.text)
         window = resp.json()['lease']
         self.assertFalse(self.nodes(first['id']) & set(nodes))
@@ -113,7 +129,7 @@ class MaintenanceTest(base.BlazarCLI):
         # Bob's project sees it in the calendar, with its reason only.
         ledger = base.CLOUD.session('bob').get(
             base.LEASES.rsplit('/', 1)[0] + '/ledger').json()['ledger']
-        self.assertIn(('rack 7 cabling', None), [
+        self.assertIn((reason, None), [
             (a.get('reason'), a['lease_id']) for n in ledger['nodes']
             for a in n['allocations'] if a['type'] == 'maintenance'])
         shown = self.openstack('admin', 'reservation', 'lease', 'show',
@@ -150,7 +166,7 @@ class MaintenanceTest(base.BlazarCLI):
             service = self.compute(name)
             self.assertEqual('disabled', service['status'])
             self.assertTrue(service['disabled_reason'].startswith(
-                'rack 7 cabling (maintenance window '), service)
+                reason + ' (maintenance window '), service)
         self.wait_for_lease('window over', window['id'],
                             lambda x: x and x['status'] == 'TERMINATED',
                             timeout=400)

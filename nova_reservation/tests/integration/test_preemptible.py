@@ -18,12 +18,16 @@ in its own process.
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 
+# The compute nodes of a lane, as a cloud of one lane names them.
+COMPUTES = ('compute1', 'compute2', 'compute3')
+
 
 class PreemptibleCLITest(base.BlazarCLI):
 
     def test_a_preemptible_server_is_marked_by_nova_api_and_the_engine(self):
-        servers = self.boot('alice', 'spot-' + self.suffix, 'm1.tiny',
-                            'preemptible=true', 'on_preempt=delete')
+        servers = self.boot('alice', 'spot-' + self.suffix,
+                            self.flavor('m1.tiny'), 'preemptible=true',
+                            'on_preempt=delete')
         self.assertEqual(1, len(servers))
         server = self.settled(servers[0])
         self.assertEqual('ACTIVE', server['status'], server.get('fault'))
@@ -48,10 +52,11 @@ class PreemptibleCLITest(base.BlazarCLI):
                              'on_preempt'),
                             (('on_preempt=delete',), 'on_preempt')):
             stderr = self.refused('alice', 'bad-spot-' + self.suffix,
-                                  'm1.tiny', *hints)
+                                  self.flavor('m1.tiny'), *hints)
             self.assertIn(said, stderr)
             self.assertIn('400', stderr)
-        ordinary = self.boot('alice', 'plain-' + self.suffix, 'm1.tiny')
+        ordinary = self.boot('alice', 'plain-' + self.suffix,
+                             self.flavor('m1.tiny'))
         self.settled(ordinary[0])
         done = self.run_cli('alice', 'openstack', 'server', 'set',
                             '--property', 'reservation:preemptible=true',
@@ -60,10 +65,14 @@ class PreemptibleCLITest(base.BlazarCLI):
         self.assertIn('reservation:preemptible', done.stderr)
 
     def test_preemptible_servers_leave_in_time_and_come_back(self):
-        # The cloud's nodes hold one m1.large each; the cloud gives notice
-        # 2 minutes and moves servers off 1 minute before a start.
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.large')['id']
-        # Every node, the promised one too, takes a preemptible server.
+        # The lane's nodes hold one m1.large each; the cloud gives notice
+        # 2 minutes and moves servers off 1 minute before a start.  The
+        # lane's flavor keeps the lease and the spots on the lane's nodes:
+        # no other lane's lease evicts them, nor does this one theirs.
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.large'))['id']
+        # Every node of the lane, the promised one too, takes a
+        # preemptible server.
         self.wait_for_empty_nodes()
         # Through the lease API, to the second: the start 135 s away
         # leaves the spots over a minute to land before the margin.
@@ -80,13 +89,15 @@ class PreemptibleCLITest(base.BlazarCLI):
                           'rsv_reservations r ON s.reservation_id = r.id '
                           'WHERE r.lease_id = %s AND s.deleted = 0',
                           lease['id'])[0]['node']
-        spots = self.boot('bob', 'spot-' + self.suffix, 'm1.large',
-                          'preemptible=true', count=3)
+        spots = self.boot('bob', 'spot-' + self.suffix,
+                          self.flavor('m1.large'), 'preemptible=true',
+                          count=3)
         on = {self.settled(s)['OS-EXT-SRV-ATTR:hypervisor_hostname']: s
               for s in spots}
         self.assertEqual(3, len(on), on)
         spot = on[node]
-        # Told, then shelved before the start (no other node is free).
+        # Told, then shelved before the start (no other node of the lane
+        # is free).
         told = self.wait_for_server(
             '%s told' % spot, spot,
             lambda s: s and 'reservation:preempt_at' in s['metadata'],
@@ -116,10 +127,12 @@ class PreemptibleCLITest(base.BlazarCLI):
         self.assert_invariants()
 
     def wait_for_empty_nodes(self, timeout: float = 120) -> None:
-        """Wait until no compute node holds a server, as Nova's scheduler
-        sees them (each node's record): for a test that fills every node,
-        after an earlier test whose servers may still be leaving.
+        """Wait until no compute node of the lane holds a server, as
+        Nova's scheduler sees them (each node's record): for a test that
+        fills every node of the lane, after an earlier test whose servers
+        may still be leaving (other lanes' nodes are other tests').
         """
+        mine = set(map(self.node, COMPUTES))
         seen: list = []
 
         def empty() -> bool:
@@ -130,10 +143,12 @@ class PreemptibleCLITest(base.BlazarCLI):
                 headers={'OpenStack-API-Version': 'compute 2.87'})
             self.assertEqual(200, resp.status_code, resp.text)
             seen[:] = [(h['hypervisor_hostname'], h['running_vms'])
-                       for h in resp.json()['hypervisors']]
-            return all(vms == 0 for _, vms in seen)
+                       for h in resp.json()['hypervisors']
+                       if h['hypervisor_hostname'] in mine]
+            return len(seen) == len(mine) and all(
+                vms == 0 for _, vms in seen)
         try:
-            self.wait_for('every node empty', empty, timeout=timeout,
-                          interval=2)
+            self.wait_for('every node of the lane empty', empty,
+                          timeout=timeout, interval=2)
         except self.failureException:
             self.fail('nodes still in use (node, servers): %s' % seen)

@@ -47,7 +47,8 @@ class ProjectCheckCLITest(base.BlazarCLI):
         self.assertEqual([], self.store(
             'SELECT name FROM rsv_quotas WHERE project_id = %s', unknown))
 
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         lease = self.lease(
             'alice', 'checked-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor)

@@ -27,7 +27,8 @@ class QuotaCLITest(base.BlazarCLI):
         self.new_user(user, project, 'reservation-quota:vcpus=1')
         project_id = self.openstack('admin', 'project', 'show',
                                     project)['id']
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         shown = {r['Limit']: r for r in self.openstack(
             user, 'reservation', 'quota', 'show')}
         self.assertEqual((1, 'tag', 0), (
@@ -48,8 +49,9 @@ class QuotaCLITest(base.BlazarCLI):
         # A boot whose lease would pass it: refused by nova-api, nothing
         # left.
         done = self.run_cli(
-            user, 'nova', 'boot', '--flavor', 'm1.tiny', '--image', 'cirros',
-            '--nic', 'none', '--hint', 'lease_params=' + base.lease_params(
+            user, 'nova', 'boot', '--flavor', self.flavor('m1.tiny'),
+            '--image', 'cirros', '--nic', 'none', '--hint',
+            'lease_params=' + base.lease_params(
                 'boot-' + self.suffix, 'now', base.minutes(20)),
             'boot-' + self.suffix, check=False)
         self.assertNotEqual(0, done.returncode, done.stdout)

@@ -30,7 +30,8 @@ BOOTS = 20
 class ParallelBootsTest(base.CloudTestCase):
 
     def test_20_boots_into_5_slots(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         image = self.openstack('alice', 'image', 'show', 'cirros')['id']
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--end-date',

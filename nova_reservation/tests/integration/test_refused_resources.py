@@ -28,14 +28,25 @@ class RefusedResourcesTest(base.CloudTestCase):
     def setUp(self) -> None:
         super().setUp()
         self.admin = base.CLOUD.session('admin')
+        # The boots are a member's of a project of the test's own: the
+        # ports of alice's are those of every lane's tests.
+        self.user = 'refused-' + self.suffix[-8:]
+        self.project = 'refused-' + self.suffix
+        self.new_user(self.user, self.project)
 
-    def alices_ports(self) -> set:
-        project = base.CLOUD.variables('alice')['OS_PROJECT_NAME']
+    def own_ports(self) -> set:
         project_id = self.openstack('admin', 'project', 'show',
-                                    project)['id']
+                                    self.project)['id']
         return {p['id'] for p in self.admin.get(
             cloud.url('network') + '/v2.0/ports',
             params=dict(project_id=project_id)).json()['ports']}
+
+    def reserved_boot(self, name: str, *args: str):
+        """`base.CloudTestCase.reserved_boot`, as the test's own user."""
+        return self.run_cli(
+            self.user, 'nova', 'boot', '--flavor', self.flavor('m1.tiny'),
+            *args, '--hint', 'lease_params=' + base.lease_params(
+                name, base.utc(3600), base.utc(7200)), name, check=False)
 
     def test_what_is_not_the_project_s_or_not_there(self):
         image = '--image=cirros'
@@ -48,7 +59,7 @@ class RefusedResourcesTest(base.CloudTestCase):
         self.addCleanup(self.delete, 'volumev3', '/volumes/' + volume['id'])
         self.wait_for('bob\'s volume available', lambda: self.volume(
             volume['id'])['status'] == 'available')
-        ports = self.alices_ports()
+        ports = self.own_ports()
         for case, args, status, words in (
                 ('network', (image, '--nic', 'net-id=' +
                              self.network('bob')), '400',
@@ -63,8 +74,8 @@ class RefusedResourcesTest(base.CloudTestCase):
             done = self.reserved_boot(name, *args)
             self.assert_refused(done, status, *words)
             self.assert_nothing_written(name)
-        # None made for alice (others' may go meanwhile: earlier leases').
-        self.assertEqual(set(), self.alices_ports() - ports)
+        # None made for the project.
+        self.assertEqual(set(), self.own_ports() - ports)
         kept = self.admin.get('%s/v2.0/ports/%s' % (
             cloud.url('network'), port['id'])).json()['port']
         self.assertEqual(('', ''), (kept['device_id'], kept['device_owner']))

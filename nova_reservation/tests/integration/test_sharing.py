@@ -37,7 +37,11 @@ class SharingCLITest(base.BlazarCLI):
         self.new_user('carol-' + self.suffix[-8:], 'carol-' + self.suffix)
         carol = 'carol-' + self.suffix[-8:]
         bob_project = self.project_id('bob')
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        # The lane's m1.tiny: the open reservation takes only the ordinary
+        # boots whose flavor its slots meet (traits too), none of another
+        # lane's tests.
+        tiny = self.flavor('m1.tiny')
+        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
         lease = self.lease(
             'alice', 'team-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=2' % flavor)
@@ -62,8 +66,8 @@ class SharingCLITest(base.BlazarCLI):
         self.assertNotIn(lease['id'], [x['id'] for x in self.openstack(
             carol, 'reservation', 'lease', 'list')])
         self.assertIn('404', self.refused(
-            carol, 'carol-in-' + self.suffix, 'm1.tiny', hint))
-        theirs, = self.boot('bob', 'bob-in-' + self.suffix, 'm1.tiny', hint)
+            carol, 'carol-in-' + self.suffix, tiny, hint))
+        theirs, = self.boot('bob', 'bob-in-' + self.suffix, tiny, hint)
         self.assertEqual('ACTIVE', self.settled(theirs)['status'])
         done = self.run_cli('bob', 'openstack', 'reservation', 'lease',
                             'delete', lease['id'], check=False)
@@ -73,19 +77,19 @@ class SharingCLITest(base.BlazarCLI):
         # An ordinary boot of alice's goes into the open reservation's last
         # slot; the next, with the fallback, finds it full and runs as an
         # ordinary server.
-        mine, = self.boot('alice', 'open-' + self.suffix, 'm1.tiny')
+        mine, = self.boot('alice', 'open-' + self.suffix, tiny)
         self.assertEqual('ACTIVE', self.settled(mine)['status'])
         self.assertEqual((rid, False), (
             self.bound(mine).get('reservation_id'),
             self.bound(mine).get('fallback')))
-        spill, = self.boot('alice', 'spill-' + self.suffix, 'm1.tiny', hint,
+        spill, = self.boot('alice', 'spill-' + self.suffix, tiny, hint,
                            'reservation_fallback=any')
         self.assertEqual('ACTIVE', self.settled(spill)['status'])
         self.assertEqual({'reservation_id': rid, 'fallback': True,
                           'status': 'ORDINARY'}, self.bound(spill))
         # Without it, the 409.
         self.assertIn('0 of its 2 slots are free', self.refused(
-            'alice', 'refused-' + self.suffix, 'm1.tiny', hint))
+            'alice', 'refused-' + self.suffix, tiny, hint))
 
         # The owner sees each project's slots.
         counted = self.openstack('alice', 'reservation', 'share', 'list',
@@ -98,7 +102,7 @@ class SharingCLITest(base.BlazarCLI):
         self.openstack('alice', 'reservation', 'share', 'set', lease['id'],
                        '--remove-project', bob_project)
         self.assertIn('404', self.refused(
-            'bob', 'bob-again-' + self.suffix, 'm1.tiny',
+            'bob', 'bob-again-' + self.suffix, tiny,
             'reservation=%s' % rid))
         self.assertEqual('ACTIVE', self.server(theirs)['status'])
         self.assertNotIn(lease['id'], [x['id'] for x in self.openstack(

@@ -43,7 +43,8 @@ class TrustTest(base.CloudTestCase):
                       timeout=timeout, interval=2)
 
     def test_a_lease_s_trust_is_its_owner_s_and_goes_with_it(self):
-        flavor = self.openstack('admin', 'flavor', 'show', 'm1.tiny')['id']
+        flavor = self.openstack('admin', 'flavor', 'show',
+                                self.flavor('m1.tiny'))['id']
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
             base.minutes(60), '--end-date', base.minutes(120),
@@ -84,8 +85,8 @@ class TrustTest(base.CloudTestCase):
         image = self.openstack('alice', 'image', 'show', 'cirros')['id']
         name = 'untrusted-' + self.suffix
         server = self.openstack(
-            'alice', 'server', 'create', '--flavor', 'm1.tiny', '--nic',
-            'none', '--block-device', 'source_type=image,uuid=%s,'
+            'alice', 'server', 'create', '--flavor', self.flavor('m1.tiny'),
+            '--nic', 'none', '--block-device', 'source_type=image,uuid=%s,'
             'destination_type=volume,volume_size=1,boot_index=0,'
             'delete_on_termination=true' % image, '--hint',
             'lease_params=' + base.lease_params(

@@ -21,7 +21,7 @@ P = 'nova_reservation.tests.integration.'
 
 class SplitTest(testtools.TestCase):
 
-    def test_longest_first_to_the_least_loaded_cloud(self):
+    def test_longest_first_to_the_least_loaded_lane(self):
         durations = {P + 'a.T.test_a': 300, P + 'b.T.test_b': 200,
                      P + 'c.T.test_c': 150, P + 'd.T.test_d': 100}
         lists = schedule.split(sorted(durations), durations, 2)
@@ -54,6 +54,33 @@ class SplitTest(testtools.TestCase):
         lists = schedule.split(tests, durations, 2)
         self.assertEqual([[P + 'new.T.test_new'],
                           [P + 'a.T.test_a', P + 'b.T.test_b']], lists)
+
+    def test_tests_that_share_a_name_run_in_one_lane(self):
+        durations = {P + 'a.T.test_a': 300, P + 'b.T.test_b': 200,
+                     P + 'c.T.test_c': 150, P + 'd.T.test_d': 100}
+        # a and c share alice's project, c and d the floating IPs: all
+        # three one after another in one lane, whatever their lengths.
+        shares = {P + 'a.T.test_a': ('alice-project',),
+                  P + 'c.T.test_c': ('alice-project', 'floating-ips'),
+                  P + 'd.T.test_d': ('floating-ips',)}
+        lists = schedule.split(sorted(durations), durations, 3,
+                               shares=shares)
+        self.assertEqual([[P + 'a.T.test_a', P + 'c.T.test_c',
+                           P + 'd.T.test_d'], [P + 'b.T.test_b'], []],
+                         lists)
+
+    def test_the_classes_say_what_runs_alone_and_what_is_shared(self):
+        tests = [P + 'test_faults.NovaAPIKilledTest.'
+                 'test_kill_9_of_nova_api_during_boots',
+                 P + 'test_floating_ips.FloatingIPTest.'
+                 'test_registered_reserved_made_and_deleted',
+                 P + 'test_races.ParallelBootsTest.test_20_boots_into_5_slots',
+                 # A gabbi file's class is made as its module loads: what
+                 # the module says holds for it.
+                 P + 'test_blazar_api.leases_get_no_lease.test_request']
+        self.assertEqual([tests[0], tests[3]], schedule.alone(tests))
+        self.assertEqual({tests[1]: ('floating-ips',)},
+                         schedule.shares_of(tests))
 
     def test_durations_recorded_from_a_run(self):
         text = schedule.record([
