@@ -156,7 +156,7 @@ def main(argv=None) -> int:
                         help='N=SECONDS: work of cloud N before its tests')
     parser.add_argument('--first', action='append', default=[],
                         help='a test id prefix that runs on cloud 0')
-    parser.add_argument('--out', default='.stestr-integration-%d.list')
+    parser.add_argument('--out', default='.stestr-integration-%s.list')
     args = parser.parse_args(argv)
     with open(args.durations) as f:
         durations = read_durations(f)

@@ -12,6 +12,10 @@
 
 """The split of the integration suite over the local clouds."""
 
+import io
+import os
+
+import fixtures
 import testtools
 
 from devcloud import schedule
@@ -81,6 +85,28 @@ class SplitTest(testtools.TestCase):
         self.assertEqual([tests[0], tests[3]], schedule.alone(tests))
         self.assertEqual({tests[1]: ('floating-ips',)},
                          schedule.shares_of(tests))
+
+    def test_the_command_writes_the_alone_list_and_each_lane_s(self):
+        folder = self.useFixture(fixtures.TempDir()).path
+        durations = os.path.join(folder, 'durations.txt')
+        with open(durations, 'w') as f:
+            f.write('# seconds test\n')
+        tests = [P + 'test_faults.NovaAPIKilledTest.'
+                 'test_kill_9_of_nova_api_during_boots',
+                 P + 'test_races.ParallelBootsTest.test_20_boots_into_5_slots']
+        self.useFixture(fixtures.MonkeyPatch(
+            'sys.stdin', io.StringIO(''.join(t + '\n' for t in tests))))
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
+        cwd = os.getcwd()
+        os.chdir(folder)
+        self.addCleanup(os.chdir, cwd)
+        self.assertEqual(0, schedule.main(['2', durations]))
+        written = {}
+        for key in ('alone', 0, 1):
+            with open('.stestr-integration-%s.list' % key) as f:
+                written[key] = f.read().split()
+        self.assertEqual({'alone': tests[:1], 0: tests[1:], 1: []},
+                         written)
 
     def test_durations_recorded_from_a_run(self):
         text = schedule.record([
