@@ -66,8 +66,8 @@ class ClusterTest(base.CloudTestCase):
         self.overbooked: list = []
         self.stop = threading.Event()
         self.image = self.openstack('alice', 'image', 'show', 'cirros')['id']
-        self.flavor = self.openstack('alice', 'flavor', 'show',
-                                     'm1.tiny')['id']
+        self.flavor_id = self.openstack('alice', 'flavor', 'show',
+                                        self.flavor('m1.tiny'))['id']
 
     # ------------------------------------------------------------ load
     def _answer(self, what: str, call) -> object:
@@ -120,7 +120,7 @@ class ClusterTest(base.CloudTestCase):
                 servers, json={'server': dict(
                     name='cluster-boot-%d-%d-%s' % (controller, i,
                                                     self.suffix),
-                    flavorRef=self.flavor, imageRef=self.image,
+                    flavorRef=self.flavor_id, imageRef=self.image,
                     networks='auto')},
                 headers={'OpenStack-API-Version': 'compute 2.91'},
                 raise_exc=False, timeout=120))

@@ -14,6 +14,8 @@
 
 import io
 import os
+import sys
+import types
 
 import fixtures
 import testtools
@@ -73,15 +75,27 @@ class SplitTest(testtools.TestCase):
                            P + 'd.T.test_d'], [P + 'b.T.test_b'], []],
                          lists)
 
+    def suite_module(self) -> list:
+        """Ids of tests of a module made here: a class that runs alone, one
+        that shares the floating IPs, one that shares nothing, and a class
+        its module makes when loaded (as gabbi's), which the module's
+        ALONE speaks for.
+        """
+        module = types.ModuleType('lanes_suite')
+        module.ALONE = True
+        module.Killer = type('Killer', (), {'ALONE': True})
+        module.Addresses = type('Addresses', (), {
+            'ALONE': False, 'SHARES': ('floating-ips',)})
+        module.Plain = type('Plain', (), {'ALONE': False})
+        sys.modules[module.__name__] = module
+        self.addCleanup(sys.modules.pop, module.__name__)
+        return ['lanes_suite.Killer.test_kill_nova_api',
+                'lanes_suite.Addresses.test_register',
+                'lanes_suite.Plain.test_boots',
+                'lanes_suite.made_when_loaded.test_request']
+
     def test_the_classes_say_what_runs_alone_and_what_is_shared(self):
-        tests = [P + 'test_faults.NovaAPIKilledTest.'
-                 'test_kill_9_of_nova_api_during_boots',
-                 P + 'test_floating_ips.FloatingIPTest.'
-                 'test_registered_reserved_made_and_deleted',
-                 P + 'test_races.ParallelBootsTest.test_20_boots_into_5_slots',
-                 # A gabbi file's class is made as its module loads: what
-                 # the module says holds for it.
-                 P + 'test_blazar_api.leases_get_no_lease.test_request']
+        tests = self.suite_module()
         self.assertEqual([tests[0], tests[3]], schedule.alone(tests))
         self.assertEqual({tests[1]: ('floating-ips',)},
                          schedule.shares_of(tests))
@@ -91,22 +105,20 @@ class SplitTest(testtools.TestCase):
         durations = os.path.join(folder, 'durations.txt')
         with open(durations, 'w') as f:
             f.write('# seconds test\n')
-        tests = [P + 'test_faults.NovaAPIKilledTest.'
-                 'test_kill_9_of_nova_api_during_boots',
-                 P + 'test_races.ParallelBootsTest.test_20_boots_into_5_slots']
+        tests = self.suite_module()[:3]
         self.useFixture(fixtures.MonkeyPatch(
             'sys.stdin', io.StringIO(''.join(t + '\n' for t in tests))))
         self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
         cwd = os.getcwd()
         os.chdir(folder)
         self.addCleanup(os.chdir, cwd)
-        self.assertEqual(0, schedule.main(['2', durations]))
+        self.assertEqual(0, schedule.main(['3', durations]))
         written = {}
-        for key in ('alone', 0, 1):
+        for key in ('alone', 0, 1, 2):
             with open('.stestr-integration-%s.list' % key) as f:
                 written[key] = f.read().split()
-        self.assertEqual({'alone': tests[:1], 0: tests[1:], 1: []},
-                         written)
+        self.assertEqual({'alone': tests[:1], 0: tests[1:2],
+                          1: tests[2:], 2: []}, written)
 
     def test_durations_recorded_from_a_run(self):
         text = schedule.record([
