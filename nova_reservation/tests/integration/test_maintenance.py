@@ -28,6 +28,11 @@ from nova_reservation.tests.integration import base
 
 
 class MaintenanceTest(base.BlazarCLI):
+    # Run in a lane after others, its window found no room for the moved
+    # slots on the lane's third node, which held nothing (twice in one
+    # run; never on a fresh cloud): until that is understood, it runs
+    # before the lanes, alone.
+    ALONE = True
 
     def make(self, user: str, hosts: list, start: int, end: int,
              reason: str = 'firmware'):
