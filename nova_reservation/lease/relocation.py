@@ -51,37 +51,16 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
                         s.start < window[1] and s.end > window[0])]
         if not stranded:
             return 0, []
-        pools = writer.pools(unusable=failed)
-        excluded = {s.id for s in stranded}
-        timelines = {n: tl.copy(excluded) if excluded else tl
-                     for n, tl in writer.ledger.timelines.items()
-                     if n not in failed}
-        moves, degraded = {}, set()
-        fake_id = -1
-        # A slot that holds a server keeps to the server's cell, its node's.
-        cell_of = cells.node_cells({s.node for s in stranded if _bound(s)})
-        cell_nodes: dict = {}
-        by_reservation: dict = {}
-        for slot in sorted(stranded, key=lambda s: (s.start, s.id)):
-            cell = cell_of.get(slot.node) if _bound(slot) else None
-            by_reservation.setdefault((slot.reservation_id, cell),
-                                      []).append(slot)
-        for (rid, cell), slots in by_reservation.items():
-            res = db_leases.reservation(writer.ctx, rid)
-            if res is None or res.deleted:
-                continue
-            if cell and cell not in cell_nodes:
-                cell_nodes[cell] = cells.nodes_of(cell)
-            placed = _replace(writer, res, slots, pools, timelines,
-                              excluded, cell_nodes.get(cell))
-            if not placed:
-                degraded.add(res.lease_id)
-                continue
-            for slot, p in zip(slots, placed):
-                moves[slot.id] = p
-            fake_id = writer.overlay(timelines, rid, placed,
-                                     slots[0].start, slots[0].end,
-                                     fake_id)
+        moves, degraded, timelines = _moves(writer, stranded, failed,
+                                            fresh=False)
+        if degraded:
+            # The cached view of the nodes counts the servers deleted
+            # since it was read (Placement does not move a provider's
+            # generation when a consumer's allocations go): what found no
+            # room on it is placed again on Placement read anew, as a plan
+            # is.
+            moves, degraded, timelines = _moves(writer, stranded, failed,
+                                                fresh=True)
         if all_or_none and degraded:
             return 0, sorted(degraded)
         added = [(slot.reservation_id,
@@ -99,6 +78,45 @@ def relocate(writer: write.Writer, failed_nodes: Iterable[str],
         except (exception.LedgerConflict, exception.NoCapacity):
             continue   # The next plan sees the boot's claim.
     raise exception.LedgerBusy()
+
+
+def _moves(writer: write.Writer, stranded: list, failed: set,
+           fresh: bool) -> tuple:
+    """({slot id: its new place}, the leases whose slots find no room,
+    the timelines with the moves) of the `stranded` slots, off the
+    `failed` nodes (`fresh`: Placement read anew).
+    """
+    pools = writer.pools(unusable=failed, fresh=fresh)
+    excluded = {s.id for s in stranded}
+    timelines = {n: tl.copy(excluded) if excluded else tl
+                 for n, tl in writer.ledger.timelines.items()
+                 if n not in failed}
+    moves, degraded = {}, set()
+    fake_id = -1
+    # A slot that holds a server keeps to the server's cell, its node's.
+    cell_of = cells.node_cells({s.node for s in stranded if _bound(s)})
+    cell_nodes: dict = {}
+    by_reservation: dict = {}
+    for slot in sorted(stranded, key=lambda s: (s.start, s.id)):
+        cell = cell_of.get(slot.node) if _bound(slot) else None
+        by_reservation.setdefault((slot.reservation_id, cell),
+                                  []).append(slot)
+    for (rid, cell), slots in by_reservation.items():
+        res = db_leases.reservation(writer.ctx, rid)
+        if res is None or res.deleted:
+            continue
+        if cell and cell not in cell_nodes:
+            cell_nodes[cell] = cells.nodes_of(cell)
+        placed = _replace(writer, res, slots, pools, timelines,
+                          excluded, cell_nodes.get(cell))
+        if not placed:
+            degraded.add(res.lease_id)
+            continue
+        for slot, p in zip(slots, placed):
+            moves[slot.id] = p
+        fake_id = writer.overlay(timelines, rid, placed, slots[0].start,
+                                 slots[0].end, fake_id)
+    return moves, degraded, timelines
 
 
 def _claimed(slot) -> bool:
