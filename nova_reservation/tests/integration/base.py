@@ -27,6 +27,7 @@ import pymysql
 import sqlalchemy as sa
 import testtools
 
+from devcloud import baremetal
 from devcloud import lanes
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import checks
@@ -116,6 +117,14 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
     def flavor(name: str) -> str:
         """This lane's copy of the cloud's flavor `name`."""
         return lanes.flavor(name, LANE, CLOUD.lanes)
+
+    @staticmethod
+    def lane_nodes(computes_only: bool = False) -> set:
+        """This lane's computes and (with --baremetal) bare-metal nodes."""
+        names = ['compute%d' % i
+                 for i in range(1, CLOUD.state['computes'] + 1)]
+        names += [] if computes_only else list(baremetal.NODES)
+        return {lanes.node(n, LANE, CLOUD.lanes) for n in names}
 
     @staticmethod
     def on_lane(also=None) -> str:

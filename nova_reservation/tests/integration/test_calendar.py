@@ -19,7 +19,6 @@ from a free window.  Screenshots as the dashboard's other tests keep them.
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 
-from devcloud import baremetal
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 from nova_reservation.tests.integration import browser
@@ -35,14 +34,6 @@ class CalendarTest(browser.DashboardTestCase):
         answer = base.CLOUD.session(user).get(LEDGER)
         self.assertEqual(200, answer.status_code, answer.text)
         return answer.json()['ledger']
-
-    def own_nodes(self) -> set:
-        """The names of this lane's nodes: its computes, its bare-metal
-        nodes.
-        """
-        computes = ['compute%d' % i for i in range(
-            1, base.CLOUD.state.get('computes', 3) + 1)]
-        return set(map(self.node, computes + list(baremetal.NODES)))
 
     def flavor_lease(self, name: str) -> tuple:
         """(flavor id, alice's lease of one m1.tiny from now on)."""
@@ -62,7 +53,7 @@ class CalendarTest(browser.DashboardTestCase):
         name = 'calendar-admin-' + self.suffix
         _, lease = self.flavor_lease(name)
         # This lane's nodes: the calendar draws every lane's.
-        own = self.own_nodes()
+        own = self.lane_nodes()
         nodes = [n['name'] for n in self.ledger('admin')['nodes']
                  if n['name'] in own]
         self.assertTrue(nodes)

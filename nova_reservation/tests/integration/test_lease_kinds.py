@@ -86,8 +86,7 @@ class WaitingAndRecurringTest(base.CloudTestCase):
         # Every compute node of the lane is leased whole an hour from now,
         # for an hour (its bare-metal nodes have no vCPU to lease so; the
         # other lanes' nodes are their tests').
-        computes = {self.node('compute%d' % i)
-                    for i in range(1, base.CLOUD.state['computes'] + 1)}
+        computes = self.lane_nodes(computes_only=True)
         nodes = [n for n in self.openstack('admin', 'hypervisor', 'list')
                  if n['Hypervisor Hostname'] in computes]
         reservation = ('resource_type=virtual:instance,vcpus=4,memory_mb='

@@ -23,7 +23,6 @@ The window is made through the lease API: python-blazarclient's
 list), so it can not send a maintenance reservation; the CLIs show it.
 """
 
-from devcloud import baremetal
 from nova_reservation.tests.integration import base
 
 
@@ -54,15 +53,6 @@ class MaintenanceTest(base.BlazarCLI):
         return {r['node'] for r in self.store(
             'SELECT node FROM rsv_allocations WHERE reservation_id = %s '
             'AND deleted = 0', reservation_id)}
-
-    def lane_nodes(self) -> set:
-        """This lane's nodes: its computes and its bare-metal nodes
-        (which only a cloud up with --baremetal has as hypervisors).
-        """
-        return {self.node(name) for name in (
-            *('compute%d' % i
-              for i in range(1, base.CLOUD.state['computes'] + 1)),
-            *baremetal.NODES)}
 
     def compute(self, node: str) -> dict:
         host = self.openstack('admin', 'hypervisor', 'show', node)[

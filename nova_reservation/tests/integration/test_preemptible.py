@@ -18,9 +18,6 @@ in its own process.
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import base
 
-# The compute nodes of a lane, as a cloud of one lane names them.
-COMPUTES = ('compute1', 'compute2', 'compute3')
-
 
 class PreemptibleCLITest(base.BlazarCLI):
 
@@ -132,7 +129,7 @@ class PreemptibleCLITest(base.BlazarCLI):
         fills every node of the lane, after an earlier test whose servers
         may still be leaving (other lanes' nodes are other tests').
         """
-        mine = set(map(self.node, COMPUTES))
+        mine = self.lane_nodes(computes_only=True)
         seen: list = []
 
         def empty() -> bool:
