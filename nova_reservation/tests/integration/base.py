@@ -31,6 +31,7 @@ from devcloud import baremetal
 from devcloud import lanes
 from devcloud.localcloud import cloud
 from nova_reservation.tests.integration import checks
+from nova_reservation.tests.integration import lookups
 
 CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
 # The lane of the cloud whose nodes and flavors this process's tests use
@@ -38,9 +39,6 @@ CLOUD = cloud.LocalCloud(os.environ.get('LOCALCLOUD_DIR'))
 LANE = int(os.environ.get('LOCALCLOUD_LANE', '0'))
 LEASES = 'http://%s:%d/reservation/v1/leases' % (cloud.HOST,
                                                  cloud.PORTS['nova'])
-# {project name: its network's id}, as `CloudTestCase.network` found it
-# (a project made by a test has a name of its own).
-_NETWORKS: dict = {}
 
 
 def utc(seconds: float) -> str:
@@ -201,15 +199,17 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
 
     def network(self, user: str) -> str:
         """The id of the network of `user`'s project (<project>-net)."""
-        project = (self.users.get(user) or CLOUD.variables(user))[
-            'OS_PROJECT_NAME']
-        if project not in _NETWORKS:
-            found = CLOUD.session('admin').get(
-                cloud.url('network') + '/v2.0/networks',
-                params={'name': project + '-net'}).json()['networks']
-            self.assertEqual(1, len(found), found)
-            _NETWORKS[project] = found[0]['id']
-        return _NETWORKS[project]
+        return lookups.find(self.admin_session(), 'networks', (
+            self.users.get(user) or CLOUD.variables(user))[
+                'OS_PROJECT_NAME'] + '-net')
+
+    def flavor_ref(self, name: str) -> str:
+        """The id of the cloud's flavor `name`."""
+        return lookups.find(self.admin_session(), 'flavors', name)
+
+    def image_ref(self) -> str:
+        """The id of the cloud's image (cirros)."""
+        return lookups.find(self.admin_session(), 'images', 'cirros')
 
     def nic(self, user: str) -> list:
         """The CLIs' arguments for a port on `user`'s project network."""
@@ -243,11 +243,8 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
     def delete(self, service_type: str, path: str,
                expected: Optional[int] = None) -> int:
         """DELETE `path` of a service of the cloud as admin; its status,
-        which must be `expected` if given.
-
-        What a test made is removed this way, not through a CLI: a CLI
-        costs a second or two of processor to start, and the tests that
-        clean up are not those of the CLIs' deletes.
+        which must be `expected` if given.  (Not through a CLI: a CLI
+        costs a second of processor to start.)
         """
         status = self.admin_session().delete(path, endpoint_filter=dict(
             service_type=service_type, interface='public'),
@@ -257,11 +254,8 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
         return status
 
     def rest(self, url: str) -> Optional[dict]:
-        """GET `url` of the cloud's APIs as admin; None if 404.
-
-        For the waits: a CLI costs seconds of CPU to start, taken from
-        the rest of the machine at each try; the CLI then shows what was
-        waited for, once.
+        """GET `url` of the cloud's APIs as admin; None if 404.  What the
+        waits read: a CLI costs about a second of processor to start.
         """
         # A GET is tried again on a connection the server had closed.
         resp = self.admin_session().get(
@@ -277,23 +271,31 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
                         user: str = 'admin', timeout: float = 180,
                         interval: float = 3.0) -> Optional[dict]:
         """Wait until `ready` holds of the server's API view (None once
-        it is gone); then the server as `user` sees it through the CLI
-        (None if gone).
+        it is gone); then that view, or another user's through the CLI.
         """
-        self.wait_for(what, lambda: ready((self.rest(
-            '%s/servers/%s' % (cloud.url('nova'), server_id)) or {}).get(
-                'server')), timeout=timeout, interval=interval)
-        return self.server(server_id, user)
+        shown = self._wait_for_view(what, '%s/servers/%s' % (
+            cloud.url('nova'), server_id), 'server', ready, timeout, interval)
+        return shown if user == 'admin' else self.server(server_id, user)
 
     def wait_for_lease(self, what: str, lease_id: str,
                        ready: Callable[[Optional[dict]], bool],
-                       timeout: float = 180, interval: float = 3.0) -> None:
+                       timeout: float = 180, interval: float = 3.0
+                       ) -> Optional[dict]:
         """Wait until `ready` holds of the lease's API view (None once
-        it is gone).
+        it is gone); that view.
         """
-        self.wait_for(what, lambda: ready((self.rest(
-            '%s/%s' % (LEASES, lease_id)) or {}).get('lease')),
-            timeout=timeout, interval=interval)
+        return self._wait_for_view(what, '%s/%s' % (LEASES, lease_id),
+                                   'lease', ready, timeout, interval)
+
+    def _wait_for_view(self, what: str, url: str, key: str, ready: Callable,
+                       timeout: float, interval: float) -> Optional[dict]:
+        seen: list = [None]
+
+        def check():
+            seen[0] = (self.rest(url) or {}).get(key)
+            return ready(seen[0])
+        self.wait_for(what, check, timeout=timeout, interval=interval)
+        return seen[0]
 
     def wait_for(self, what: str, check: Callable, timeout: float = 180,
                  interval: float = 3.0):
@@ -354,9 +356,12 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
         self.assertEqual([], self.store(
             "SELECT id FROM rsv_leases WHERE name = %s AND status != "
             "'DELETED'", name))
-        self.assertEqual([], self.rest('%s/servers/detail?all_tenants=1&'
-                                       'name=^%s$' % (cloud.url('nova'),
-                                                      name))['servers'])
+        self.assertEqual([], self.named(name + '$'))
+
+    def named(self, name: str) -> list:
+        """The servers of every project whose names match `^name`."""
+        return self.rest('%s/servers?all_tenants=1&name=^%s' % (
+            cloud.url('nova'), name))['servers']
 
     def volume(self, volume_id: str) -> Optional[dict]:
         """A volume as Cinder shows it to admin; None once it is gone."""
@@ -385,14 +390,10 @@ class BlazarCLI(CloudTestCase):
             user, 'reservation', 'lease', 'create', '--end-date',
             minutes(end), '--reservation', reservation, name)
         self.addCleanup(self.delete_lease, lease['id'])
-        self.wait_for_lease('lease %s active' % name, lease['id'],
-                            lambda x: x and x['status'] == 'ACTIVE',
-                            timeout=60, interval=2)
-        lease = self.openstack(user, 'reservation', 'lease', 'show',
-                               lease['id'])
-        # The CLI shows each reservation as a JSON document, one after
-        # the other.
-        first, _ = json.JSONDecoder().raw_decode(lease['reservations'])
+        lease = self.wait_for_lease('lease %s active' % name, lease['id'],
+                                    lambda x: x and x['status'] == 'ACTIVE',
+                                    timeout=60, interval=2)
+        first = lease['reservations'][0]
         return dict(lease, reservation_id=first['id'], reservation=first)
 
     def boot(self, user: str, name: str, flavor: str, *hints: str,
@@ -404,8 +405,7 @@ class BlazarCLI(CloudTestCase):
         if count > 1:
             args += ['--min', str(count), '--max', str(count)]
         self.run_cli(user, 'openstack', *args, '-f', 'json')
-        servers = [s['ID'] for s in self.openstack(
-            user, 'server', 'list', '--name', '^%s' % name)]
+        servers = [s['id'] for s in self.named(name)]
         for server_id in servers:
             self.addCleanup(self.delete_server, server_id)
         return servers
@@ -419,8 +419,7 @@ class BlazarCLI(CloudTestCase):
             args += ['--hint', hint]
         done = self.run_cli(user, 'openstack', *args, check=False)
         self.assertNotEqual(0, done.returncode, done.stdout)
-        self.assertEqual([], self.openstack(user, 'server', 'list',
-                                            '--name', '^%s' % name))
+        self.assertEqual([], self.named(name))
         for hint in hints:
             key, rid = hint.split('=', 1)
             if key == 'reservation' and '404' in done.stderr:

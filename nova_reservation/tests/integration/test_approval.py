@@ -31,8 +31,7 @@ class ApprovalCLITest(base.BlazarCLI):
         super().setUp()
         self.dora = 'dora-' + self.suffix[-8:]
         self.new_user(self.dora, 'dora-' + self.suffix, TAG)
-        self.flavor_id = self.openstack('admin', 'flavor', 'show',
-                                        self.flavor('m1.tiny'))['id']
+        self.flavor_id = self.flavor_ref(self.flavor('m1.tiny'))
 
     def waiting(self, user: str, name: str, start: int = 30) -> dict:
         """A lease of `user` of one m1.tiny from `start` minutes on."""

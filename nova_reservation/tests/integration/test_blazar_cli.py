@@ -50,7 +50,7 @@ class BlazarCLITest(base.BlazarCLI):
 
     def test_capacity_reservation(self):
         tiny = self.flavor('m1.tiny')
-        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
+        flavor = self.flavor_ref(tiny)
         lease = self.lease(
             'alice', 'slots-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=2' % flavor)

@@ -99,8 +99,7 @@ class BlazarScenarioTest(base.BlazarCLI):
         self.assertIn('deleted', lease['reservations'][0]['status'])
 
     def test_flavor_reservation(self):
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         lease = self.lease('alice', 'flavor-instance-scenario-' + self.suffix,
                            'resource_type=flavor:instance,flavor_id=%s,'
                            'amount=1' % flavor)

@@ -37,8 +37,7 @@ class CalendarTest(browser.DashboardTestCase):
 
     def flavor_lease(self, name: str) -> tuple:
         """(flavor id, alice's lease of one m1.tiny from now on)."""
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor(FLAVOR))['id']
+        flavor = self.flavor_ref(self.flavor(FLAVOR))
         return flavor, self.lease('alice', name, 'resource_type=flavor:'
                                   'instance,flavor_id=%s,amount=1' % flavor)
 

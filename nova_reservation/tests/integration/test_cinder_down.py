@@ -57,7 +57,7 @@ class CinderDownTest(base.CloudTestCase):
                          (kept['status'], kept['attachments']))
 
     def test_at_the_start(self):
-        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        image = self.image_ref()
         name = 'cinder-down-start-' + self.suffix
         # Away from before the boot (which does not need it for a volume
         # made at the start) so that the start meets it away.

@@ -175,8 +175,7 @@ class DashboardTest(browser.DashboardTestCase):
         self.checked('calendar-1-day')
 
     def test_lease_extend(self):
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         name = 'dashboard-extend-' + self.suffix
         lease = self.lease('alice', name, 'resource_type=flavor:instance,'
                            'flavor_id=%s,amount=1' % flavor)

@@ -54,8 +54,7 @@ class EnforcementCLITest(base.BlazarCLI):
                 if str(b['lease'].get('name')).endswith(self.suffix)]
 
     def test_the_service_judges_leases_of_the_clis(self):
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         reservation = ('resource_type=flavor:instance,flavor_id=%s,amount=1'
                        % flavor)
         lease = self.lease('alice', 'ok-' + self.suffix, reservation)

@@ -29,9 +29,8 @@ class TwoEnginesTest(base.CloudTestCase):
                                 'run the cloud with --engines 2')
         alice = base.CLOUD.session('alice')
         nova = cloud.url('nova')
-        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
-        flavor = self.openstack('alice', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        image = self.image_ref()
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         start, end = base.utc(45), base.utc(75)
         servers = {}
         for i in range(self.LEASES):

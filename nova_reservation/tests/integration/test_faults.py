@@ -47,9 +47,8 @@ class NovaAPIKilledTest(base.CloudTestCase):
             return type(e).__name__
 
     def test_kill_9_of_nova_api_during_boots(self):
-        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
-        flavor = self.openstack('alice', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        image = self.image_ref()
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         with futures.ThreadPoolExecutor(6) as pool:
             answers = [pool.submit(self.boot, i, image, flavor)
                        for i in range(BOOTS)]
@@ -85,13 +84,12 @@ class NovaAPIKilledTest(base.CloudTestCase):
         live = {x['instance_uuid'] for x in self.store(
             "SELECT instance_uuid FROM rsv_server_bindings WHERE state "
             "NOT IN ('ENDED', 'FAILED')")}
-        servers = self.openstack('alice', 'server', 'list', '--name',
-                                 '^kill-.*-%s$' % self.suffix)
+        servers = self.named('kill-.*-%s$' % self.suffix)
         for server in servers:
-            if server['ID'] not in live:
+            if server['id'] not in live:
                 return False   # a server without a lease
         # Every bound server exists, and each lease holds its servers.
-        ids = {s['ID'] for s in servers}
+        ids = {s['id'] for s in servers}
         for lease_id, state in leases.items():
             if state in ('PENDING', 'ACTIVE'):
                 bound = {x['instance_uuid'] for x in self.store(

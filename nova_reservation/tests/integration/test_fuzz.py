@@ -139,9 +139,8 @@ class FuzzTest(base.CloudTestCase):
     def test_hostile_boots(self):
         """Through the boot hook, as a script would send them."""
         nova = cloud.url('nova')
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
-        image = self.openstack('admin', 'image', 'show', 'cirros')['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
+        image = self.image_ref()
 
         def boot(hints, **server):
             body = {'server': dict(dict(

@@ -30,7 +30,7 @@ class ProjectIsolationTest(base.CloudTestCase):
 
     def test_another_project_neither_sees_nor_uses_a_lease(self):
         tiny = self.flavor('m1.tiny')
-        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
+        flavor = self.flavor_ref(tiny)
         lease = self.capacity_lease('alice', 'private-' + self.suffix, flavor)
         server = self.nova(
             'alice', 'boot', '--flavor', tiny, '--image', 'cirros',

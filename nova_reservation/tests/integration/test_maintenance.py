@@ -63,7 +63,7 @@ class MaintenanceTest(base.BlazarCLI):
 
     def test_window_over_running_and_future_leases(self):
         tiny = self.flavor('m1.tiny')
-        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
+        flavor = self.flavor_ref(tiny)
         running = self.lease(
             'alice', 'running-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,

@@ -136,7 +136,7 @@ class ReservedPortsAndVolumesTest(base.CloudTestCase):
     # --------------------------------------------------------------- test
     def test_ports_and_volumes_of_reserved_servers(self):
         net = self.network('alice')
-        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        image = self.image_ref()
         # (b) a port of alice's, and (d) a bootable volume of hers.
         own_port = self.openstack('alice', 'port', 'create', '--network',
                                   net, 'own-' + self.suffix)

@@ -28,10 +28,10 @@ class PreemptibleCLITest(base.BlazarCLI):
         self.assertEqual(1, len(servers))
         server = self.settled(servers[0])
         self.assertEqual('ACTIVE', server['status'], server.get('fault'))
-        self.assertEqual('true',
-                         server['properties']['reservation:preemptible'])
-        self.assertEqual('delete',
-                         server['properties']['reservation:on_preempt'])
+        # As alice sees it through the CLI.
+        marks = self.server(servers[0], 'alice')['properties']
+        self.assertEqual('true', marks['reservation:preemptible'])
+        self.assertEqual('delete', marks['reservation:on_preempt'])
         # An engine tags it and tells it until when its node holds it.
         marked = self.wait_for_server(
             '%s tagged' % servers[0], servers[0],
@@ -40,7 +40,7 @@ class PreemptibleCLITest(base.BlazarCLI):
             timeout=120, interval=2)
         self.assertIn(servers[0], [s['ID'] for s in self.openstack(
             'alice', 'server', 'list', '--tags', 'preemptible')])
-        until = marked['properties']['reservation:preemptible_until']
+        until = marked['metadata']['reservation:preemptible_until']
         self.assertTrue(until == 'none' or until.endswith('Z'), until)
 
     def test_bad_hints_and_own_marks_are_refused_by_name(self):
@@ -66,8 +66,7 @@ class PreemptibleCLITest(base.BlazarCLI):
         # 2 minutes and moves servers off 1 minute before a start.  The
         # lane's flavor keeps the lease and the spots on the lane's nodes:
         # no other lane's lease evicts them, nor does this one theirs.
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.large'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.large'))
         # Every node of the lane, the promised one too, takes a
         # preemptible server.
         self.wait_for_empty_nodes()

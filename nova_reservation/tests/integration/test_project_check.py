@@ -47,8 +47,7 @@ class ProjectCheckCLITest(base.BlazarCLI):
         self.assertEqual([], self.store(
             'SELECT name FROM rsv_quotas WHERE project_id = %s', unknown))
 
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         lease = self.lease(
             'alice', 'checked-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor)

@@ -27,8 +27,7 @@ class QuotaCLITest(base.BlazarCLI):
         self.new_user(user, project, 'reservation-quota:vcpus=1')
         project_id = self.openstack('admin', 'project', 'show',
                                     project)['id']
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         shown = {r['Limit']: r for r in self.openstack(
             user, 'reservation', 'quota', 'show')}
         self.assertEqual((1, 'tag', 0), (

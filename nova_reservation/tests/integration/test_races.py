@@ -30,9 +30,8 @@ BOOTS = 20
 class ParallelBootsTest(base.CloudTestCase):
 
     def test_20_boots_into_5_slots(self):
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
-        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
+        image = self.image_ref()
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--end-date',
             base.minutes(30), '--reservation',
@@ -71,9 +70,8 @@ class ParallelBootsTest(base.CloudTestCase):
             rows = self.store('SELECT instance_uuid FROM rsv_allocations '
                               'WHERE reservation_id = %s AND deleted = 0',
                               rid)
-            servers = {s['ID'] for s in self.openstack(
-                'alice', 'server', 'list', '--name',
-                '^race-.*-%s$' % self.suffix)}
+            servers = {s['id'] for s in self.named(
+                'race-.*-%s$' % self.suffix)}
             return len(servers) == SLOTS and {
                 r['instance_uuid'] for r in rows} == servers
         self.wait_for('the slots bound to the servers', bound, timeout=120)

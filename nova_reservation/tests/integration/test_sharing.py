@@ -41,7 +41,7 @@ class SharingCLITest(base.BlazarCLI):
         # boots whose flavor its slots meet (traits too), none of another
         # lane's tests.
         tiny = self.flavor('m1.tiny')
-        flavor = self.openstack('admin', 'flavor', 'show', tiny)['id']
+        flavor = self.flavor_ref(tiny)
         lease = self.lease(
             'alice', 'team-' + self.suffix,
             'resource_type=flavor:instance,flavor_id=%s,amount=2' % flavor)

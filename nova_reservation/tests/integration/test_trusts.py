@@ -43,8 +43,7 @@ class TrustTest(base.CloudTestCase):
                       timeout=timeout, interval=2)
 
     def test_a_lease_s_trust_is_its_owner_s_and_goes_with_it(self):
-        flavor = self.openstack('admin', 'flavor', 'show',
-                                self.flavor('m1.tiny'))['id']
+        flavor = self.flavor_ref(self.flavor('m1.tiny'))
         lease = self.openstack(
             'alice', 'reservation', 'lease', 'create', '--start-date',
             base.minutes(60), '--end-date', base.minutes(120),
@@ -82,7 +81,7 @@ class TrustTest(base.CloudTestCase):
     def test_a_start_whose_trust_is_gone_still_starts(self):
         # Its owner deleted the trust: the engine makes the volume in its
         # own project, as without one, rather than leave the lease stuck.
-        image = self.openstack('alice', 'image', 'show', 'cirros')['id']
+        image = self.image_ref()
         name = 'untrusted-' + self.suffix
         server = self.openstack(
             'alice', 'server', 'create', '--flavor', self.flavor('m1.tiny'),
