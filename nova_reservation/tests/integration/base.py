@@ -359,8 +359,10 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
         self.assertEqual([], self.named(name + '$'))
 
     def named(self, name: str) -> list:
-        """The servers of every project whose names match `^name`."""
-        return self.rest('%s/servers?all_tenants=1&name=^%s' % (
+        """The servers of every project whose names match `^name`, as
+        admin sees them through the compute API.
+        """
+        return self.rest('%s/servers/detail?all_tenants=1&name=^%s' % (
             cloud.url('nova'), name))['servers']
 
     def volume(self, volume_id: str) -> Optional[dict]:

@@ -56,13 +56,9 @@ class SeedWorkflowTest(base.CloudTestCase):
         start, end = base.utc(160), base.utc(200)
         busy = self._fill_until(base.utc(120))
         self.assertTrue(busy)
-
-        def all_active():
-            return [s['status'] for s in self.rest(
-                '%s/servers/detail?all_tenants=1&name=^busy-.*-%s$' % (
-                    cloud.url('nova'), self.suffix))['servers']] == [
-                        'ACTIVE'] * len(busy)
-        self.wait_for('the fill active', all_active, timeout=120, interval=2)
+        self.wait_for('the fill active', lambda: [
+            s['status'] for s in self.named('busy-.*-%s$' % self.suffix)] ==
+            ['ACTIVE'] * len(busy), timeout=120, interval=2)
         shown = self.nova(
             'alice', 'boot', '--flavor', self.flavor('m1.small'), '--image',
             'cirros', *self.nic('alice'), '--hint', 'lease_params=' +
