@@ -70,10 +70,17 @@ def of_lease(ctx, lease_id: str) -> list:
 
 @api.reader
 def next_due(ctx) -> Optional[datetime.datetime]:
-    """When the earliest event that is not finished falls due."""
-    return ctx.session.execute(sa.select(sa.func.min(models.Event.due_at))
-                               .where(models.Event.status.in_(
-                                   (UNDONE, IN_PROGRESS)))).scalar()
+    """When an engine next has an event to take: the earliest due of those
+    not taken, or the earliest expiry of a claim (its engine may have
+    died).  An event another engine is running is not due till then.
+    """
+    t = models.Event
+    times = ctx.session.execute(sa.select(
+        sa.select(sa.func.min(t.due_at)).where(
+            t.status == UNDONE).scalar_subquery(),
+        sa.select(sa.func.min(t.claim_expires)).where(
+            t.status == IN_PROGRESS).scalar_subquery())).one()
+    return min((when for when in times if when is not None), default=None)
 
 
 @api.reader

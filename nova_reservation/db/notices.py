@@ -18,7 +18,7 @@ before sending, the claim expires and another engine sends it.
 """
 
 import datetime
-from typing import Iterable
+from typing import Iterable, Optional
 
 import sqlalchemy as sa
 
@@ -32,6 +32,15 @@ def add(ctx, notices: Iterable[dict], now: datetime.datetime) -> None:
     notices = [dict(n, created_at=now) for n in notices]
     if notices:
         ctx.session.execute(models.Notice.__table__.insert(), notices)
+
+
+@api.reader
+def next_unsent(ctx) -> Optional[datetime.datetime]:
+    """When the earliest claim on a notice expires (any engine may send it
+    then).
+    """
+    return ctx.session.execute(sa.select(sa.func.min(
+        models.Notice.claim_expires))).scalar()
 
 
 @api.writer

@@ -87,6 +87,11 @@ class Outbox:
                         for n in by_lease.values()]:
             sending.result()
 
+    def holds_sent(self) -> bool:
+        """Are notices sent but still in the store (`flush` drops them)?"""
+        with self._lock:
+            return bool(self._sent)
+
     def _forget_sent(self) -> None:
         with self._lock:
             sent, self._sent = self._sent, set()

@@ -37,6 +37,7 @@ from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
+from nova_reservation.db import notices as db_notices
 from nova_reservation.db import turns as db_turns
 from nova_reservation.engine import actions
 from nova_reservation.engine import idle
@@ -395,11 +396,30 @@ class Engine(periodic_task.PeriodicTasks):
         return self._try(expire, 'expire the leases waiting for approval')
 
     def sleep_time(self) -> float:
-        due = db_events.next_due(self.ctx)
+        """Seconds until an event or a notice falls due (its own time, or
+        the expiry of its claim), at most ``engine_poll_interval``: new
+        events are seen by looking.
+        """
+        with db_api.reading(self.ctx):
+            due = [when for when in (db_events.next_due(self.ctx),
+                                     db_notices.next_unsent(self.ctx))
+                   if when is not None]
         wait = CONF.reservation.engine_poll_interval
-        if due is not None:
-            wait = min(wait, epoch.to_epoch(due) - self.clock())
+        if due:
+            wait = min(wait, epoch.to_epoch(min(due)) - self.clock())
         return max(wait, 0.0)
+
+    def step(self) -> float:
+        """One look at the store: a pass if something is due (or sent
+        notices are still stored); how long to sleep after it.  A look
+        that finds nothing due only reads.
+        """
+        wait = self.sleep_time()
+        if wait > 0 and not (self.notifier and self.outbox.holds_sent()):
+            return wait
+        self.run_once()
+        # Look again at once: the pass may have left something due.
+        return 0.0
 
     def run_forever(self) -> None:
         """Run the events as they fall due until `stop`; a pass under way
@@ -408,8 +428,7 @@ class Engine(periodic_task.PeriodicTasks):
         LOG.info('Engine %s running', self.engine_id)
         while not self._stop.is_set():
             try:
-                self.run_once()
-                wait = self.sleep_time()
+                wait = self.step()
             except Exception:
                 # The store or Nova went away: keep going, nothing is lost
                 # since unfinished events stay in the store.

@@ -26,16 +26,19 @@ import uuid
 import fixtures
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
+from oslo_config import fixture as config_fixture
 import sqlalchemy as sa
 import testtools
 
 from devcloud import machine
 from devcloud import standins
+from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import events as db_events
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import models
+from nova_reservation.db import notices as db_notices
 from nova_reservation.engine import nova_client
 from nova_reservation.engine import service
 from nova_reservation import status
@@ -188,6 +191,87 @@ class EnginePassTest(PassCase):
                          sorted(self.nova.calls))
         self.assertEqual([], db_api.rows(STORE, sa.select(models.Event).where(
             models.Event.status == status.IN_PROGRESS)))
+
+
+class IdleLookTest(PassCase):
+    """An engine with nothing due reads two times per look and writes
+    nothing; an event another engine runs is not due again till
+    that engine's claim expires (the engines had looked at it without a
+    pause, a pass after a pass, while it ran).
+    """
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.config = self.useFixture(config_fixture.Config(conf.CONF))
+
+    def claim_start(self, lease_id: str, ttl: float) -> None:
+        """Another engine takes the lease's start for `ttl` seconds."""
+        start = [e for e in db_events.of_lease(STORE, lease_id)
+                 if e.event_type == 'start'][0]
+        self.assertTrue(db_events.claim(STORE, start, 'other',
+                                        db_api.utcnow(), ttl))
+
+    def test_an_event_another_engine_runs_waits_for_its_claim(self):
+        self.config.config(engine_poll_interval=60, group='reservation')
+        lease_id = self.lease('l1', 'f1')
+        self.claim_start(lease_id, ttl=20)
+        self.assertGreater(self.engine.sleep_time(), 15)
+        self.assertLessEqual(self.engine.sleep_time(), 20)
+        self.assertGreater(self.engine.step(), 15)
+        self.assertEqual([], self.nova.calls)
+        start = [e for e in db_events.of_lease(STORE, lease_id)
+                 if e.event_type == 'start'][0]
+        self.assertEqual((status.IN_PROGRESS, 'other'),
+                         (start.status, start.claimed_by))
+
+    def test_an_expired_claim_is_taken_over(self):
+        lease_id = self.lease('l1', 'f1')
+        self.claim_start(lease_id, ttl=-1)
+        self.assertEqual(0, self.engine.sleep_time())
+        self.assertEqual(0, self.engine.step())
+        self.assertEqual(status.DONE, self.statuses(lease_id)['start'])
+
+    def test_a_stored_notice_wakes_the_engine_when_its_claim_expires(self):
+        self.config.config(engine_poll_interval=60, group='reservation')
+        self.lease('l1', 'f1', start_in=3600)
+        db_notices.add(STORE, [dict(
+            id=str(uuid.uuid4()), lease_id='l1', event_type='lease.update',
+            payload='{}', claimed_by='other',
+            claim_expires=db_api.utcnow() + datetime.timedelta(seconds=20))],
+            db_api.utcnow())
+        self.assertGreater(self.engine.sleep_time(), 15)
+        self.assertLessEqual(self.engine.sleep_time(), 20)
+
+    def test_looks_with_nothing_due_only_read(self):
+        self.config.config(engine_poll_interval=0.1, group='reservation')
+        lease_id = self.lease('later', 'f1', start_in=3600)
+        # Due now, but run by another engine for a minute.
+        self.claim_start(self.lease('taken', 'f2'), ttl=60)
+        statements = []
+
+        def count(conn, cursor, statement, *args):
+            statements.append(statement.split()[0].upper())
+        engine = db_api.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', count)
+        runner = threading.Thread(target=self.engine.run_forever)
+        runner.start()
+        try:
+            time.sleep(1.5)
+        finally:
+            self.engine.stop()
+            runner.join(10)
+            sa.event.remove(engine, 'before_cursor_execute', count)
+        self.assertFalse(runner.is_alive())
+        # About fifteen looks (fewer on a busy machine), two SELECTs each
+        # (when the next event and the next notice fall due), and their
+        # transaction's ROLLBACK where the driver sends one.
+        selects = statements.count('SELECT')
+        self.assertGreater(selects, 6, statements)
+        self.assertLessEqual(selects, 32, statements)
+        self.assertEqual({'SELECT'}, set(statements) - {'ROLLBACK'},
+                         statements)
+        self.assertEqual([], self.nova.calls)
+        self.assertEqual(status.UNDONE, self.statuses(lease_id)['start'])
 
 
 class ClockBehindTest(PassCase):
