@@ -31,6 +31,13 @@ as ``--first PREFIX``.
 
 ``python -m devcloud.schedule --record < CSV`` prints DURATIONS from the
 CSV of a run's results (``stestr last --subunit | subunit2csv``).
+
+``python -m devcloud.schedule --subunit DURATIONS`` prints them as a run's
+subunit stream, for ``stestr load``: stestr splits a suite over its
+workers by the seconds each test took in the runs its repository holds
+(the longest first to the least loaded), and round robin without them,
+which left one worker of a functional suite running a minute after the
+others.
 """
 
 import argparse
@@ -40,6 +47,8 @@ import importlib
 import re
 import sys
 from typing import Iterable, Optional
+
+from subunit import v2 as subunit_v2
 
 UNKNOWN = 60.0
 # A gabbi test's id: module.<yaml file>_<test name>.test_request.
@@ -143,11 +152,27 @@ def split(tests: list, durations: dict, clouds: int, before: dict = None,
     return lists
 
 
+def as_subunit(durations: dict, stream) -> None:
+    """`durations` as a run of their tests, each its seconds long, in
+    subunit v2 on the binary `stream`.
+    """
+    out = subunit_v2.StreamResultToBytes(stream)
+    began = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    for test, seconds in sorted(durations.items()):
+        out.status(test_id=test, test_status='inprogress', timestamp=began)
+        out.status(test_id=test, test_status='success',
+                   timestamp=began + datetime.timedelta(seconds=seconds))
+
+
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv == ['--record']:
         sys.stdout.write(record(csv.DictReader(sys.stdin)))
+        return 0
+    if argv[:1] == ['--subunit'] and len(argv) == 2:
+        with open(argv[1]) as f:
+            as_subunit(read_durations(f), sys.stdout.buffer)
         return 0
     parser = argparse.ArgumentParser(prog='python -m devcloud.schedule')
     parser.add_argument('lanes', type=int)

@@ -14,10 +14,13 @@
 
 import io
 import os
+import subprocess
 import sys
 import types
 
 import fixtures
+from stestr.repository import util as stestr_repository
+from stestr import scheduler as stestr_scheduler
 import testtools
 
 from devcloud import schedule
@@ -130,3 +133,38 @@ class SplitTest(testtools.TestCase):
                  stop_time='2026-12-05 02:00:01+00:00')])
         self.assertEqual({'t.b': 90.5},
                          schedule.read_durations(text.splitlines()))
+
+
+class SubunitTest(testtools.TestCase):
+    """Durations told to stestr, which splits a suite's workers by them."""
+
+    DURATIONS = {'t.a': 30.0, 't.b': 20.0, 't.c': 12.5, 't.d': 7.5}
+
+    def load(self) -> object:
+        """A stestr repository that has loaded the durations' run."""
+        durations = self.useFixture(fixtures.TempDir()).join('durations')
+        with open(durations, 'w') as f:
+            f.write('# seconds test\n' + ''.join(
+                '%s %s\n' % (s, t) for t, s in self.DURATIONS.items()))
+        repo = self.useFixture(fixtures.TempDir()).path
+        stestr = [sys.executable, '-m', 'stestr.cli', '--repo-url', repo]
+        subprocess.run(stestr + ['init'], check=True, capture_output=True)
+        stream = io.BytesIO()
+        with open(durations) as f:
+            schedule.as_subunit(schedule.read_durations(f), stream)
+        subprocess.run(stestr + ['load'], input=stream.getvalue(),
+                       check=True, capture_output=True)
+        return stestr_repository.get_repo_open(repo_url=repo)
+
+    def test_stestr_reads_the_durations(self):
+        repo = self.load()
+        times = repo.get_test_times(list(self.DURATIONS))
+        self.assertEqual(set(), times['unknown'])
+        self.assertEqual(self.DURATIONS, times['known'])
+
+    def test_stestr_splits_by_them(self):
+        workers = stestr_scheduler.partition_tests(
+            sorted(self.DURATIONS), 2, self.load(), None)
+        # The longest first to the least loaded: 37.5 s and 32.5 s (round
+        # robin, as without them: a and c, b and d, 42.5 s and 27.5 s).
+        self.assertEqual([['t.a', 't.d'], ['t.b', 't.c']], sorted(workers))
