@@ -118,3 +118,19 @@ class RequirementsTest(unittest.TestCase):
         tests = requirements('test-requirements.txt')
         self.assertIn('openstack-placement', tests)
         self.assertEqual(set(), self.runtime & tests)
+
+
+class CompiledTest(unittest.TestCase):
+    """tools/setup-env leaves every module compiled, Nova's and the
+    project's: where Python writes no bytecode (PYTHONDONTWRITEBYTECODE),
+    each process would otherwise compile all it imports each time.
+    """
+
+    def test_installed_and_own_modules_are_compiled(self):
+        import importlib.util
+
+        import nova.exception
+        import nova_reservation.lease.write
+        for module in (nova.exception, nova_reservation.lease.write):
+            self.assertTrue(os.path.exists(importlib.util.cache_from_source(
+                module.__file__)), module.__name__)
