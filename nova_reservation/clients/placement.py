@@ -110,6 +110,7 @@ class _Provider(NamedTuple):
     # while none of its servers is a lease's (most of them), made once.
     host: capacity.Host
     extra: dict             # `_extra` of its inventories
+    inventories: dict       # as Placement has them
 
 
 class HostView:
@@ -143,14 +144,15 @@ class HostView:
         Placement does not move a provider's generation when a consumer's
         allocations are deleted: the cached view may count a server that is
         gone (never one that is new).  It only errs on the side of less
-        room, and `fresh` reads every provider again.
+        room, and `fresh` reads every provider's consumers again (its
+        inventories and traits too where its generation moved).
         """
         providers = _json(client.get('/resource_providers',
                                      version=PLACEMENT_VERSION))
         seen = {}
         for rp in providers['resource_providers']:
-            known = None if fresh else self._providers.get(rp['uuid'])
-            seen[rp['uuid']] = self._current(client, rp, known)
+            seen[rp['uuid']] = self._current(
+                client, rp, self._providers.get(rp['uuid']), fresh)
         self._providers = seen
         below: dict = {}
         for p in seen.values():
@@ -198,25 +200,39 @@ class HostView:
                 found.setdefault(p.name, {})[uuid] = _use(p.consumers[uuid])
         return found
 
-    def _current(self, client, rp: dict, known) -> _Provider:
+    def _current(self, client, rp: dict, known,
+                 consumers_too: bool = False) -> _Provider:
         """The provider `rp` (as Placement lists it), read again if its
-        generation moved since `known`.
+        generation moved since `known`; its consumers read again anyway
+        if `consumers_too` (deleted allocations leave the generation as
+        it is).
         """
-        if known is not None and known.generation == rp['generation']:
-            return known
         root = rp.get('root_provider_uuid') or rp['uuid']
-        inventories, consumers, traits = self._read(client, rp['uuid'],
-                                                    root == rp['uuid'])
-        inventories = counted_inventories(inventories, consumers)
-        total = _capacity(inventories)
+        if known is None or known.generation != rp['generation']:
+            return self._provider(rp, root, *self._read(
+                client, rp['uuid'], root == rp['uuid']))
+        if not consumers_too or not self._has_consumers(
+                known.traits, root == rp['uuid']):
+            return known
+        consumers = self._consumers(client, rp['uuid'])
+        if consumers == known.consumers:
+            return known
+        return self._provider(rp, root, known.inventories, consumers,
+                              known.traits)
+
+    @staticmethod
+    def _provider(rp: dict, root: str, inventories: dict, consumers: dict,
+                  traits: frozenset) -> _Provider:
+        counted = counted_inventories(inventories, consumers)
+        total = _capacity(counted)
         used = _sum(_use(c) for c in consumers.values())
         return _Provider(rp['uuid'], root, rp['generation'], rp['name'],
                          root == rp['uuid'] and COMPUTE_NODE in traits,
                          consumers, total, used, traits,
                          capacity.Host(node=rp['name'], capacity=total,
                                        base=used, traits=traits,
-                                       units=_units(inventories)),
-                         _extra(inventories, root == rp['uuid']))
+                                       units=_units(counted)),
+                         _extra(counted, root == rp['uuid']), inventories)
 
     def _children(self) -> dict:
         """{root uuid: [the providers below it]} of the view, as they are
@@ -270,8 +286,8 @@ class HostView:
         self._trees[root.uuid] = (tree, found)
         return found
 
-    @staticmethod
-    def _read(client, uuid: str, root: bool) -> tuple:
+    @classmethod
+    def _read(cls, client, uuid: str, root: bool) -> tuple:
         inventories = _json(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
@@ -280,11 +296,19 @@ class HostView:
             '/resource_providers/%s/traits' % uuid,
             version=PLACEMENT_VERSION))['traits'])
         consumers = {}
-        if COMPUTE_NODE in traits or not root:
-            consumers = _json(client.get(
-                '/resource_providers/%s/allocations' % uuid,
-                version=PLACEMENT_VERSION))['allocations']
+        if cls._has_consumers(traits, root):
+            consumers = cls._consumers(client, uuid)
         return inventories, consumers, traits
+
+    @staticmethod
+    def _has_consumers(traits: frozenset, root: bool) -> bool:
+        """Are a provider's consumers counted: a node's, or a child's?"""
+        return COMPUTE_NODE in traits or not root
+
+    @staticmethod
+    def _consumers(client, uuid: str) -> dict:
+        return _json(client.get('/resource_providers/%s/allocations' % uuid,
+                                version=PLACEMENT_VERSION))['allocations']
 
 
 class Usage:

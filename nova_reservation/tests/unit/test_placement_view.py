@@ -79,9 +79,9 @@ class HostViewTest(testtools.TestCase):
         self.placement = RecordingPlacement()
         self.view = placement.HostView(lambda uuids: self.leased & set(uuids))
 
-    def hosts(self):
+    def hosts(self, fresh=False):
         self.placement.urls = []
-        return {h.node: h for h in self.view.hosts(self.placement)}
+        return {h.node: h for h in self.view.hosts(self.placement, fresh)}
 
     def test_capacity_and_base_usage(self):
         hosts = self.hosts()
@@ -114,6 +114,43 @@ class HostViewTest(testtools.TestCase):
                          self.placement.urls)
         self.assertEqual(capacity.Resources(1, 512, 1),
                          hosts['node-rp2'].base)
+
+    def test_fresh_reads_the_consumers_of_providers_that_did_not_move(self):
+        self.hosts()
+        # A server deleted: its allocations go, the generation stays.
+        self.placement.consumers['rp1'] = {}
+        self.assertEqual(capacity.Resources(2, 1024, 10),
+                         self.hosts()['node-rp1'].base)
+        hosts = self.hosts(fresh=True)
+        self.assertEqual(capacity.ZERO, hosts['node-rp1'].base)
+        # Only the consumers of the nodes, not their inventories and
+        # traits, which move the generation; nor anything of a provider
+        # that is no node's.
+        self.assertEqual(['/resource_providers',
+                          '/resource_providers/rp1/allocations',
+                          '/resource_providers/rp2/allocations'],
+                         self.placement.urls)
+        self.assertEqual({'COMPUTE_NODE', 'CUSTOM_GOLD'},
+                         hosts['node-rp1'].traits)
+        self.assertEqual(capacity.Resources(16, 3584, 100),
+                         hosts['node-rp1'].capacity)
+        # The view keeps what it read.
+        self.assertEqual(capacity.ZERO, self.hosts()['node-rp1'].base)
+        self.assertEqual(['/resource_providers'], self.placement.urls)
+
+    def test_fresh_reads_the_whole_of_a_provider_that_moved(self):
+        self.hosts()
+        self.placement.generations['rp2'] = 2
+        self.placement.traits['rp2'] = ['COMPUTE_NODE', 'CUSTOM_FAST']
+        hosts = self.hosts(fresh=True)
+        self.assertEqual(['/resource_providers',
+                          '/resource_providers/rp1/allocations',
+                          '/resource_providers/rp2/inventories',
+                          '/resource_providers/rp2/traits',
+                          '/resource_providers/rp2/allocations'],
+                         self.placement.urls)
+        self.assertEqual({'COMPUTE_NODE', 'CUSTOM_FAST'},
+                         hosts['node-rp2'].traits)
 
     def test_lease_servers_are_left_to_the_ledger(self):
         self.leased = {'vm1'}
@@ -242,9 +279,9 @@ class ProviderTreeTest(testtools.TestCase):
         self.placement = GPUTreePlacement()
         self.view = placement.HostView(lambda uuids: self.leased & set(uuids))
 
-    def hosts(self):
+    def hosts(self, fresh=False):
         self.placement.urls = []
-        return {h.node: h for h in self.view.hosts(self.placement)}
+        return {h.node: h for h in self.view.hosts(self.placement, fresh)}
 
     def test_a_node_carries_its_tree_beyond_the_root_s_counted_classes(self):
         hosts = self.hosts()
