@@ -18,6 +18,7 @@ flavor calls are answered by a stand-in that can be made slow for one
 flavor.
 """
 
+import contextlib
 import datetime
 import threading
 import time
@@ -124,6 +125,25 @@ class PassCase(testtools.TestCase):
         return {e.event_type: e.status
                 for e in db_events.of_lease(STORE, lease_id)}
 
+    def event(self, lease_id: str, event_type: str):
+        """The lease's event of that type, as the store has it."""
+        return [e for e in db_events.of_lease(STORE, lease_id)
+                if e.event_type == event_type][0]
+
+    @contextlib.contextmanager
+    def statements(self):
+        """The first word of each statement sent to the store meanwhile."""
+        sent: list = []
+
+        def count(conn, cursor, statement, *args):
+            sent.append(statement.split()[0].upper())
+        engine = db_api.get_engine()
+        sa.event.listen(engine, 'before_cursor_execute', count)
+        try:
+            yield sent
+        finally:
+            sa.event.remove(engine, 'before_cursor_execute', count)
+
 
 class EnginePassTest(PassCase):
 
@@ -133,16 +153,8 @@ class EnginePassTest(PassCase):
         self.useFixture(fixtures.MonkeyPatch(
             'nova_reservation.engine.service.RECORD_DELAY', 30))
         leases = [self.lease('l%d' % i, 'f%d' % i) for i in range(60)]
-        statements = []
-        engine = db_api.get_engine()
-
-        def count(conn, cursor, statement, *args):
-            statements.append(statement.split()[0].upper())
-        sa.event.listen(engine, 'before_cursor_execute', count)
-        try:
+        with self.statements() as statements:
             self.assertEqual(60, self.engine.run_once())
-        finally:
-            sa.event.remove(engine, 'before_cursor_execute', count)
         # A few statements for the pass, not a few per event: the store
         # would otherwise cap what one engine can do.  The writes: the
         # claim, then the events and the leases.
@@ -176,9 +188,7 @@ class EnginePassTest(PassCase):
         self.assertEqual({'start': status.DONE, 'end': status.UNDONE},
                          self.statuses(late))
         self.assertEqual(status.DONE, self.statuses(on_time)['start'])
-        end = [e for e in db_events.of_lease(STORE, late)
-               if e.event_type == 'end']
-        self.assertIsNone(end[0].claimed_by)
+        self.assertIsNone(self.event(late, 'end').claimed_by)
         self.assertEqual(1, self.engine.run_once())
         self.assertEqual({'start': status.DONE, 'end': status.DONE},
                          self.statuses(late))
@@ -206,10 +216,8 @@ class IdleLookTest(PassCase):
 
     def claim_start(self, lease_id: str, ttl: float) -> None:
         """Another engine takes the lease's start for `ttl` seconds."""
-        start = [e for e in db_events.of_lease(STORE, lease_id)
-                 if e.event_type == 'start'][0]
-        self.assertTrue(db_events.claim(STORE, start, 'other',
-                                        db_api.utcnow(), ttl))
+        self.assertTrue(db_events.claim(STORE, self.event(lease_id, 'start'),
+                                        'other', db_api.utcnow(), ttl))
 
     def test_an_event_another_engine_runs_waits_for_its_claim(self):
         self.config.config(engine_poll_interval=60, group='reservation')
@@ -219,8 +227,7 @@ class IdleLookTest(PassCase):
         self.assertLessEqual(self.engine.sleep_time(), 20)
         self.assertGreater(self.engine.step(), 15)
         self.assertEqual([], self.nova.calls)
-        start = [e for e in db_events.of_lease(STORE, lease_id)
-                 if e.event_type == 'start'][0]
+        start = self.event(lease_id, 'start')
         self.assertEqual((status.IN_PROGRESS, 'other'),
                          (start.status, start.claimed_by))
 
@@ -247,20 +254,14 @@ class IdleLookTest(PassCase):
         lease_id = self.lease('later', 'f1', start_in=3600)
         # Due now, but run by another engine for a minute.
         self.claim_start(self.lease('taken', 'f2'), ttl=60)
-        statements = []
-
-        def count(conn, cursor, statement, *args):
-            statements.append(statement.split()[0].upper())
-        engine = db_api.get_engine()
-        sa.event.listen(engine, 'before_cursor_execute', count)
-        runner = threading.Thread(target=self.engine.run_forever)
-        runner.start()
-        try:
-            time.sleep(1.5)
-        finally:
-            self.engine.stop()
-            runner.join(10)
-            sa.event.remove(engine, 'before_cursor_execute', count)
+        with self.statements() as statements:
+            runner = threading.Thread(target=self.engine.run_forever)
+            runner.start()
+            try:
+                time.sleep(1.5)
+            finally:
+                self.engine.stop()
+                runner.join(10)
         self.assertFalse(runner.is_alive())
         # About fifteen looks (fewer on a busy machine), two SELECTs each
         # (when the next event and the next notice fall due), and their

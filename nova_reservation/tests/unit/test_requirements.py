@@ -18,6 +18,7 @@ imports besides."""
 import ast
 import configparser
 from importlib import metadata
+import importlib.util
 import os
 import re
 import sys
@@ -127,8 +128,6 @@ class CompiledTest(unittest.TestCase):
     """
 
     def test_installed_and_own_modules_are_compiled(self):
-        import importlib.util
-
         import nova.exception
         import nova_reservation.lease.write
         for module in (nova.exception, nova_reservation.lease.write):

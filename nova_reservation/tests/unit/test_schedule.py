@@ -142,16 +142,11 @@ class SubunitTest(testtools.TestCase):
 
     def load(self) -> object:
         """A stestr repository that has loaded the durations' run."""
-        durations = self.useFixture(fixtures.TempDir()).join('durations')
-        with open(durations, 'w') as f:
-            f.write('# seconds test\n' + ''.join(
-                '%s %s\n' % (s, t) for t, s in self.DURATIONS.items()))
         repo = self.useFixture(fixtures.TempDir()).path
         stestr = [sys.executable, '-m', 'stestr.cli', '--repo-url', repo]
         subprocess.run(stestr + ['init'], check=True, capture_output=True)
         stream = io.BytesIO()
-        with open(durations) as f:
-            schedule.as_subunit(schedule.read_durations(f), stream)
+        schedule.as_subunit(self.DURATIONS, stream)
         subprocess.run(stestr + ['load'], input=stream.getvalue(),
                        check=True, capture_output=True)
         return stestr_repository.get_repo_open(repo_url=repo)
