@@ -61,6 +61,7 @@ from devcloud import keystone
 from devcloud import messaging
 from devcloud import neutron
 from devcloud import reuse
+from devcloud import schemas
 from devcloud import thread_pools
 from nova_reservation.clients import placement
 from nova_reservation import compat
@@ -323,6 +324,7 @@ class EmbeddedCloud(fixtures.Fixture):
         self.cells = dict(cells or {})
 
     def _setUp(self) -> None:
+        reuse.collect_less()
         # As the operator setup has it: nova-api and the engine with
         # Keystone credentials ([reservation]), which know the project of
         # Nova's test clients.
@@ -379,7 +381,9 @@ class EmbeddedCloud(fixtures.Fixture):
         if self.cast_as_call:
             self.useFixture(nova_fixtures.CastAsCallFixture(self.harness))
         self.harness.stub_out('placement.util.jsonschema',
-                              reuse.PLACEMENT_SCHEMAS)
+                              schemas.PLACEMENT_SCHEMAS)
+        self.harness.stub_out('nova.api.validation.validators.jsonschema',
+                              schemas.NOVA_SCHEMAS)
         self.placement = self.useFixture(
             func_fixtures.PlacementFixture()).api
         self.neutron = self.useFixture(

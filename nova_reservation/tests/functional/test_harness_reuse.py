@@ -28,12 +28,17 @@ import fixtures
 import futurist
 from futurist import _thread as futurist_thread
 import jsonschema
+from nova.api.validation import validators as nova_validators
+from nova import exception as nova_exception
 import nova.policy
 from nova import test
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import engines as oslo_engines
 from placement import util as placement_util
 import sqlalchemy
 
 from devcloud import reuse
+from devcloud import schemas
 from devcloud import thread_pools
 from nova_reservation.lease import write as lease_write
 from nova_reservation.tests.functional import base
@@ -138,6 +143,73 @@ class FilePoolTest(test.NoDBTestCase):
         self.assertIsInstance(engine.pool, sqlalchemy.pool.StaticPool)
 
 
+class SQLiteBeginTest(test.NoDBTestCase):
+    """oslo.db begins each SQLite transaction itself; in the harness the
+    BEGIN goes to the driver, not through SQLAlchemy's statements, and a
+    transaction is one as before.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch(
+            'sqlalchemy.create_engine', reuse.STATEMENTS.create_engine))
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'nova.sqlite')
+        self.engine = oslo_engines.create_engine('sqlite:///' + path)
+        self.addCleanup(self.engine.dispose)
+        self.sent = []
+        sqlalchemy.event.listen(
+            self.engine, 'before_cursor_execute',
+            lambda conn, cursor, statement, *args: self.sent.append(
+                statement))
+        with self.engine.begin() as connection:
+            connection.exec_driver_sql('CREATE TABLE t (x INTEGER)')
+
+    def count(self) -> int:
+        with self.engine.connect() as connection:
+            return connection.exec_driver_sql(
+                'SELECT count(*) FROM t').scalar()
+
+    def test_no_begin_statement_and_a_rollback_undoes(self):
+        with self.engine.begin() as connection:
+            connection.exec_driver_sql('INSERT INTO t VALUES (1)')
+        connection = self.engine.connect()
+        connection.exec_driver_sql('INSERT INTO t VALUES (2)')
+        self.assertTrue(connection.connection.driver_connection
+                        .in_transaction)
+        connection.rollback()
+        connection.close()
+        self.assertEqual(1, self.count())
+        self.assertNotIn('BEGIN', self.sent)
+
+    def test_a_failed_transaction_leaves_nothing(self):
+        def fail():
+            with self.engine.begin() as connection:
+                connection.exec_driver_sql('INSERT INTO t VALUES (1)')
+                connection.exec_driver_sql('INSERT INTO missing VALUES (1)')
+        self.assertRaises(db_exc.DBError, fail)
+        self.assertEqual(0, self.count())
+
+
+class CollectLessTest(test.NoDBTestCase):
+    """From a process's second cloud on, what it built first is frozen out
+    of the cycle collector's reach, once, and it collects less often.
+    """
+
+    def test_once_from_the_second_cloud(self):
+        self.useFixture(fixtures.MockPatch('devcloud.reuse._clouds', [0]))
+        collector = self.useFixture(fixtures.MockPatch(
+            'devcloud.reuse.gc')).mock
+        reuse.collect_less()
+        self.assertEqual([], collector.mock_calls)
+        reuse.collect_less()
+        self.assertEqual([mock.call.collect(), mock.call.freeze(),
+                          mock.call.set_threshold(*reuse.COLLECT_EVERY)],
+                         collector.mock_calls)
+        reuse.collect_less()
+        self.assertEqual(3, len(collector.mock_calls))
+
+
 class PlacementSchemasTest(test.NoDBTestCase):
     """Placement validates each request with ``jsonschema.validate``; in
     the harness each of its schemas is checked once, and every request is
@@ -149,7 +221,7 @@ class PlacementSchemasTest(test.NoDBTestCase):
 
     def setUp(self):
         super().setUp()
-        self.schemas = reuse.PlacementSchemas()
+        self.schemas = schemas.PlacementSchemas()
         self.checks = self.useFixture(fixtures.MockPatchObject(
             jsonschema.Draft202012Validator, 'check_schema',
             wraps=jsonschema.Draft202012Validator.check_schema)).mock
@@ -174,13 +246,54 @@ class PlacementSchemasTest(test.NoDBTestCase):
         self.assertEqual(2, self.checks.call_count)
 
 
+class NovaSchemasTest(test.NoDBTestCase):
+    """nova-api builds a validator class for each request; in the harness
+    one per validator and checks, and every request is validated as
+    before.
+    """
+
+    SCHEMA = {'type': 'object', 'properties': {'count': {
+        'type': ['integer', 'string'], 'minimum': 1, 'maximum': 3}},
+        'required': ['count'], 'additionalProperties': False}
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.api.validation.validators.jsonschema',
+            schemas.NovaSchemas()))
+
+    def validator(self, relax=False):
+        return nova_validators._SchemaValidator(self.SCHEMA, relax)
+
+    def test_one_class_per_checks_each_request_validated(self):
+        first, again = self.validator(), self.validator()
+        self.assertIs(type(first.validator), type(again.validator))
+        self.assertIsNot(type(first.validator),
+                         type(self.validator(relax=True).validator))
+        again.validate({'count': '2'})
+        for bad in ({'count': '7'}, {'count': 0}, {}, {'count': 1, 'x': 1}):
+            self.assertRaises(nova_exception.ValidationError,
+                              again.validate, bad)
+        # Relaxed: an unknown property is dropped, not refused.
+        body = {'count': 2, 'x': 1}
+        self.validator(relax=True).validate(body)
+        self.assertEqual({'count': 2}, body)
+
+
 class CloudPlacementSchemasTest(base.ReservationTestCase):
     """A cloud's Placement validates with the harness's schemas."""
 
     NODES = ('host1',)
 
     def test_checked_once_bad_bodies_refused(self):
-        self.assertIs(reuse.PLACEMENT_SCHEMAS, placement_util.jsonschema)
+        self.assertIs(schemas.PLACEMENT_SCHEMAS, placement_util.jsonschema)
+        # And nova-api's validators are made once per checks, its bodies
+        # still refused.
+        self.assertIs(schemas.NOVA_SCHEMAS, nova_validators.jsonschema)
+        resp = self.api.api_post('/os-keypairs', {'keypair': {
+            'name': 'k', 'bogus': 1}}, check_response_status=False)
+        self.assertEqual(400, resp.status, resp.content)
+        self.assertIn("'bogus' was unexpected", str(resp.body))
         validator = jsonschema.validators.validator_for({})
         with mock.patch.object(validator, 'check_schema',
                                wraps=validator.check_schema) as check:
