@@ -74,17 +74,21 @@ Captured traceback:
 '''
 
 
-def shell(function: str, call: str, logs: dict) -> list:
-    """The lines the test command's `function` prints when `call`ed in a
-    folder that holds `logs` ({file name: text}).
+def shell(functions: str, call: str, logs: dict) -> list:
+    """The lines the test command's `functions` (names, space-separated)
+    print when `call`ed in a folder that holds `logs` ({file path: text}).
     """
     with open(os.path.join(ROOT, 'tools', 'run-tests')) as f:
         script = f.read()
-    start = script.index('%s() {' % function)
-    body = script[start:script.index('\n}\n', start) + 3]
+    body = ''
+    for function in functions.split():
+        start = script.index('\n%s() {' % function) + 1
+        body += script[start:script.index('\n}\n', start) + 3]
     with tempfile.TemporaryDirectory() as where:
         for name, text in logs.items():
-            with open(os.path.join(where, name), 'w') as f:
+            path = os.path.join(where, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'w') as f:
                 f.write(text)
         return subprocess.run(
             ['bash', '-c', body + call], cwd=where, check=True,
@@ -148,6 +152,37 @@ Captured traceback-1:
             'demo: its log is .stestr-demo.retry.log'],
             self.failed_tests({'.stestr-demo.log': LOG,
                                '.stestr-demo.retry.log': retry}))
+
+
+class FunctionalSuitesTest(testtools.TestCase):
+    """The functional suites are taken by two lanes at once (the
+    processor's and, at its end, the clouds'): each suite runs once, and
+    every release in its modes is among them.
+    """
+
+    RELEASES = ('2025.1    31.3.1  13.0.0  eventlet\n'
+                '2026.1    33.0.2  15.0.0  threads\n')
+
+    def taken(self, call: str) -> list:
+        return shell('take mode functional_list', 'SERIES="2025.1 2026.1"\n'
+                     + call, {'tools/constraints/releases': self.RELEASES})
+
+    def test_each_release_in_its_modes(self):
+        self.assertEqual(['functional .venv',
+                          'functional-threads .venv',
+                          'functional-2025.1 .venv-2025.1 2025.1',
+                          'functional-threads-2026.1 .venv-2026.1 2026.1'],
+                         self.taken('functional_list'))
+
+    def test_two_lanes_take_each_suite_once(self):
+        lines = self.taken(
+            'lane() { functional_list | while read -r name rest; do\n'
+            '  take $name && echo "$1 $name"; sleep 0.0$RANDOM; done; }\n'
+            'lane a & lane b & wait')
+        suites = sorted(line.split()[1] for line in lines)
+        self.assertEqual(sorted(['functional', 'functional-threads',
+                                 'functional-2025.1',
+                                 'functional-threads-2026.1']), suites)
 
 
 # Three tests one worker runs in turn; the second ends its process (as a
