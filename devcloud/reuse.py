@@ -14,8 +14,9 @@
 between two clouds, as Nova's harness keeps the schema of its databases:
 the compiled SQL statements and the lease tables' schema
 (`StatementCache`), nova-api's WSGI application (`Routers`) and Nova's
-policy enforcer with its default rules (`Policies`); the checks of
-request schemas are in `devcloud.schemas`.
+policy enforcer with its default rules (`Policies`); and the cycle
+collector kept off what the process keeps (`collect_less`).  The checks
+of request schemas are in `devcloud.schemas`.
 
 nova-api's application is some 400 controllers, each with its compute API,
 RPC clients and legacy notifier: building it took longer than any other
