@@ -21,7 +21,20 @@ import types
 import jsonschema
 
 
-class PlacementSchemas(types.ModuleType):
+class _Module(types.ModuleType):
+    """A stand-in for the module `real`: what it does not define is the
+    real module's.
+    """
+
+    def __init__(self, real: types.ModuleType) -> None:
+        super().__init__(real.__name__)
+        self._real = real
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
+
+
+class PlacementSchemas(_Module):
     """The ``jsonschema`` module as Placement's request handling sees it:
     its ``validate`` checks each schema against its metaschema once per
     process, not at every request (Placement validates every body and
@@ -32,11 +45,8 @@ class PlacementSchemas(types.ModuleType):
     """
 
     def __init__(self) -> None:
-        super().__init__('jsonschema')
+        super().__init__(jsonschema)
         self._checked: dict = {}
-
-    def __getattr__(self, name: str):
-        return getattr(jsonschema, name)
 
     def validate(self, instance, schema, cls=None, *args, **kwargs) -> None:
         if cls is None:
@@ -53,7 +63,7 @@ class PlacementSchemas(types.ModuleType):
 PLACEMENT_SCHEMAS = PlacementSchemas()
 
 
-class _NovaValidators(types.ModuleType):
+class _NovaValidators(_Module):
     """``jsonschema.validators`` whose ``extend`` makes one class per
     validator and extra checks: nova-api builds a validator class of its
     own for each request (``_SchemaValidator``, with checks that are
@@ -62,11 +72,8 @@ class _NovaValidators(types.ModuleType):
     """
 
     def __init__(self) -> None:
-        super().__init__('jsonschema.validators')
+        super().__init__(jsonschema.validators)
         self._made: dict = {}
-
-    def __getattr__(self, name: str):
-        return getattr(jsonschema.validators, name)
 
     def extend(self, validator, validators=(), *args, **kwargs):
         key = (validator, args, tuple(sorted(kwargs.items())), tuple(sorted(
@@ -79,17 +86,14 @@ class _NovaValidators(types.ModuleType):
         return self._made[key]
 
 
-class NovaSchemas(types.ModuleType):
+class NovaSchemas(_Module):
     """The ``jsonschema`` module as nova-api's request validation sees it
     (its ``validators`` are `_NovaValidators`).
     """
 
     def __init__(self) -> None:
-        super().__init__('jsonschema')
+        super().__init__(jsonschema)
         self.validators = _NovaValidators()
-
-    def __getattr__(self, name: str):
-        return getattr(jsonschema, name)
 
 
 NOVA_SCHEMAS = NovaSchemas()
