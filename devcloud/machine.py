@@ -34,13 +34,21 @@ from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 import pymysql
 import sqlalchemy as sa
 
+from devcloud import mariadb
 from nova_reservation.db import api as db_api
 from nova_reservation.db import changes as db_changes
 from nova_reservation.db import leases as db_leases
 from nova_reservation.db import migration
 from nova_reservation import status
 
-MARIADB = dict(host='127.0.0.1', user='root', password='')
+MARIADB = dict(host='127.0.0.1', user='root', password='',
+               **mariadb.CONNECT)
+
+
+def store_url(database: str, charset: str) -> str:
+    """The URL of `database` on the machine's MariaDB."""
+    return 'mysql+pymysql://root:@127.0.0.1/%s?charset=%s&%s' % (
+        database, charset, mariadb.URL_QUERY)
 
 
 def mariadb_available() -> bool:
@@ -81,8 +89,7 @@ class MariaDBStore(fixtures.Fixture):
         self._sql('CREATE DATABASE %s CHARACTER SET %s'
                   % (self.name, self.database_charset))
         self.addCleanup(self._sql, 'DROP DATABASE IF EXISTS %s' % self.name)
-        self.url = ('mysql+pymysql://root:@127.0.0.1/%s?charset=%s'
-                    % (self.name, self.charset))
+        self.url = store_url(self.name, self.charset)
         if self.migrate:
             engine = sa.create_engine(self.url)
             migration.db_sync(engine, 'head' if self.migrate is True

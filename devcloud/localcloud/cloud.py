@@ -52,6 +52,7 @@ from devcloud import baremetal
 from devcloud import lanes
 from devcloud.localcloud import debian
 from devcloud.localcloud import galera
+from devcloud import mariadb
 from nova_reservation import deploy
 
 HOST = '127.0.0.1'
@@ -131,8 +132,9 @@ def url(service: str) -> str:
 
 
 def db_url(name: str, port: int = 3306) -> str:
-    return 'mysql+pymysql://%s:%s@%s:%d/%s?charset=utf8' % (
-        DB_USER, DB_PASSWORD, HOST, port, DATABASES[name])
+    return 'mysql+pymysql://%s:%s@%s:%d/%s?charset=utf8&%s' % (
+        DB_USER, DB_PASSWORD, HOST, port, DATABASES[name],
+        mariadb.URL_QUERY)
 
 
 def _wait(what: str, check, timeout: float = 120,

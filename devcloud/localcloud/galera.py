@@ -31,6 +31,7 @@ from typing import Callable, Optional
 import pymysql
 
 from devcloud.localcloud import debian
+from devcloud import mariadb
 
 HOST = '127.0.0.1'
 NODES = 3
@@ -139,7 +140,8 @@ class Cluster:
         """
         try:
             conn = pymysql.connect(unix_socket=self.socket(node),
-                                   user='root', connect_timeout=2)
+                                   user='root', connect_timeout=2,
+                                   **mariadb.CONNECT)
         except pymysql.err.MySQLError:
             return None
         try:
@@ -302,7 +304,7 @@ def run_sql(statements, **connect) -> None:
     """Run statements in autocommit, connected with `connect`
     (pymysql.connect's arguments).
     """
-    conn = pymysql.connect(autocommit=True, **connect)
+    conn = pymysql.connect(autocommit=True, **connect, **mariadb.CONNECT)
     try:
         with conn.cursor() as cur:
             for statement in statements:

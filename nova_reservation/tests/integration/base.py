@@ -23,7 +23,6 @@ import subprocess
 import time
 from typing import Callable, Optional
 
-import pymysql
 import sqlalchemy as sa
 import testtools
 
@@ -310,16 +309,9 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
 
     def store(self, query: str, *args) -> list:
         """Rows of the reservation store, read to check what happened."""
-        conn = pymysql.connect(host=cloud.HOST, port=CLOUD.db_port,
-                               user=cloud.DB_USER,
-                               password=cloud.DB_PASSWORD,
-                               database=cloud.DATABASES['nova_api'])
-        try:
-            with conn.cursor(pymysql.cursors.DictCursor) as cur:
-                cur.execute(query, args)
-                return list(cur.fetchall())
-        finally:
-            conn.close()
+        with self._store.connect() as conn:
+            return [dict(row) for row in conn.exec_driver_sql(
+                query, args).mappings()]
 
     def reserved_boot(self, name: str, *args: str):
         """A reserved boot of alice's with `nova boot` (which, unlike

@@ -31,6 +31,7 @@ import testtools
 
 from devcloud.localcloud import cloud
 from devcloud.localcloud import galera
+from devcloud import mariadb
 from nova_reservation.tests.integration import base
 
 # Each controller's lease API, reached without HAProxy.
@@ -225,7 +226,7 @@ class ClusterTest(base.CloudTestCase):
             if galera.name(node) not in base.CLOUD.running():
                 continue
             conn = pymysql.connect(unix_socket=base.CLOUD.cluster.socket(
-                node), user='root')
+                node), user='root', **mariadb.CONNECT)
             try:
                 with conn.cursor() as cur:
                     cur.execute('SHOW STATUS LIKE %s', variable)
