@@ -366,11 +366,13 @@ class RefreshAgainstReferenceTest(testtools.TestCase):
 class CompactTest(testtools.TestCase):
 
     def test_no_python_object_per_slot(self):
-        count = 100_000
+        # A hundred slots a node, as at 1,000 nodes and 100,000 slots
+        # (tracemalloc makes each allocation several times dearer).
+        count, nodes = 20_000, 200
         slots = [capacity.Slot(
             i, 'r%05d' % (i // 10), '', float(i % 5000),
             float(i % 5000 + 300), SIZES[i % 2]) for i in range(1, count + 1)]
-        rows = [row(s, 'node%03d' % (s.id % 1000)) for s in slots]
+        rows = [row(s, 'node%03d' % (s.id % nodes)) for s in slots]
         ledger = ledger_mod.Ledger(lambda epoch, since: db_changes.Changes(
             'epoch', 1, [], rows))
         gc.collect()

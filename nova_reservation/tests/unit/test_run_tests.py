@@ -185,6 +185,28 @@ class FunctionalSuitesTest(testtools.TestCase):
                                  'functional-threads-2026.1']), suites)
 
 
+class TestsInTest(testtools.TestCase):
+    """Every suite of a folder (each release, each mode) has the same
+    tests: they are listed once, by the first suite to ask, and each
+    suite gets the count.
+    """
+
+    # A stand-in for stestr: `list` prints two tests and notes the call.
+    STESTR = ('#!/bin/bash\n'
+              'case "$*" in *" list") echo listed >>calls;\n'
+              '  sleep 0.2; printf "nova_reservation.a\\n'
+              'nova_reservation.b\\n";; esac\n')
+
+    def test_two_suites_of_a_folder_list_it_once(self):
+        lines = shell('take tests_in',
+                      'chmod +x v/bin/stestr\n'
+                      'tests_in v functional & tests_in v functional &\n'
+                      'tests_in v unit; wait; cat calls',
+                      {'v/bin/stestr': self.STESTR})
+        self.assertEqual(['2', '2', '2', 'listed', 'listed'],
+                         sorted(lines))
+
+
 # Three tests one worker runs in turn; the second ends its process (as a
 # crash in a fixture's clean-up did), so that the third never runs.
 DYING = """\
