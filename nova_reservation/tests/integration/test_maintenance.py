@@ -27,12 +27,6 @@ from nova_reservation.tests.integration import base
 
 
 class MaintenanceTest(base.BlazarCLI):
-    # Run in a lane after others, its window found no room for the moved
-    # slots on the lane's third node, which held nothing: the API's view
-    # of the nodes still counted servers deleted since (moves now read
-    # Placement anew when they find no room).  It runs before the lanes,
-    # alone, until a run of the lanes shows it there.
-    ALONE = True
 
     def make(self, user: str, hosts: list, start: int, end: int,
              reason: str = 'firmware'):
