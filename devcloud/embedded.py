@@ -140,6 +140,7 @@ class NovaHarness(fixtures.Fixture):
         # (poisoned functions, warnings as errors, captured logs) is left
         # to the tests.
         self.useFixture(thread_pools.QuickStop())
+        thread_pools.keep_nova_executors()
         for fixture in compat.test_case_id_fixtures(self.name):
             self.useFixture(fixture)
         files = self.useFixture(fixtures.TempDir()).path

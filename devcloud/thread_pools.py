@@ -72,3 +72,23 @@ class QuickStop(fixtures.Fixture):
         if not hasattr(futurist_thread, '_TOMBSTONE'):
             self.useFixture(fixtures.MonkeyPatch(
                 'futurist.ThreadPoolExecutor.shutdown', _shutdown))
+
+
+def _keep() -> None:
+    """Nova's `shutdown_all_executors` in a test process: nothing."""
+
+
+def keep_nova_executors() -> None:
+    """Nova 34's managers shut the process's executors down for good as
+    their service stops, in a thread of their own.  Nova's service fixture
+    stands a no-op in for that while it runs, but the thread can outlive
+    the fixture: under load it once ran after it, and every later test of
+    the worker failed Nova's check that nothing shut them down.  A test
+    process never shuts them down: the no-op stays for the process.
+    """
+    try:
+        from nova import thread_pool_factory
+    except ImportError:
+        return
+    if hasattr(thread_pool_factory, 'shutdown_all_executors'):
+        thread_pool_factory.shutdown_all_executors = _keep

@@ -379,3 +379,31 @@ class PlannerPerCloudTest(base.ReservationsTestCase):
         self.assertNotIn('planner', PROCESS_PLANNERS)
         self.assertEqual({'host1', 'host2'},
                          {h.node for h in planner.pools()[0]})
+
+
+class LateManagerStopTest(base.ReservationTestCase):
+    """A manager's stop that outlives its cloud (Nova 34 runs it in a
+    thread of its own) leaves the process's executors running.
+    """
+
+    def setUp(self) -> None:
+        try:
+            from nova import thread_pool_factory
+        except ImportError:
+            self.skipTest('this Nova has no process-wide executors')
+        if not hasattr(thread_pool_factory, 'shutdown_all_executors'):
+            self.skipTest('this Nova does not shut its executors down')
+        self.factory = thread_pool_factory
+        # Registered before the cloud: run once it is down.
+        self.addCleanup(self.stop_late)
+        super().setUp()
+
+    def stop_late(self) -> None:
+        factory = self.factory.FACTORY
+        # What a manager's thread calls last, after its service.
+        self.factory.shutdown_all_executors()
+        stopped, factory._shutdown = factory._shutdown, False
+        self.assertFalse(stopped)
+
+    def test_the_executors_outlive_a_late_manager_stop(self):
+        self.assertFalse(self.factory.FACTORY._shutdown)
