@@ -21,7 +21,8 @@ every idle worker of every pool of a cloud wakes a hundred times a second,
 which took more of the processor than the tests themselves (under native
 threads a functional test cost 1.7 times what it costs under eventlet).
 Here the workers keep futurist's second, and a pool that stops wakes each
-of them with an empty work item.
+of them with an empty work item.  And Nova's pools of the process are
+never shut down for good by a test (`keep_nova_executors`).
 """
 
 import fixtures
