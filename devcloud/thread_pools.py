@@ -79,6 +79,19 @@ def _keep() -> None:
     """Nova's `shutdown_all_executors` in a test process: nothing."""
 
 
+def nova_executors():
+    """Nova's module of the process's executors, where its managers shut
+    them down as their service stops (Nova 34 on); else None.
+    """
+    try:
+        from nova import thread_pool_factory
+    except ImportError:
+        return None
+    if not hasattr(thread_pool_factory, 'shutdown_all_executors'):
+        return None
+    return thread_pool_factory
+
+
 def keep_nova_executors() -> None:
     """Nova 34's managers shut the process's executors down for good as
     their service stops, in a thread of their own.  Nova's service fixture
@@ -87,9 +100,6 @@ def keep_nova_executors() -> None:
     the worker failed Nova's check that nothing shut them down.  A test
     process never shuts them down: the no-op stays for the process.
     """
-    try:
-        from nova import thread_pool_factory
-    except ImportError:
-        return
-    if hasattr(thread_pool_factory, 'shutdown_all_executors'):
-        thread_pool_factory.shutdown_all_executors = _keep
+    executors = nova_executors()
+    if executors is not None:
+        executors.shutdown_all_executors = _keep

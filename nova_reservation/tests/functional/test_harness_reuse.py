@@ -387,13 +387,9 @@ class LateManagerStopTest(base.ReservationTestCase):
     """
 
     def setUp(self) -> None:
-        try:
-            from nova import thread_pool_factory
-        except ImportError:
-            self.skipTest('this Nova has no process-wide executors')
-        if not hasattr(thread_pool_factory, 'shutdown_all_executors'):
+        self.factory = thread_pools.nova_executors()
+        if self.factory is None:
             self.skipTest('this Nova does not shut its executors down')
-        self.factory = thread_pool_factory
         # Registered before the cloud: run once it is down.
         self.addCleanup(self.stop_late)
         super().setUp()
