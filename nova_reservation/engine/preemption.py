@@ -104,18 +104,28 @@ def _crowded(hosts: dict, uses: dict) -> list:
         for n, h in sorted(hosts.items())]
 
 
-def _need(server: dict) -> capacity.Resources:
-    """What the server takes of a node, as the filter counts an ordinary
-    boot, from the flavor its API view embeds (a server booted from a
-    volume shows no image, and takes no disk for its root).
+def _asks(server: dict) -> tuple:
+    """(what the server takes of a node, as the filter counts an ordinary
+    boot; the traits its node must have, and not have, ``!X``) from the
+    flavor its API view embeds (a server booted from a volume shows no
+    image, and takes no disk for its root); `exception.Uncounted`.
     """
     flavor = server['flavor']
-    return flavors.counted(objects.Flavor(
+    amounts, traits, _ = flavors.asked_of(objects.Flavor(
         vcpus=flavor['vcpus'], memory_mb=flavor['ram'],
         root_gb=flavor['disk'], ephemeral_gb=flavor.get('ephemeral') or 0,
         swap=flavor.get('swap') or 0,
         extra_specs=flavor.get('extra_specs') or {}),
-        volume_backed=not server.get('image'))
+        volume_backed=not server.get('image'), pinning_as_pcpu=False)
+    return capacity.counted(amounts), traits
+
+
+def _traits(server: dict) -> Optional[tuple]:
+    """The traits of `_asks`; None if Nova refuses its flavor."""
+    try:
+        return _asks(server)[1]
+    except exception.Uncounted:
+        return None
 
 
 def _busy(server: dict) -> bool:
@@ -223,15 +233,21 @@ class Preemption:
             return None
         left = deadline - now
         if left <= CONF.reservation.preempt_notice * 60:
-            self._warn(row, node, until, deadline, timelines.get(node))
+            self._warn(row, server, until, deadline, timelines.get(node))
         if left <= CONF.reservation.preempt_margin * 60:
             row.node = node
             if self._claim(row, status.EVICTING):
                 return row
         return None
 
-    def _warn(self, row, node: str, until: datetime.datetime,
+    def _warn(self, row, server: dict, until: datetime.datetime,
               deadline: float, timeline) -> None:
+        """Tell the owner of `until` (once, as `db.preemptibles.warn`
+        says), and show the deadline told on the server: again at later
+        passes while Nova refuses it (a server that still builds takes no
+        metadata).
+        """
+        node = _node(server)
         lease_id = ''
         if timeline is not None:
             starting = [s for s in timeline.meeting(deadline,
@@ -252,10 +268,13 @@ class Preemption:
                                 self.now()):
             LOG.info('Preemptible server %s must leave %s by %s',
                      row.instance_uuid, node, until)
-            self._metadata(row.instance_uuid,
-                           {marks.PREEMPT_AT: _iso(until)})
+            row.warned_for = until
             if self.outbox.notifier:
                 self.outbox.send([notice])
+        told = _iso(row.warned_for)
+        if row.warned_for and (server.get('metadata') or {}).get(
+                marks.PREEMPT_AT) != told:
+            self._metadata(row.instance_uuid, {marks.PREEMPT_AT: told})
 
     # ------------------------------------------------------------ eviction
 
@@ -294,7 +313,8 @@ class Preemption:
         target = None
         if step != ON_PREEMPT and server['status'] in ('ACTIVE', 'SHUTOFF'):
             target = self._target(uses.get(row.node, {}).get(uuid),
-                                  row.node, hosts, uses, timelines, now)
+                                  _traits(server), row.node, hosts, uses,
+                                  timelines, now)
         if target is None:
             step = ON_PREEMPT
         db_preemptibles.asked(self.ctx, uuid, self.engine_id, step)
@@ -317,16 +337,18 @@ class Preemption:
             LOG.warning('Preemptible server %s: %s failed: %s', uuid, step,
                         e)
 
-    def _target(self, need, node, hosts, uses, timelines, now):
-        """The node (other than `node`, in its cell) where the server takes
-        no promise, from now on, with the most room; None: none is.  The
-        choice is counted there, for the next server of this pass.
+    def _target(self, need, traits, node, hosts, uses, timelines, now):
+        """The node (other than `node`, in its cell, with the `traits` its
+        flavor asks for) where the server takes no promise, from now on,
+        with the most room; None: none is.  The choice is counted there,
+        for the next server of this pass.
         """
-        if need is None:
+        if need is None or traits is None:
             return None
         cell = self.neighbours(node)
         candidates = [h for h in _crowded(hosts, uses) if h.node != node
-                      and (cell is None or h.node in cell)]
+                      and (cell is None or h.node in cell)
+                      and capacity.has_traits(h, traits)]
         chosen = capacity.plan(candidates, timelines, need, 1, now,
                                capacity.FOREVER)
         if not chosen:
@@ -374,15 +396,18 @@ class Preemption:
                 server['status'] != 'SHELVED_OFFLOADED' or _busy(server):
             return
         try:
-            need = _need(server)
+            need, traits = _asks(server)
         except exception.Uncounted as e:
             LOG.warning('Preemptible server %s is not unshelved: its '
                         'flavor %s', uuid, e)
             return
         soon = now + (CONF.reservation.preempt_notice +
                       CONF.reservation.preempt_margin) * 60
-        room = [h.node for h in _crowded(hosts, uses) if capacity.fits(
-            h, timelines.get(h.node), need, now, soon)]
+        # Only where Nova's scheduler may put it: an unshelve it refuses
+        # would be asked again at every pass.
+        room = [h.node for h in _crowded(hosts, uses)
+                if capacity.has_traits(h, traits) and capacity.fits(
+                    h, timelines.get(h.node), need, now, soon)]
         if not room or not self._claim(row, status.UNSHELVING):
             return
         uses.setdefault(room[0], {})['-unshelving-%s' % uuid] = need

@@ -142,13 +142,18 @@ class NeedTest(testtools.TestCase):
         embedded = {'vcpus': 4, 'ram': 2048, 'disk': 20, 'ephemeral': 5,
                     'swap': 1024, 'original_name': 'f1',
                     'extra_specs': {'resources:VCPU': '1'}}
-        self.assertEqual((1, 2048, 26), preemption._need(
+        self.assertEqual(((1, 2048, 26), ()), preemption._asks(
             {'flavor': embedded, 'image': {'id': 'i'}}))
-        self.assertEqual((1, 2048, 6), preemption._need(
-            {'flavor': embedded, 'image': ''}))
-        self.assertEqual((4, 2048, 0), preemption._need({'flavor': dict(
+        self.assertEqual((1, 2048, 6), preemption._asks(
+            {'flavor': embedded, 'image': ''})[0])
+        self.assertEqual((4, 2048, 0), preemption._asks({'flavor': dict(
             embedded, ephemeral=0, swap='', extra_specs={
-                'hw:cpu_policy': 'dedicated'}), 'image': ''}))
+                'hw:cpu_policy': 'dedicated'}), 'image': ''})[0])
+        # And the traits its node must have, and not have.
+        self.assertEqual(('!CUSTOM_OLD', 'CUSTOM_GOLD'), tuple(sorted(
+            preemption._asks({'flavor': dict(embedded, extra_specs={
+                'trait:CUSTOM_GOLD': 'required',
+                'trait:CUSTOM_OLD': 'forbidden'}), 'image': ''})[1])))
 
     def test_a_finder_reads_each_flavor_once(self):
         read = []
