@@ -397,13 +397,32 @@ def reservation_of_flavor(ctx, flavor_id: str
         r.private_flavor_id == flavor_id, r.deleted == sa.false()))
 
 
-@api.reader
 def reservations_on(ctx, node: str, after: datetime.datetime) -> list:
     """The reservations with a slot on `node` that ends after `after`."""
-    ids = {s.reservation_id for s in ledger.slots_on(ctx, node, after)}
+    return reservations_by_node(ctx, after, [node]).get(node, [])
+
+
+@api.reader
+def reservations_by_node(ctx, after: datetime.datetime,
+                         nodes: Optional[Iterable[str]] = None) -> dict:
+    """{node: the reservations with a slot on it that ends after `after`,
+    by lease and id} of `nodes`, or of every node (None).
+    """
+    s = models.Slot
+    query = sa.select(s.node, s.reservation_id).where(
+        s.deleted == sa.false(), s.end_at > after).distinct()
+    if nodes is not None:
+        query = query.where(s.node.in_(sorted(set(nodes))))
+    held_on: dict = {}
+    for node, reservation_id in ctx.session.execute(query):
+        held_on.setdefault(reservation_id, []).append(node)
     r = models.Reservation
-    return api.rows(ctx, sa.select(r).where(r.id.in_(sorted(ids))).order_by(
-        r.lease_id, r.id))
+    found: dict = {}
+    for res in api.rows(ctx, sa.select(r).where(r.id.in_(sorted(
+            held_on))).order_by(r.lease_id, r.id)):
+        for node in held_on[res.id]:
+            found.setdefault(node, []).append(res)
+    return found
 
 
 @api.writer

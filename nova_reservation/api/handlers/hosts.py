@@ -27,6 +27,7 @@ from nova_reservation.db import api as db_api
 from nova_reservation.db import hosts as db_hosts
 from nova_reservation.db import leases as db_leases
 from nova_reservation import exception
+from nova_reservation.lease import floatingips
 from nova_reservation import policies
 from nova_reservation.schemas import common
 from nova_reservation.schemas import hosts as schemas
@@ -192,40 +193,82 @@ def delete_host(ctx, req, id):
     return wsgi.json_response(204)
 
 
-def _allocations(hosts: list, req) -> list:
-    """Each host's reservations that have not ended; with Blazar's filters
-    (``lease_id``, ``reservation_id``), those they name.
+def _wanted(req) -> dict:
+    """Blazar's filters of allocations (``lease_id``, ``reservation_id``)
+    that the query gives.
     """
-    wanted = {field: _check(common.UUID, req.GET[field], field)
-              for field in ('lease_id', 'reservation_id')
-              if field in req.GET}
-    found = {h.id: [r for r in _reservations_on_node(h.hypervisor_hostname)
-                    if wanted.get('lease_id', r.lease_id) == r.lease_id and
-                    wanted.get('reservation_id', r.id) == r.id]
-             for h in hosts}
-    # One read of the leases of every host's reservations.
+    return {field: _check(common.UUID, req.GET[field], field)
+            for field in ('lease_id', 'reservation_id') if field in req.GET}
+
+
+def _allocations(resources: list, held: dict, wanted: dict) -> list:
+    """Blazar's allocations of `resources` ([(resource id, node)]): the
+    reservations of `held` ({node: reservations}) on each; with filters
+    `wanted` (`_wanted`), those they name, and only the resources that
+    hold one.
+    """
+    found = [(resource_id, [
+        r for r in held.get(node, ())
+        if wanted.get('lease_id', r.lease_id) == r.lease_id and
+        wanted.get('reservation_id', r.id) == r.id])
+        for resource_id, node in resources]
+    # One read of the leases of every resource's reservations.
     leases = db_leases.get_many(db_api.Context(), {
-        r.lease_id for held in found.values() for r in held})
-    return [{'resource_id': str(h.id), 'reservations': [
+        r.lease_id for _, shown in found for r in shown})
+    return [{'resource_id': resource_id, 'reservations': [
         {'id': r.id, 'lease_id': r.lease_id,
          'start_date': views.date(leases[r.lease_id].start_at),
          'end_date': views.date(leases[r.lease_id].end_at)}
-        for r in found[h.id]]}
-        for h in hosts if found[h.id] or not wanted]
+        for r in shown]}
+        for resource_id, shown in found if shown or not wanted]
 
 
 def list_allocations(ctx, req):
+    """Each enrolled host by its id, then each other node that holds a
+    slot (the shared pool's, of instance reservations) by its compute
+    node's UUID, Nova's id of it: Blazar's clients list both and match
+    only their hosts' ids.
+    """
     wsgi.authorize(ctx, policies.HOSTS_LIST_ALLOCATIONS)
+    wanted = _wanted(req)
+    store = db_api.Context()
+    hosts = db_hosts.get_all(store)
+    held = db_leases.reservations_by_node(store, db_api.utcnow())
+    enrolled = {h.hypervisor_hostname for h in hosts}
+    # Floating IP reservations hold their addresses as nodes of the
+    # ledger: /v1/floatingips shows them.
+    others = sorted(n for n in set(held) - enrolled
+                    if not floatingips.is_address(n))
+    uuids = {}
+    if others:
+        uuids = {n.hypervisor_hostname: n.uuid for n in
+                 compute_api.HostAPI().compute_node_get_all(ctx)}
+    resources = [(str(h.id), h.hypervisor_hostname) for h in hosts] + [
+        # A node Nova no longer has, by its name.
+        (uuids.get(node, node), node) for node in others]
     return wsgi.json_response(200, {'allocations': _allocations(
-        db_hosts.get_all(db_api.Context()), req)})
+        resources, held, wanted)})
 
 
 def show_allocation(ctx, req, id):
+    """An enrolled host's allocation by its id, or any compute node's by
+    its UUID.
+    """
     wsgi.authorize(ctx, policies.HOSTS_GET_ALLOCATION)
-    host = _host(id)
-    shown = _allocations([host], req)
+    wanted = _wanted(req)
+    if uuidutils.is_uuid_like(id):
+        try:
+            found = compute_api.HostAPI().compute_node_get(ctx, id)
+        except nova_exception.ComputeHostNotFound:
+            raise exception.NotFound('host %s not found' % id)
+        resource = (found.uuid, found.hypervisor_hostname)
+    else:
+        host = _host(id)
+        resource = (str(host.id), host.hypervisor_hostname)
+    shown = _allocations([resource], {
+        resource[1]: _reservations_on_node(resource[1])}, wanted)
     return wsgi.json_response(200, {'allocation': shown[0] if shown else {
-        'resource_id': str(host.id), 'reservations': []}})
+        'resource_id': resource[0], 'reservations': []}})
 
 
 def _properties() -> dict:
