@@ -112,12 +112,15 @@ class WaitingAndRecurringTest(base.CloudTestCase):
             'SELECT s.id FROM rsv_allocations s JOIN rsv_reservations r ON '
             'r.id = s.reservation_id WHERE r.lease_id = %s AND NOT '
             's.deleted', server['lease_id']))
-        # Room: the full lease goes; an engine places the waiting one.
+        # Room: the full lease goes; an engine places the waiting one, at
+        # a try of its own (the engines try every few seconds: on a busy
+        # machine some tries may come, and find no room, before this).
+        tried = self.lease_row(server['lease_id'])['tries'] or 0
         self.delete_lease(full['id'])
         placed = self.wait_for('the waiting lease placed', lambda: (
             lambda x: x['status'] == 'PENDING' and x)(
                 self.lease_row(server['lease_id'])), timeout=90)
-        self.assertEqual(1, placed['tries'])
+        self.assertLess(tried, placed['tries'])
         slots = self.store(
             'SELECT s.instance_uuid FROM rsv_allocations s JOIN '
             'rsv_reservations r ON r.id = s.reservation_id WHERE '
