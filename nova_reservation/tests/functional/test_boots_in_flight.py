@@ -112,10 +112,12 @@ class OneNodeTest(BootsInFlightTest):
     def test_a_boot_never_claimed_counts_until_it_would_have(self):
         # Long enough that the boot is filtered while the other is still
         # in flight, on a loaded machine too (the API, the conductor and
-        # the scheduler took over two seconds there).
-        self.flags(boot_settle_timeout=4, group='reservation')
+        # the scheduler took over four seconds on a slow one).
+        self.flags(boot_settle_timeout=8, group='reservation')
         self.let_through(3328)
-        server = self._wait_for_state_change(self.boot('b1'), 'ACTIVE')
+        # It waits for the other until then: Nova's 5 s wait is too short.
+        server = self._wait_for_state_change(self.boot('b1'), 'ACTIVE',
+                                             max_retries=40)
         self.assertEqual('host1',
                          server['OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.assertIn(WAITS % 'host1', self.stdlog.logger.output)
