@@ -25,6 +25,7 @@ servers (aggregates, flavors, floating IPs, compute services) is its
 kind's (`lease.kinds.base.Kind.start`, `end`).
 """
 
+import functools
 from typing import Optional
 
 from oslo_log import log as logging
@@ -98,15 +99,19 @@ def _tag(nova, lease, server) -> None:
         nova.add_tag(server['id'], marks.lease_tag(lease.id))
 
 
-def _step_each(nova, lease, bindings, step, error_fails=True) -> None:
+def _step_each(nova, lease, bindings, step, error_fails=True,
+               gone=None) -> None:
     """Move each server of the lease one step with `step(binding, server,
     state)`, which returns True while Nova still has work to do.  A server
-    that is gone is skipped; one in ERROR fails the event if `error_fails`.
+    that is gone is skipped, or handed to `gone(binding)`, which returns
+    True while it has work to do; one in ERROR fails the event if
+    `error_fails`.
     """
     waiting = False
     for binding in bindings:
         server = _server(nova, binding.instance_uuid)
         if server is None:
+            waiting = bool(gone and gone(binding)) or waiting
             continue
         state = _state(server)
         if state == 'error' and error_fails:
@@ -188,7 +193,8 @@ def start(nova, details, now, writes) -> str:
         elif state == 'stopped':
             nova.action(server['id'], 'os-start')
         return True
-    _step_each(nova, lease, details.bindings, step)
+    _step_each(nova, lease, details.bindings, step,
+               gone=functools.partial(_release_volumes, lease))
     return status.ACTIVE
 
 
@@ -202,6 +208,22 @@ def _owners_volumes(lease, binding, server) -> bool:
         raise exception.ActionFailed('%s of lease %s: %s' % (
             reasons.named(lease, binding, server), lease.name,
             e if reasons.owners(lease, binding) else 'its volumes failed'))
+
+
+def _release_volumes(lease, binding) -> bool:
+    """For the gone server of `binding`, deleted while its start made its
+    volumes as the owner, which Nova's delete may not have seen
+    (`volumes.release`): True while that is not done.
+    """
+    if not lease.trust_id:
+        return False   # none made as the owner
+    try:
+        return not volumes.release(lease.trust_id, binding.instance_uuid)
+    except exception.VolumeFailed as e:
+        LOG.warning('Lease %s: the volumes made for server %s, deleted '
+                    'at its start, are left: %s', lease.id,
+                    binding.instance_uuid, e)
+        return False
 
 
 def _forget_trust(lease) -> None:
@@ -271,8 +293,11 @@ def end(nova, details, now, writes) -> Optional[str]:
         writes.add(lease_bindings.set_state, binding.instance_uuid,
                    status.ENDED)
         return False
-    # A server in ERROR still gets the end action (deleted, say).
-    _step_each(nova, lease, details.bindings, step, error_fails=False)
+    # A server in ERROR still gets the end action (deleted, say); the trust
+    # serves until the volumes of a server deleted at the start are
+    # released.
+    _step_each(nova, lease, details.bindings, step, error_fails=False,
+               gone=functools.partial(_release_volumes, lease))
     for res in kinds.in_phases(details.reservations):
         kinds.of(res.resource_type).end(nova, lease, res, writes)
     _forget_trust(lease)

@@ -23,7 +23,10 @@ id) and records both in the server's block device mapping; the unshelve
 then attaches it as it attaches any volume.
 
 Each step is found again on the next look (the volume by its name), so
-an engine that dies between two makes nothing twice.
+an engine that dies between two makes nothing twice.  A server deleted
+meanwhile (`release`) leaves nothing reserved for it: Nova's delete
+reads the mappings before it marks the server deleting, so it may not
+see what is recorded, or not yet made, in between.
 """
 
 from typing import Optional
@@ -32,6 +35,7 @@ from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import exceptions as ks_exceptions
 import nova.conf
 from nova import context as nova_context
+from nova import exception as nova_exception
 from nova import objects
 from oslo_log import log as logging
 
@@ -89,21 +93,16 @@ def prepare(trust_id: str, server_id: str) -> bool:
     mapping = objects.InstanceMapping.get_by_instance_uuid(context,
                                                            server_id)
     with nova_context.target_cell(context, mapping.cell_mapping) as cctxt:
-        bdms = [b for b in objects.BlockDeviceMappingList.
-                get_by_instance_uuid(cctxt, server_id)
-                if b.destination_type == 'volume' and
-                b.source_type in SOURCES and not b.volume_id]
+        bdms = [b for b in _made_here(cctxt, server_id) if not b.volume_id]
         if not bdms:
             return True
-        try:
-            cinder = _cinder(trust_id)
-            cinder.get_endpoint()   # authenticates through the trust
-        except GONE as e:
+        cinder = _owners_cinder(trust_id)
+        if cinder is None:
             # The trust is gone (or its owner's roles): Nova makes them, in
             # the engine's project, as it would without one.
             LOG.warning('Server %s: its volumes are made in the engine\'s '
-                        'project: the owner\'s trust can not be used: %s',
-                        server_id, e)
+                        'project: the owner\'s trust can not be used',
+                        server_id)
             return True
         try:
             ready = True
@@ -113,10 +112,114 @@ def prepare(trust_id: str, server_id: str) -> bool:
                     ready = False
                     continue
                 bdm.volume_id, bdm.attachment_id = made
-                bdm.save()
+                try:
+                    bdm.save()
+                except nova_exception.BDMNotFound:
+                    # Nova's delete has taken the mappings: `release`,
+                    # once the server is gone.
+                    return False
             return ready
         except ks_exceptions.ClientException as e:
             raise VolumeFailed('Cinder could not be reached: %s' % e)
+
+
+def release(trust_id: str, server_id: str) -> bool:
+    """Undo `prepare` for server `server_id`, once deleted: the
+    attachments made for it go, and each volume whose mapping says
+    delete_on_termination.  True once done, False while Cinder still
+    makes one or can not be reached (look again); VolumeFailed if it
+    refuses.
+    """
+    context = nova_context.get_admin_context(read_deleted='yes')
+    try:
+        mapping = objects.InstanceMapping.get_by_instance_uuid(context,
+                                                               server_id)
+        with nova_context.target_cell(context,
+                                      mapping.cell_mapping) as cctxt:
+            instance = objects.Instance.get_by_uuid(cctxt, server_id)
+            if not instance.deleted:
+                return True   # not gone: its mappings are Nova's
+            bdms = _made_here(cctxt, server_id)
+    except (nova_exception.InstanceMappingNotFound,
+            nova_exception.InstanceNotFound):
+        return True   # archived: long gone
+    # Without the trust, nothing here was made as the owner.
+    cinder = _owners_cinder(trust_id) if bdms else None
+    if cinder is None:
+        return True
+    try:
+        done = True
+        for bdm in bdms:
+            done = _release(cinder, server_id, bdm) and done
+        return done
+    except ks_exceptions.ClientException as e:
+        LOG.info('Server %s: its volumes are released once Cinder can be '
+                 'reached: %s', server_id, e)
+        return False
+
+
+def _made_here(cctxt, server_id: str) -> list:
+    """The server's block device mappings of a volume to make."""
+    return [b for b in objects.BlockDeviceMappingList.get_by_instance_uuid(
+        cctxt, server_id) if b.destination_type == 'volume' and
+        b.source_type in SOURCES]
+
+
+def _owners_cinder(trust_id: str) -> Optional[ks_adapter.Adapter]:
+    """Cinder as the owner of `trust_id`; None if the trust no longer
+    serves.
+    """
+    try:
+        cinder = _cinder(trust_id)
+        cinder.get_endpoint()   # authenticates through the trust
+        return cinder
+    except GONE as e:
+        LOG.info('Trust %s can not be used: %s', trust_id, e)
+        return None
+
+
+def _found(cinder, server_id: str, bdm) -> Optional[dict]:
+    """The volume made for `bdm`, found by its name."""
+    wanted = name(server_id, bdm)
+    found = _ok(cinder.get('/volumes/detail', params={'name': wanted},
+                           headers=MICROVERSION, raise_exc=False),
+                'volume %s' % wanted)['volumes']
+    return found[0] if found else None
+
+
+def _attachment(cinder, server_id: str, volume: dict) -> Optional[str]:
+    """The id of `volume`'s attachment for the server."""
+    attachments = _ok(cinder.get(
+        '/attachments', params={'volume_id': volume['id']},
+        headers=MICROVERSION, raise_exc=False), 'volume %s' % volume['id'])[
+            'attachments']
+    for attachment in attachments:
+        if attachment.get('instance') == server_id:
+            return attachment['id']
+    return None
+
+
+def _release(cinder, server_id: str, bdm) -> bool:
+    volume = _found(cinder, server_id, bdm)
+    if volume is None or volume['status'] == 'deleting':
+        return True
+    if volume['status'] in MAKING:
+        return False
+    attachment = _attachment(cinder, server_id, volume)
+    if attachment is not None:
+        gone = cinder.delete('/attachments/%s' % attachment,
+                             headers=MICROVERSION, raise_exc=False)
+        if gone.status_code != 404:
+            _ok(gone, 'attachment %s' % attachment)
+    if not bdm.delete_on_termination:
+        return True
+    resp = cinder.delete('/volumes/%s' % volume['id'], headers=MICROVERSION,
+                         raise_exc=False)
+    if resp.status_code == 400:
+        return False   # not available yet (its attachment just went)
+    if resp.status_code != 404:
+        _ok(resp, 'volume %s' % volume['id'])
+    return True
 
 
 def _volume(cinder, server_id: str, bdm) -> Optional[tuple]:
@@ -124,24 +227,17 @@ def _volume(cinder, server_id: str, bdm) -> Optional[tuple]:
     reserved for the server; None while Cinder makes it.
     """
     wanted = name(server_id, bdm)
-    found = _ok(cinder.get('/volumes/detail', params={'name': wanted},
-                           headers=MICROVERSION, raise_exc=False),
-                'volume %s' % wanted)['volumes']
-    if not found:
+    volume = _found(cinder, server_id, bdm)
+    if volume is None:
         _ok(cinder.post('/volumes', json=body(bdm, wanted),
                         headers=MICROVERSION, raise_exc=False),
             'volume %s' % wanted)
         return None
-    volume = found[0]
     if volume['status'] in MAKING:
         return None
-    attachments = _ok(cinder.get(
-        '/attachments', params={'volume_id': volume['id']},
-        headers=MICROVERSION, raise_exc=False), 'volume %s' % wanted)[
-            'attachments']
-    for attachment in attachments:
-        if attachment.get('instance') == server_id:
-            return volume['id'], attachment['id']
+    attachment = _attachment(cinder, server_id, volume)
+    if attachment is not None:
+        return volume['id'], attachment
     if volume['status'] != 'available':
         if volume['status'] == 'error':
             # Made again on the next try.

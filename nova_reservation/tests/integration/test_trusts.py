@@ -13,7 +13,8 @@
 """A lease's Keystone trust of its owner to the engine: made with the lease
 (alice's, in her project, impersonating, with her roles), shown in the
 lease, deleted with it; a trust to the engine that no lease holds (its
-nova-api died before it wrote the lease) deleted by the reconciler.
+nova-api died before it wrote the lease) deleted by the reconciler; the
+volumes made as the owner at the start, for a server deleted meanwhile.
 """
 
 from devcloud.localcloud import cloud
@@ -99,3 +100,44 @@ class TrustTest(base.CloudTestCase):
                              lambda s: s and s['status'] in (
                                  'ACTIVE', 'ERROR'), timeout=240)
         self.assertEqual('ACTIVE', self.server(server['id'])['status'])
+
+    def test_a_server_deleted_while_its_volume_is_made_leaves_none(self):
+        # Cinder takes 40 s to make the volume the lease's start makes as
+        # alice: the server is deleted meanwhile, before the engine records
+        # the volume in its block device mapping, so that Nova's delete
+        # knows nothing of it.
+        # (The local cloud's volume driver reads the type's extra spec.)
+        vtype = self.openstack(
+            'admin', 'volume', 'type', 'create', '--public', '--property',
+            'localcloud:create_seconds=40', 'slow-' + self.suffix)
+        self.addCleanup(self.delete, 'volumev3', '/types/' + vtype['id'])
+        name = 'deleted-' + self.suffix
+        server = self.openstack(
+            'alice', '--os-compute-api-version', '2.67', 'server', 'create',
+            '--flavor', self.flavor('m1.tiny'), '--image', 'cirros',
+            '--nic', 'none', '--block-device', 'source_type=blank,'
+            'destination_type=volume,volume_size=1,volume_type=%s,'
+            'delete_on_termination=true' % vtype['name'], '--hint',
+            'lease_params=' + base.lease_params(
+                name, base.utc(45), base.utc(900)), name)
+        self.addCleanup(self.delete_server, server['id'])
+        made = 'reserved-%s-' % server['id']
+        volume = self.wait_for('the volume of %s being made' % server['id'],
+                               lambda: self.volume_named(made),
+                               timeout=180, interval=1)
+        self.assertEqual('creating', volume['status'], volume)
+        self.delete_server(server['id'])
+        self.wait_for_server('%s deleted' % server['id'], server['id'],
+                             lambda s: s is None, timeout=60)
+        self.wait_for('volume %s deleted' % volume['id'],
+                      lambda: self.volume(volume['id']) is None,
+                      timeout=180, interval=2)
+
+    def volume_named(self, prefix: str):
+        """The volume of any project whose name starts with `prefix`."""
+        found = [v for v in self.admin.get(
+            self.admin.get_endpoint(service_type='volumev3',
+                                    interface='public') + '/volumes/detail',
+            params=dict(all_tenants=1)).json()['volumes']
+            if (v['name'] or '').startswith(prefix)]
+        return found[0] if found else None
