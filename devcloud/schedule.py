@@ -25,7 +25,9 @@ their order, in one lane; so do the tests whose classes name one thing in
 ``SHARES`` (what lanes do not split, such as alice's project's quotas);
 the tests of classes that are ``ALONE`` (they stop or measure what every
 lane shares) are listed apart (``.stestr-integration-alone.list``), to run
-before the lanes start.  A lane's own work before its tests is given as
+before the lanes start; those of classes that are ``LAST`` (they look at
+what every lane left) too (``.stestr-integration-last.list``), to run
+once the lanes are done.  A lane's own work before its tests is given as
 ``--before N=SECONDS``; tests that must run in the first lane are given
 as ``--first PREFIX``.
 
@@ -112,6 +114,11 @@ def alone(tests: Iterable[str]) -> list:
     return [t for t in tests if declared(t, 'ALONE', False)]
 
 
+def last(tests: Iterable[str]) -> list:
+    """Those of `tests` whose classes run `LAST`."""
+    return [t for t in tests if declared(t, 'LAST', False)]
+
+
 def split(tests: list, durations: dict, clouds: int, before: dict = None,
           first: Iterable[str] = (), shares: Optional[dict] = None) -> list:
     """`tests` as `clouds` lists (lanes), each in the order given; the
@@ -188,16 +195,16 @@ def main(argv=None) -> int:
     tests = [line.strip() for line in sys.stdin if line.strip()]
     before = {int(k): float(v) for k, v in
               (item.split('=', 1) for item in args.before)}
-    apart = alone(tests)
-    lists = {'alone': apart}
-    rest = [t for t in tests if t not in apart]
+    lists = {'alone': alone(tests), 'last': last(tests)}
+    rest = [t for t in tests
+            if t not in lists['alone'] and t not in lists['last']]
     lists.update(enumerate(split(rest, durations, args.lanes, before,
                                  args.first, shares_of(rest))))
     for key, tests_of in lists.items():
         with open(args.out % key, 'w') as f:
             f.write(''.join(t + '\n' for t in tests_of))
         print('%s: %d tests, about %d s' % (
-            key if key == 'alone' else 'lane %d' % key, len(tests_of),
+            key if isinstance(key, str) else 'lane %d' % key, len(tests_of),
             sum(durations.get(t, UNKNOWN) for t in tests_of)),
             file=sys.stderr)
     return 0

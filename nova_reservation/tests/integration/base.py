@@ -82,6 +82,9 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
     # of alice's project, the external network's addresses, ...): tests
     # that share one of these names run in one lane, one after another.
     SHARES: tuple = ()
+    # Its tests look at what every lane left: they run once the lanes are
+    # done.
+    LAST = False
 
     def setUp(self) -> None:
         super().setUp()
@@ -99,9 +102,14 @@ class CloudTestCase(checks.InvariantChecks, testtools.TestCase):
         # (nor a reason to wait for it here).
         self.earlier = set(self.violations())
         # Registered first, so run last: after the test's own clean-up.
-        self.addCleanup(self.assert_invariants)
+        if not self.LAST:   # (which checks them itself)
+            self.addCleanup(self.assert_invariants)
         # {name: OS_* variables} of users a test made (`new_user`).
         self.users: dict = {}
+
+    def alone_on_cloud(self) -> bool:
+        """Whether no test runs beside this one."""
+        return self.ALONE or self.LAST or CLOUD.lanes < 2
 
     @staticmethod
     def node(name: str) -> str:

@@ -90,25 +90,29 @@ class SplitTest(testtools.TestCase):
         module.Addresses = type('Addresses', (), {
             'ALONE': False, 'SHARES': ('floating-ips',)})
         module.Plain = type('Plain', (), {'ALONE': False})
+        module.After = type('After', (), {'ALONE': False, 'LAST': True})
         sys.modules[module.__name__] = module
         self.addCleanup(sys.modules.pop, module.__name__)
         return ['lanes_suite.Killer.test_kill_nova_api',
                 'lanes_suite.Addresses.test_register',
                 'lanes_suite.Plain.test_boots',
-                'lanes_suite.made_when_loaded.test_request']
+                'lanes_suite.made_when_loaded.test_request',
+                'lanes_suite.After.test_whole_cloud']
 
     def test_the_classes_say_what_runs_alone_and_what_is_shared(self):
         tests = self.suite_module()
         self.assertEqual([tests[0], tests[3]], schedule.alone(tests))
+        self.assertEqual([tests[4]], schedule.last(tests))
         self.assertEqual({tests[1]: ('floating-ips',)},
                          schedule.shares_of(tests))
 
-    def test_the_command_writes_the_alone_list_and_each_lane_s(self):
+    def test_the_command_writes_the_alone_and_last_lists_and_each_lane_s(self):
         folder = self.useFixture(fixtures.TempDir()).path
         durations = os.path.join(folder, 'durations.txt')
         with open(durations, 'w') as f:
             f.write('# seconds test\n')
-        tests = self.suite_module()[:3]
+        tests = self.suite_module()
+        tests = tests[:3] + tests[4:]
         self.useFixture(fixtures.MonkeyPatch(
             'sys.stdin', io.StringIO(''.join(t + '\n' for t in tests))))
         self.useFixture(fixtures.MonkeyPatch('sys.stderr', io.StringIO()))
@@ -117,11 +121,11 @@ class SplitTest(testtools.TestCase):
         self.addCleanup(os.chdir, cwd)
         self.assertEqual(0, schedule.main(['3', durations]))
         written = {}
-        for key in ('alone', 0, 1, 2):
+        for key in ('alone', 'last', 0, 1, 2):
             with open('.stestr-integration-%s.list' % key) as f:
                 written[key] = f.read().split()
-        self.assertEqual({'alone': tests[:1], 0: tests[1:2],
-                          1: tests[2:], 2: []}, written)
+        self.assertEqual({'alone': tests[:1], 'last': tests[3:],
+                          0: tests[1:2], 1: tests[2:3], 2: []}, written)
 
     def test_durations_recorded_from_a_run(self):
         text = schedule.record([
