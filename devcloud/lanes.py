@@ -27,7 +27,8 @@ A cloud of one lane has no trait and its names are as they always were.
 """
 
 import json
-from typing import Optional, Union
+import re
+from typing import Callable, Iterable, Optional, Union
 
 TRAIT = 'CUSTOM_LANE_%d'
 
@@ -69,3 +70,17 @@ def requirements(lane: int, lanes: int,
         return json.dumps(also) if also else ''
     own = ['==', '$traits', lane_trait]
     return json.dumps(['and', own, also] if also else own)
+
+
+def names_any(names: Iterable[str], nodes: Iterable[str]) -> Callable:
+    """Whether a text (a violation of the cloud's invariants) names one of
+    `names` (ids, or what a test puts in the names of what it makes) or
+    one of the nodes `nodes`, each standing alone: compute1 is not
+    compute1-l1.
+    """
+    names = [n for n in names if n]
+    nodes = sorted(nodes)
+    node = re.compile(r'(?<![\w-])(%s)(?![\w-])' % '|'.join(
+        re.escape(n) for n in nodes) if nodes else r'(?!)')
+    return lambda text: bool(node.search(text)) or any(
+        name in text for name in names)

@@ -259,16 +259,18 @@ def _in_seconds(seconds: float) -> str:
 
 
 class EndedLease(fixture.GabbiFixture):
-    """A lease of one m1.medium that lasted three seconds and has ended:
+    """A lease of one m1.medium that lasted five seconds and has ended:
     TERMINATED.  Sets ENDED_LEASE_ID.
     """
 
     def start_fixture(self) -> None:
         cloud = _running()
-        end = time.time() + 3
+        # Its end, to the second, at least four seconds after the request:
+        # a slow machine may take two to answer it.
+        end = time.time() + 5
         resp = cloud.lease_api()('POST', '/leases', {
             'name': 'ended', 'start_date': 'now',
-            'end_date': _in_seconds(3),
+            'end_date': _in_seconds(5),
             'reservations': [{'resource_type': 'flavor:instance',
                               'flavor_id': Cloud.ONE_PER_NODE,
                               'amount': 1}]})

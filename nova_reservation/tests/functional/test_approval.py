@@ -220,8 +220,10 @@ class ApprovalTest(base.SharingTestCase):
         self.assert_nothing_left(third)
 
     def test_start_before_approval_boots_and_tags(self):
-        # A lease still waiting at its start is rejected by its start.
-        soon = self.make(2, 2)
+        # A lease still waiting at its start is rejected by its start (on
+        # the fake clock: a start 2 s away was refused as past on a slow
+        # machine).
+        soon = self.make(2, 600)
         row = db_leases.get(STORE, soon['id'])
         # Left waiting past its start, it breaks an invariant where
         # engines run.

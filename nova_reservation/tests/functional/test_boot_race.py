@@ -260,7 +260,9 @@ class StaleLedgerTest(base.ReservationTestCase):
     CAST_AS_CALL = False
 
     def test_a_boot_filtered_on_an_old_ledger_and_a_lease(self):
-        self.flags(ledger_max_age=5.0, group='reservation')
+        # Long enough for the lease and the boot to reach the filter
+        # meanwhile, on a slow machine too (the boot alone took 5 s there).
+        self.flags(ledger_max_age=10.0, group='reservation')
         copy = reservation_filter.LEDGER
         copy.refresh()
         # The scheduler's copy is not refreshed meanwhile (its thread, and
@@ -271,7 +273,8 @@ class StaleLedgerTest(base.ReservationTestCase):
             server = self.api.post_server({'server': self._build_server(
                 name='o1', image_uuid=base.IMAGE,
                 flavor_id=base.ONE_PER_NODE, networks='none')})
-            server = self._wait_for_state_change(server, 'ACTIVE')
+            server = self._wait_for_state_change(server, 'ACTIVE',
+                                                 max_retries=40)
         creating.join(90)
         resp = answer['resp']
         self.assertEqual(409, resp.status_code, resp.text)

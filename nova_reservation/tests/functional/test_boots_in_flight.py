@@ -101,7 +101,10 @@ class OneNodeTest(BootsInFlightTest):
 
     def test_a_boot_claimed_meanwhile_counts(self):
         # 3,328 + 512 MB do not fit in the 3,584 left: the tiny boot that
-        # Nova's scheduler filters now waits for the other, which claims.
+        # Nova's scheduler filters now waits for the other, which claims
+        # (its claim ends the wait: a long timeout costs nothing, and holds
+        # on a slow machine).
+        self.flags(boot_settle_timeout=30, group='reservation')
         other = self.let_through(3328)
         server = self.boot('b1')
         self.wait_for_log(WAITS % 'host1')
@@ -160,6 +163,7 @@ class TwoNodesTest(BootsInFlightTest):
     NODES = ('host1', 'host2')
 
     def test_a_boot_claimed_elsewhere_leaves_the_node(self):
+        self.flags(boot_settle_timeout=30, group='reservation')
         other = self.let_through(3328)
         server = self.boot('b1')
         self.wait_for_log(WAITS % 'host1, host2')

@@ -14,11 +14,11 @@
 (`devcloud.invariants`), read through its APIs and its store.
 """
 
-import re
 import time
 from typing import Callable, Optional
 
 from devcloud import invariants
+from devcloud import lanes
 from devcloud.localcloud import cloud
 
 
@@ -58,11 +58,7 @@ class InvariantChecks:
             '%s/servers?all_tenants=1&name=%s' % (
                 cloud.url('nova'), self.suffix))['servers'])
         names.add(self.suffix)
-        # A node's name stands alone: compute1 is not compute1-l1.
-        nodes = re.compile(r'(?<![\w-])(%s)(?![\w-])' % '|'.join(
-            re.escape(n) for n in sorted(self.lane_nodes())))
-        return lambda violation: bool(nodes.search(violation)) or any(
-            name in violation for name in names)
+        return lanes.names_any(names, self.lane_nodes())
 
     def violations(self, pending: Optional[Callable] = None) -> list:
         """What does not hold on the cloud now (`devcloud.invariants`;

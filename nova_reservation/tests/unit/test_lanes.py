@@ -65,3 +65,27 @@ class LanesTest(testtools.TestCase):
         provider, = config['providers']
         self.assertEqual(['CUSTOM_GPU_A100', 'CUSTOM_LANE_1'],
                          provider['traits']['additional'])
+
+    def test_a_violation_is_a_test_s_when_it_names_what_the_test_owns(self):
+        # What an integration test owns: its lane's nodes, its leases,
+        # their slots and servers, and what is named with its suffix.
+        owns = lanes.names_any(
+            ['lease-1', 'slot 12 ', 'server-1', '', 'test_boots-179666'],
+            {'compute1-l1', 'bm1-l1'})
+        self.assertTrue(owns('node compute1-l1 is promised 9 of its 8'))
+        self.assertTrue(owns('server x runs on bm1-l1, its slot 3 on y'))
+        for other in ('compute1', 'compute1-l12', 'compute11-l1',
+                      'xcompute1-l1'):
+            self.assertFalse(owns('node %s is promised 9 of its 8' % other),
+                             other)
+        self.assertTrue(owns('lease lease-1 is left STARTING'))
+        self.assertTrue(owns('slot 12 is held by server y, which is not '
+                             'there'))
+        self.assertFalse(owns('slot 123 is still held by z'))
+        self.assertTrue(owns('volume v has an attachment a (reserved) for '
+                             'server server-1, which is not there'))
+        self.assertTrue(owns('port p (vm-test_boots-179666) is left'))
+        self.assertFalse(owns('port p (10.0.0.5) is kept for Nova '
+                              '(compute:nova) with no server'))
+        # Nothing owned: nothing is the test's.
+        self.assertFalse(lanes.names_any([], [])('node compute1 is x'))
