@@ -43,6 +43,22 @@ class MaintenanceTest(base.BlazarCLI):
             self.addCleanup(self.delete_lease, resp.json()['lease']['id'])
         return resp
 
+    def flavor_lease(self, name: str, flavor: str, start: str,
+                     where: list) -> dict:
+        """Alice's lease of one server of `flavor` from `start` for
+        seven minutes, on the lane's nodes that hold `where`.
+        """
+        resp = base.CLOUD.session('alice').post(base.LEASES, json={
+            'name': '%s-%s' % (name, self.suffix), 'start_date': start,
+            'end_date': base.utc(420), 'reservations': [{
+                'resource_type': 'flavor:instance', 'flavor_id': flavor,
+                'amount': 1, 'resource_properties': self.on_lane(where)}]},
+            raise_exc=False)
+        self.assertEqual(201, resp.status_code, resp.text)
+        lease = resp.json()['lease']
+        self.addCleanup(self.delete_lease, lease['id'])
+        return lease
+
     def nodes(self, reservation_id: str) -> set:
         return {r['node'] for r in self.store(
             'SELECT node FROM rsv_allocations WHERE reservation_id = %s '
@@ -58,27 +74,26 @@ class MaintenanceTest(base.BlazarCLI):
     def test_window_over_running_and_future_leases(self):
         tiny = self.flavor('m1.tiny')
         flavor = self.flavor_ref(tiny)
-        running = self.lease(
-            'alice', 'running-' + self.suffix,
-            'resource_type=flavor:instance,flavor_id=%s,amount=1' % flavor,
-            end=7)
+        # A server moves within its cell only: the running lease off
+        # compute2 (cell2's; compute1 and compute3 are cell1's), and the
+        # window below leaves it the other.  Through the lease API
+        # (Blazar's CLI does not read nested requirements).
+        cell1 = {self.node('compute1'), self.node('compute3')}
+        running = self.flavor_lease('running', flavor, 'now', [
+            '!=', '$hypervisor_hostname', self.node('compute2')])
+        self.wait_for_lease('lease running', running['id'], lambda x: x and
+                            x['status'] == 'ACTIVE', timeout=60, interval=2)
+        running['reservation_id'] = running['reservations'][0]['id']
         [leased] = self.boot('alice', 'leased-' + self.suffix, tiny,
                              'reservation=%s' % running['reservation_id'])
         self.assertEqual('ACTIVE', self.settled(leased)['status'])
         [busy] = self.nodes(running['reservation_id'])
-        # Through the lease API, to the second: it starts after the
-        # window below is made and before it ends (75 to 120 s after).
-        resp = base.CLOUD.session('alice').post(base.LEASES, json={
-            'name': 'future-' + self.suffix, 'start_date': base.utc(100),
-            'end_date': base.utc(420), 'reservations': [{
-                'resource_type': 'flavor:instance', 'flavor_id': flavor,
-                'amount': 1}]}, raise_exc=False)
-        self.assertEqual(201, resp.status_code, resp.text)
-        future = resp.json()['lease']
-        self.addCleanup(self.delete_lease, future['id'])
+        # It starts after the window below is made and before it ends (75
+        # to 120 s after).
+        future = self.flavor_lease('future', flavor, base.utc(100), [])
         [first] = future['reservations']
         [node] = self.nodes(first['id'])
-        nodes = sorted({busy, node})
+        nodes = sorted({busy, node} - (cell1 - {busy}))
 
         # A member makes no window; one over every node of the lane (the
         # lane's flavor takes no other) is refused, naming both leases
