@@ -83,6 +83,16 @@ class PlacementAnswers:
 
     def get(self, url: str, version: str = None) -> _Answer:
         self.requests += 1
+        if url.startswith('/allocation_candidates?'):
+            # Every tree has room for a vCPU: each provider's summary.
+            return _Answer({'provider_summaries': {
+                uuid: dict(root_provider_uuid=self._provider(
+                    uuid)['root_provider_uuid'], resources={
+                        rc: dict(capacity=inventory['total'], used=0)
+                        for rc, inventory in self._inventories(
+                            uuid).items()})
+                for uuid in list(self.providers) + list(self.children)}},
+                url)
         if url == '/resource_providers':
             return _Answer({'resource_providers': [
                 self._provider(uuid) for uuid in list(self.providers) +
@@ -100,10 +110,12 @@ class PlacementAnswers:
         if url.endswith('/traits'):
             return _Answer({'traits': [] if uuid in self.children
                             else ['COMPUTE_NODE']}, url)
+        return _Answer({'inventories': self._inventories(uuid)}, url)
+
+    def _inventories(self, uuid: str) -> dict:
         if uuid in self.children:
-            return _Answer({'inventories': {'VGPU': dict(
-                total=data.VGPUS_PER_GPU, reserved=0,
-                allocation_ratio=1.0)}}, url)
+            return {'VGPU': dict(total=data.VGPUS_PER_GPU, reserved=0,
+                                 allocation_ratio=1.0)}
         host = self.providers[uuid]
         inventories = {
             rc: dict(total=total, reserved=0, allocation_ratio=1.0)
@@ -111,7 +123,7 @@ class PlacementAnswers:
         if host.extra_capacity:
             inventories[data.GPU] = dict(total=data.GPUS, reserved=0,
                                          allocation_ratio=1.0)
-        return _Answer({'inventories': inventories}, url)
+        return inventories
 
 
 def _lease(start: float, end: float) -> dict:

@@ -38,7 +38,7 @@ from benchmarks import data
 from benchmarks import lease_placement
 from benchmarks import store
 from benchmarks import timing
-from nova_reservation.clients import placement
+from nova_reservation.clients import placement_usage
 from nova_reservation import filters as rsv_filters
 from nova_reservation.ledger import memory as ledger_mod
 
@@ -209,16 +209,17 @@ def run(hosts=(100, 1_000, 10_000), allocations=(0, 10_000, 100_000),
 
 def _gpu_request(handler, nova_only: list, ledger, states: list,
                  budget: float) -> dict:
-    """An ordinary boot of one GPU with / without the filter, which reads
-    the GPUs of the nodes whose GPUs are promised from Placement (answered
-    from memory: the figure is this process's part of the cost), and how
-    many requests it makes of Placement.
+    """An ordinary boot of one GPU with / without the filter, which counts
+    the GPUs of the nodes whose GPUs are promised on its read of every
+    node's tree (`placement_usage.Usage`: Placement answered from memory,
+    the figure is this process's part of the cost), and how many requests
+    it makes of Placement a scheduling request.
     """
     answers = lease_placement.PlacementAnswers(
         data.cloud(len(states), 0, classes=5).hosts, uuid_of=provider_uuid)
-    usage = placement.Usage(lambda: answers)
-    # No read of every node's usage: as the filter of the figures above.
-    usage.snapshot = None
+    usage = placement_usage.Usage(lambda: answers)
+    # The read that the scheduler's thread makes every few seconds.
+    usage.refresh()
     with_filter = nova_only + [rsv_filters.ReservationFilter(ledger,
                                                              usage=usage)]
     spec = request_spec(gpu=True)

@@ -63,7 +63,7 @@ from devcloud import neutron
 from devcloud import reuse
 from devcloud import schemas
 from devcloud import thread_pools
-from nova_reservation.clients import placement
+from nova_reservation.clients import placement_usage
 from nova_reservation import compat
 from nova_reservation import deploy
 from nova_reservation.engine import nova_client
@@ -338,7 +338,7 @@ class EmbeddedCloud(fixtures.Fixture):
         # has, lest a view of the cloud before, read less than
         # `ledger_max_age` ago, serve this one.  Their threads stop with
         # the cloud, before the next cloud's databases are set.
-        usage = placement.Usage(report.report_client_singleton)
+        usage = placement_usage.Usage(report.report_client_singleton)
         copies = {'LEDGER': ledger_mod.Ledger(), 'USAGE': usage,
                   'PASSES': passes_mod.Passes(usage),
                   'ENROLLED': enrolled_nodes.EnrolledNodes()}

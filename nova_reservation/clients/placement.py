@@ -13,22 +13,21 @@
 """The compute nodes as the ledger sees them, read from Placement."""
 
 import dataclasses
-import time
 from typing import Callable, Iterable, NamedTuple, Optional
 
 from nova_reservation import capacity
 from nova_reservation.exception import PlacementUnavailable
-from nova_reservation.ledger import refresher
 
 PLACEMENT_VERSION = '1.14'
-# Provider summaries of every resource class, not only those asked for.
-SUMMARIES_VERSION = '1.27'
 # The trait Nova's resource tracker sets on each compute node's provider:
 # what makes a node, whatever it has (an Ironic node has no VCPU).
 COMPUTE_NODE = 'COMPUTE_NODE'
 
 
-def _json(resp) -> dict:
+def answer(resp) -> dict:
+    """The body of Placement's answer `resp`; a domain error if it failed
+    (`PlacementUnavailable`: try again).
+    """
     if resp.status_code >= 500:
         raise PlacementUnavailable('Placement answered %s to %s; try again'
                                    % (resp.status_code, resp.url))
@@ -38,7 +37,7 @@ def _json(resp) -> dict:
     return resp.json()
 
 
-def _limit(inventory: dict) -> float:
+def allocatable(inventory: dict) -> float:
     """What may be allocated: (total - reserved) x allocation_ratio."""
     return ((inventory['total'] - inventory.get('reserved', 0)) *
             inventory.get('allocation_ratio', 1.0))
@@ -66,8 +65,9 @@ def counted_inventories(inventories: dict, consumers: dict) -> dict:
     return found
 
 
-def _capacity(inventories: dict) -> capacity.Resources:
-    return capacity.counted({rc: _limit(inventory)
+def capacity_of(inventories: dict) -> capacity.Resources:
+    """What may be allocated of vCPU, RAM and disk (`allocatable`)."""
+    return capacity.counted({rc: allocatable(inventory)
                              for rc, inventory in inventories.items()})
 
 
@@ -76,7 +76,7 @@ def _extra(inventories: dict, root: bool) -> dict:
     of a provider's classes that a `capacity.Resources` does not hold (a
     child's: all of them).
     """
-    return {rc: (_limit(inventory),
+    return {rc: (allocatable(inventory),
                  (inventory.get('min_unit', 1),
                   inventory.get('max_unit', 2 ** 31 - 1),
                   inventory.get('step_size', 1)))
@@ -147,8 +147,8 @@ class HostView:
         room, and `fresh` reads every provider's consumers again (its
         inventories and traits too where its generation moved).
         """
-        providers = _json(client.get('/resource_providers',
-                                     version=PLACEMENT_VERSION))
+        providers = answer(client.get('/resource_providers',
+                                      version=PLACEMENT_VERSION))
         seen = {}
         for rp in providers['resource_providers']:
             seen[rp['uuid']] = self._current(
@@ -181,8 +181,9 @@ class HostView:
                 continue
             # A claim of a child's class moves the child's generation.
             for tree_uuid in [uuid] + [c.uuid for c in below.get(uuid, ())]:
-                rp = _json(client.get('/resource_providers/%s' % tree_uuid,
-                                      version=PLACEMENT_VERSION))
+                rp = answer(client.get(
+                    '/resource_providers/%s' % tree_uuid,
+                    version=PLACEMENT_VERSION))
                 self._providers[tree_uuid] = self._current(
                     client, rp, self._providers.get(tree_uuid))
             if self._providers[uuid].compute:
@@ -224,7 +225,7 @@ class HostView:
     def _provider(rp: dict, root: str, inventories: dict, consumers: dict,
                   traits: frozenset) -> _Provider:
         counted = counted_inventories(inventories, consumers)
-        total = _capacity(counted)
+        total = capacity_of(counted)
         used = _sum(_use(c) for c in consumers.values())
         return _Provider(rp['uuid'], root, rp['generation'], rp['name'],
                          root == rp['uuid'] and COMPUTE_NODE in traits,
@@ -288,11 +289,11 @@ class HostView:
 
     @classmethod
     def _read(cls, client, uuid: str, root: bool) -> tuple:
-        inventories = _json(client.get(
+        inventories = answer(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
         # Setting traits moves the generation too.
-        traits = frozenset(_json(client.get(
+        traits = frozenset(answer(client.get(
             '/resource_providers/%s/traits' % uuid,
             version=PLACEMENT_VERSION))['traits'])
         consumers = {}
@@ -307,102 +308,9 @@ class HostView:
 
     @staticmethod
     def _consumers(client, uuid: str) -> dict:
-        return _json(client.get('/resource_providers/%s/allocations' % uuid,
-                                version=PLACEMENT_VERSION))['allocations']
-
-
-class Usage:
-    """What Placement counts as used on each compute node that has room
-    for one vCPU, as of at most one interval ago: one read of its
-    allocation candidates' summaries, in a thread of its own
-    (`keep_fresh`), so that the scheduler's filter asks no service.
-
-    Nova's host states count the servers their computes know; Placement
-    also counts what was claimed for a server that no compute has (yet):
-    a boot whose conductor failed after its claim leaves such an
-    allocation, which nothing deletes.  The filter counts it on the nodes
-    that hold promises.
-    """
-
-    def __init__(self, client: Callable) -> None:
-        self._client = client
-        # (when the read began (time.time()), {provider uuid: (capacity,
-        # used)} as capacity.Resources): a new pair at each read, never
-        # changed, so that one look at it gives a read and its time.
-        self.snapshot: tuple = (0.0, {})
-        self._refresher = refresher.Refresher(self.refresh,
-                                              'placement-usage')
-
-    def refresh(self) -> None:
-        began = time.time()
-        found = _json(self._client().get(
-            '/allocation_candidates?resources=VCPU:1',
-            version=SUMMARIES_VERSION))['provider_summaries']
-        used = {}
-        for uuid, summary in found.items():
-            resources = summary['resources']
-            if 'VCPU' not in resources:
-                continue
-            used[uuid] = tuple(capacity.counted({
-                rc: amounts[field] for rc, amounts in resources.items()})
-                for field in ('capacity', 'used'))
-        self.snapshot = (began, used)
-
-    def node(self, uuid: str) -> tuple:
-        """(capacity, used) of the provider `uuid` now (two requests)."""
-        client = self._client()
-        inventories = _json(client.get(
-            '/resource_providers/%s/inventories' % uuid,
-            version=PLACEMENT_VERSION))['inventories']
-        usages = _json(client.get('/resource_providers/%s/usages' % uuid,
-                                  version=PLACEMENT_VERSION))['usages']
-        return _capacity(inventories), capacity.counted(usages)
-
-    def extras_now(self, uuid: str, leased) -> dict:
-        """{class: (capacity, used)} of the classes beyond vCPU, RAM and
-        disk of the node `uuid`'s provider tree (as `_tree` counts them),
-        now, used by consumers other than the servers `leased` (which the
-        ledger's promises hold).
-        """
-        client = self._client()
-        tree = _json(client.get('/resource_providers?in_tree=%s' % uuid,
-                                version=PLACEMENT_VERSION))
-        found: dict = {}
-        for rp in tree['resource_providers']:
-            inventories = _json(client.get(
-                '/resource_providers/%s/inventories' % rp['uuid'],
-                version=PLACEMENT_VERSION))['inventories']
-            consumers = _json(client.get(
-                '/resource_providers/%s/allocations' % rp['uuid'],
-                version=PLACEMENT_VERSION))['allocations']
-            inventories = counted_inventories(inventories, consumers)
-            root = rp['uuid'] == uuid
-            for rc, inventory in inventories.items():
-                if root and rc in capacity.RESOURCE_CLASSES:
-                    continue
-                used = sum(allocation['resources'].get(rc, 0)
-                           for consumer, allocation in consumers.items()
-                           if consumer not in leased)
-                total, before = found.get(rc, (0, 0))
-                found[rc] = (total + _limit(inventory), before + used)
-        return found
-
-    def claims(self, consumer: str) -> set:
-        """The providers on which `consumer` holds an allocation now."""
-        return set(_json(self._client().get(
-            '/allocations/%s' % consumer,
-            version=PLACEMENT_VERSION))['allocations'])
-
-    def keep_fresh(self, interval: float) -> None:
-        """Read every `interval` seconds in a thread (once per view);
-        while Placement is away, the last read serves.
-        """
-        self._refresher.start(interval)
-
-    def close(self) -> None:
-        """Stop the thread of `keep_fresh` and forget what was read."""
-        self._refresher.stop()
-        self.snapshot = (0.0, {})
+        return answer(client.get(
+            '/resource_providers/%s/allocations' % uuid,
+            version=PLACEMENT_VERSION))['allocations']
 
 
 def _tree(root: _Provider, children: Iterable[_Provider],

@@ -212,7 +212,11 @@ engine_opts = [
                       'state and what Placement count as used: Placement '
                       'also counts claims that no compute knows of, such as '
                       'those a boot leaves when its conductor fails after '
-                      'claiming.'),
+                      'claiming. It is also where an ordinary boot that '
+                      'asks for a GPU (or any class beyond vCPU, RAM and '
+                      'disk) is counted on the nodes whose GPUs are '
+                      'promised, with the other boots in flight since the '
+                      'read: no request to Placement per node.'),
     cfg.StrOpt('compute_microversion', default='2.91',
                help='Compute API microversion the engine uses (2.91 or '
                     'later: unshelve onto the reserved host).'),

@@ -230,6 +230,8 @@ class Pass(Base):
     vcpus = sa.Column(sa.Float, nullable=False)
     memory_mb = sa.Column(sa.Float, nullable=False)
     disk_gb = sa.Column(sa.Float, nullable=False)
+    # Beyond those, as a slot's (`db.ledger.extras_column`); NULL: none.
+    extras = sa.Column(sa.Text)
     created_at = sa.Column(Timestamp, nullable=False, index=True)
 
 

@@ -29,6 +29,7 @@ import sqlalchemy as sa
 
 from nova_reservation import capacity
 from nova_reservation.db import api
+from nova_reservation.db import ledger
 from nova_reservation.db import models
 
 LOCK = 'passes'
@@ -58,6 +59,11 @@ def need_of(row: models.Pass) -> capacity.Resources:
     return capacity.Resources(row.vcpus, row.memory_mb, row.disk_gb)
 
 
+def extras_of(row: models.Pass) -> tuple:
+    """What the pass's boot takes beyond `need_of` (`capacity.extras`)."""
+    return ledger.extras_value(row.extras)
+
+
 def _of_others(query, instance_uuid: str, nodes: Iterable[str],
                since: datetime.datetime):
     return query.where(P.node.in_(sorted(set(nodes))),
@@ -75,11 +81,11 @@ def others(ctx, instance_uuid: str, nodes: Iterable[str],
 @api.writer
 def record(ctx, instance_uuid: str, nodes: Iterable[str],
            since: datetime.datetime, need: capacity.Resources,
-           seen: Set[int], admitted: Iterable[str]) -> bool:
+           extras: tuple, seen: Set[int], admitted: Iterable[str]) -> bool:
     """Under the lock, the boot's passes on the `admitted` nodes (taking
-    `need` each) in place of any it had, if the other passes on `nodes`
-    since `since` are still those `seen` (their ids) when the decision
-    was made; whether they were (if not, nothing is written: decide
+    `need` and `extras` each) in place of any it had, if the other passes
+    on `nodes` since `since` are still those `seen` (their ids) when the
+    decision was made; whether they were (if not, nothing is written: decide
     again).
     """
     take_lock(ctx, LOCK)
@@ -92,7 +98,8 @@ def record(ctx, instance_uuid: str, nodes: Iterable[str],
         P.created_at < now - KEPT, P.instance_uuid == instance_uuid)))
     rows = [dict(instance_uuid=instance_uuid, node=node, vcpus=need.vcpus,
                  memory_mb=need.memory_mb, disk_gb=need.disk_gb,
-                 created_at=now) for node in sorted(admitted)]
+                 extras=ledger.extras_column(extras), created_at=now)
+            for node in sorted(admitted)]
     if rows:
         ctx.session.execute(sa.insert(P), rows)
     return True

@@ -14,11 +14,12 @@
 share a promised node's last room.
 
 A nova-scheduler counts the servers that computes report (Nova's host
-states), what Placement counted at its last read (`placement.Usage`) and
-its own decisions; a boot that another scheduler has filtered and not yet
-claimed is in none of them.  So each promised node that the filter lets
-an ordinary boot onto gets a pass (`db.passes`): the boot's server, the
-node and what the server takes, written under a lock, and only if the
+states), what Placement counted at its last read
+(`placement_usage.Usage`) and its own decisions; a boot that another
+scheduler has filtered and not yet claimed is in none of them.  So each
+promised node that the filter lets an ordinary boot onto gets a pass
+(`db.passes`): the boot's server, the node and what the server takes
+(GPUs too), written under a lock, and only if the
 other passes are still those the decision counted: the schedulers decide
 one after the other.  A decision counts the other boots' passes so:
 
@@ -42,13 +43,13 @@ elsewhere or is refused, never overbooks.
 """
 
 import time
-from typing import Callable, Dict, NamedTuple, Optional
+from typing import Callable, Dict, NamedTuple
 
 from oslo_log import log as logging
 
 from nova_reservation import capacity
 from nova_reservation.capacity import epoch
-from nova_reservation.clients import placement
+from nova_reservation.clients import placement_usage
 from nova_reservation import conf
 from nova_reservation.db import api as db_api
 from nova_reservation.db import passes as db_passes
@@ -66,26 +67,36 @@ POLL = 0.25
 class Candidate(NamedTuple):
     """A promised node where the boot fits by the scheduler's own count."""
     provider: str       # the node's resource provider in Placement
-    # fits(pending, found): whether the boot fits with `pending` more in
-    # use, on Placement's count `found` ((capacity, used); None: the last
-    # read's).
-    fits: Callable[[capacity.Resources, Optional[tuple]], bool]
+    # fits(pending, pending_extras, fresh): whether the boot fits with
+    # `pending` (capacity.Resources) and `pending_extras` (its classes
+    # beyond those) more in use, on Placement's count at the last read, or
+    # now (`fresh`: read again).
+    fits: Callable[[capacity.Resources, tuple, bool], bool]
+
+
+# What other boots take on a node: (capacity.Resources, extras).
+NOTHING = (capacity.ZERO, capacity.NO_EXTRAS)
+
+
+def _more(pending: tuple, row) -> tuple:
+    return (pending[0] + db_passes.need_of(row),
+            capacity.extras_sum(pending[1], db_passes.extras_of(row)))
 
 
 class Passes:
     """The decisions of one scheduler process."""
 
-    def __init__(self, usage: placement.Usage,
+    def __init__(self, usage: placement_usage.Usage,
                  clock: Callable[[], float] = time.time) -> None:
         self.usage = usage
         self.clock = clock
 
     def admit(self, instance_uuid: str, need: capacity.Resources,
-              candidates: Dict[str, Candidate], read_at: float,
-              wait: bool) -> set:
+              extras: tuple, candidates: Dict[str, Candidate],
+              read_at: float, wait: bool) -> set:
         """Those of `candidates` ({node: Candidate}) that the boot of
-        `instance_uuid` (taking `need`) may go to beside the other
-        schedulers' boots; `read_at`: when the read of Placement that
+        `instance_uuid` (taking `need` and `extras`) may go to beside the
+        other schedulers' boots; `read_at`: when the read of Placement that
         the candidates' fits use began (0: none); `wait`: no other node
         takes the boot, so a node refused only for boots in flight is
         waited for.
@@ -104,8 +115,8 @@ class Passes:
                 late = time.monotonic() >= deadline
                 if not (waiting and wait and not admitted and not late):
                     if db_passes.record(ctx, instance_uuid, candidates,
-                                        since, need, {r.id for r in rows},
-                                        admitted):
+                                        since, need, extras,
+                                        {r.id for r in rows}, admitted):
                         return admitted
                     if late:
                         raise RuntimeError('other boots kept deciding')
@@ -131,12 +142,12 @@ class Passes:
     def _judge(self, others: list, now: float,
                candidates: Dict[str, Candidate], settle: float) -> tuple:
         """(admitted nodes, nodes refused only for boots in flight)."""
-        pending = {node: capacity.ZERO for node in candidates}
+        pending = {node: NOTHING for node in candidates}
         for row in others:
-            pending[row.node] = pending[row.node] + db_passes.need_of(row)
+            pending[row.node] = _more(pending[row.node], row)
         admitted = {node for node, more in pending.items()
-                    if more == capacity.ZERO or
-                    candidates[node].fits(more, None)}
+                    if more == NOTHING or
+                    candidates[node].fits(*more, False)}
         left: dict = {}
         for row in others:
             if row.node not in admitted:
@@ -146,19 +157,17 @@ class Passes:
         waiting = set()
         for node, here in sorted(left.items()):
             candidate = candidates[node]
-            in_flight = capacity.ZERO
+            in_flight = NOTHING
             for row in here:
                 if not claims[row.instance_uuid] and (
                         now - epoch.to_epoch(row.created_at) <
                         settle + CLOCK_SKEW):
-                    in_flight = in_flight + db_passes.need_of(row)
-            found = None
-            if any(candidate.provider in claims[row.instance_uuid]
-                   for row in here):
-                found = self.usage.node(candidate.provider)
-            if candidate.fits(in_flight, found):
+                    in_flight = _more(in_flight, row)
+            # A boot that claimed there is in Placement's count now.
+            fresh = any(candidate.provider in claims[row.instance_uuid]
+                        for row in here)
+            if candidate.fits(*in_flight, fresh):
                 admitted.add(node)
-            elif in_flight != capacity.ZERO and candidate.fits(
-                    capacity.ZERO, found):
+            elif in_flight != NOTHING and candidate.fits(*NOTHING, fresh):
                 waiting.add(node)
         return admitted, waiting

@@ -12,7 +12,6 @@
 
 """ReservationFilter: the scheduler's time-aware view of the ledger."""
 
-import functools
 import time
 from typing import Callable, Optional
 
@@ -22,9 +21,10 @@ from oslo_log import log as logging
 
 from nova_reservation import capacity
 from nova_reservation.clients import flavors
-from nova_reservation.clients import placement
+from nova_reservation.clients import placement_usage
 from nova_reservation import conf
 from nova_reservation.filters import enrolled_nodes
+from nova_reservation.filters import extras as extras_mod
 from nova_reservation.filters import passes as passes_mod
 from nova_reservation.lease import kinds
 from nova_reservation.lease import shares
@@ -36,7 +36,7 @@ CONF = conf.CONF
 # One copy of the ledger per scheduler process, shared by filter instances.
 LEDGER = ledger_mod.Ledger()
 # And of what Placement counts as used on the nodes.
-USAGE = placement.Usage(report.report_client_singleton)
+USAGE = placement_usage.Usage(report.report_client_singleton)
 # And of its decisions beside the other schedulers'.
 PASSES = passes_mod.Passes(USAGE)
 
@@ -58,7 +58,7 @@ class ReservationFilter(filters.BaseHostFilter):
     RUN_ON_REBUILD = False
 
     def __init__(self, ledger=None, clock=time.time,
-                 usage: Optional[placement.Usage] = None,
+                 usage: Optional[placement_usage.Usage] = None,
                  passes: Optional[passes_mod.Passes] = None,
                  enrolled: Optional[Callable[[], dict]] = None
                  ) -> None:
@@ -75,6 +75,7 @@ class ReservationFilter(filters.BaseHostFilter):
         self.enrolled = enrolled or (ENROLLED if ledger is None else dict)
         # (the ledger's peaks table, {node: room}): see headroom().
         self._rooms: tuple = (None, {})
+        self._extras = extras_mod.Kept()
         # (peaks, usage read, {provider: room}): see _placed_rooms().
         self._placed: tuple = (None, None, {})
 
@@ -154,6 +155,8 @@ class ReservationFilter(filters.BaseHostFilter):
         need = need_v, need_m, need_d = flavors.need_of_request(spec_obj)
         now = self.clock()
         peaks = view.peaks_after(now)
+        # One read of Placement's usage for the whole request.
+        snapshot = self.usage.snapshot if self.usage is not None else None
         # What it asks beyond vCPU, RAM and disk (a GPU), read only where
         # some node's slots hold such classes, and checked there first.
         extra_nodes = view.nodes_with_extras(now)
@@ -162,8 +165,9 @@ class ReservationFilter(filters.BaseHostFilter):
         if table is not peaks:
             rooms = {}
             self._rooms = (peaks, rooms)
-        # One read of Placement's usage for the whole request.
-        snapshot = self.usage.snapshot if self.usage is not None else None
+        extras_fit = wanted and self._extras.check(
+            view, peaks, extra_nodes, wanted, now,
+            snapshot.extras if snapshot else {}, self._extras_now)
         placed = self._placed_rooms(peaks, snapshot)
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}
@@ -176,10 +180,7 @@ class ReservationFilter(filters.BaseHostFilter):
                     host_state, freepool, verdicts, enrolled):
                 continue
             name = host_state.nodename
-            if wanted and name in extra_nodes and not extras_fit(
-                    view.timelines.get(name), wanted, now,
-                    functools.partial(self._extras_now, host_state.uuid,
-                                      view.bound)):
+            if extras_fit and not extras_fit(host_state):
                 LOG.debug('ReservationFilter: %s would take %s promised to '
                           'a lease', name, capacity.extras_text(wanted))
                 continue
@@ -194,6 +195,10 @@ class ReservationFilter(filters.BaseHostFilter):
                     rooms[name] = room
             if room is UNLIMITED:
                 passed.append(host_state)
+                if extras_fit and name in extras_fit.nodes:
+                    # Its GPUs are promised (a bare-metal node's unit):
+                    # the boots in flight count.
+                    promised[name] = host_state
                 continue
             fits = (need_v <= room[3] and need_m <= room[4] and
                     need_d <= room[5]) or fits_besides_lease_servers(
@@ -211,33 +216,44 @@ class ReservationFilter(filters.BaseHostFilter):
         if promised and self.passes is not None and spec_obj.instance_uuid:
             admitted = self._admit(spec_obj.instance_uuid, need, promised,
                                    peaks, placed, view.bound,
-                                   snapshot[0] if snapshot else 0.0,
-                                   wait=len(promised) == len(passed))
+                                   snapshot.read_at if snapshot else 0.0,
+                                   wait=len(promised) == len(passed),
+                                   extras_fit=extras_fit or None)
             passed = [h for h in passed if h.nodename in admitted or
                       h.nodename not in promised]
         return passed
 
     def _admit(self, instance_uuid: str, need: capacity.Resources,
                promised: dict, peaks: dict, placed: Optional[tuple],
-               bound: dict, read_at: float, wait: bool) -> set:
+               bound: dict, read_at: float, wait: bool,
+               extras_fit: Optional[extras_mod.Check] = None) -> set:
         """Those of the `promised` nodes ({node: host state}) where the
         boot fits beside the boots other schedulers let onto them
-        (`passes.Passes`).
+        (`passes.Passes`); `extras_fit`: the rule of a boot that asks for
+        classes beyond vCPU, RAM and disk.
         """
         def candidate(host_state, peak):
-            def fits(pending, found):
+            def fits(pending, pending_extras, fresh):
                 more = need + pending
-                if found is None and placed is not None:
+                found = None
+                if fresh:
+                    found = self.usage.node(host_state.uuid)
+                elif placed is not None:
                     found = placed[0].get(host_state.uuid)
                 return fits_besides_lease_servers(
                     host_state, peak, more, bound) and (
                     found is None or _fits_found(found, host_state, peak,
-                                                 more, bound))
+                                                 more, bound)) and (
+                    extras_fit is None or
+                    extras_fit(host_state, pending_extras, fresh))
             return passes_mod.Candidate(host_state.uuid, fits)
 
-        return self.passes.admit(instance_uuid, need, {
-            name: candidate(h, capacity.Resources(*peaks[name]))
-            for name, h in promised.items()}, read_at, wait)
+        return self.passes.admit(
+            instance_uuid, need,
+            extras_fit.wanted if extras_fit else capacity.NO_EXTRAS, {
+                name: candidate(h, capacity.Resources(
+                    *peaks.get(name, capacity.ZERO)))
+                for name, h in promised.items()}, read_at, wait)
 
     def _placed_rooms(self, peaks: dict,
                       snapshot: Optional[tuple]) -> Optional[tuple]:
@@ -257,7 +273,7 @@ class ReservationFilter(filters.BaseHostFilter):
         return used, rooms
 
     def _extras_now(self, uuid: str, leased) -> dict:
-        """`placement.Usage.extras_now` of a node; nothing (so no room
+        """`placement_usage.Usage.extras_now` of a node; nothing (so no room
         for what is promised) without a usage view or an answer.
         """
         if self.usage is None:
@@ -311,27 +327,6 @@ def is_preemptible(spec_obj) -> bool:
     if isinstance(value, list):
         value = value[0] if len(value) == 1 else None
     return str(value).lower() == 'true'
-
-
-def extras_fit(timeline, wanted: tuple, now: float,
-               counts: Callable[[], dict]) -> bool:
-    """Whether a boot that asks for extras `wanted` leaves a node's
-    promised extras room from `now` on, on Placement's count now
-    (`counts()`: {class: (capacity, used outside of the leases' servers)}
-    of the node, read only where some of `wanted` is promised).
-    """
-    if timeline is None:
-        return True
-    promised = timeline.peak_extras(now, capacity.FOREVER)
-    found = None
-    for (provider, rc), n in wanted:
-        held = promised.get((provider, rc))
-        if held:
-            found = counts() if found is None else found
-            total, used = found.get(rc, (0, 0))
-            if n > total - used - held:
-                return False
-    return True
 
 
 def _fits_placed(placed: tuple, host_state, peak: tuple, need: tuple,

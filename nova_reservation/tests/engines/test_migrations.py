@@ -36,6 +36,7 @@ from nova_reservation.db import leases as db_leases
 from nova_reservation.db import ledger as db_ledger
 from nova_reservation.db import migration
 from nova_reservation.db import models
+from nova_reservation.db import passes as db_passes
 from nova_reservation.db import quotas as db_quotas
 from nova_reservation.lease import quotas as lease_quotas
 from nova_reservation.ledger import memory as ledger_mod
@@ -64,7 +65,7 @@ class MigrationTest(testtools.TestCase):
                 capture_output=True, text=True, timeout=120)
         self.assertEqual(0, out.returncode, out.stderr[-2000:])
         self.assertIn('revision %s' % migration.head(), out.stdout)
-        self.assertEqual('0019', migration.head())
+        self.assertEqual('0020', migration.head())
         engine = sa.create_engine(self.url)
         self.addCleanup(engine.dispose)
         tables = set(sa.inspect(engine).get_table_names())
@@ -185,3 +186,18 @@ class MigrationTest(testtools.TestCase):
         db_quotas.set_overrides(STORE, 'p', {name: 24})
         self.assertEqual({'vcpu_hours_per_month': 100, name: 24},
                          db_quotas.overrides(STORE, 'p'))
+
+    def test_passes_before_0020_stay_and_take_no_extras(self):
+        store = self.useFixture(machine.MariaDBStore(migrate='0019'))
+        engine = sa.create_engine(store.url)
+        self.addCleanup(engine.dispose)
+        now = db_api.utcnow()
+        with engine.begin() as conn:
+            conn.execute(sa.insert(models.Pass.__table__).values(
+                instance_uuid='boot', node='n1', vcpus=1, memory_mb=512,
+                disk_gb=1, created_at=now))
+        migration.db_sync(engine)
+        row, = db_passes.others(STORE, 'another', ['n1'],
+                                now - datetime.timedelta(minutes=1))
+        self.assertEqual((capacity.Resources(1, 512, 1), capacity.NO_EXTRAS),
+                         (db_passes.need_of(row), db_passes.extras_of(row)))

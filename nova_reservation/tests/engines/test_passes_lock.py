@@ -59,8 +59,8 @@ class PassesLockTest(testtools.TestCase):
         began = time.monotonic()
         # Decided on no other pass: waits for the lock, then finds one.
         self.assertFalse(db_passes.record(
-            db_api.Context(), 'second', ['node1'], since, NEED, set(),
-            ['node1']))
+            db_api.Context(), 'second', ['node1'], since, NEED,
+            capacity.NO_EXTRAS, set(), ['node1']))
         self.assertGreater(time.monotonic() - began, 0.5)
         thread.join(30)
         self.assertFalse(thread.is_alive())
@@ -70,18 +70,22 @@ class PassesLockTest(testtools.TestCase):
         self.assertEqual(['first'], [r.instance_uuid for r in rows])
         self.assertTrue(db_passes.record(
             db_api.Context(), 'second', ['node1'], since, NEED,
-            {r.id for r in rows}, ['node1']))
+            capacity.NO_EXTRAS, {r.id for r in rows}, ['node1']))
         rows = db_passes.others(db_api.Context(), 'first', ['node1'], since)
         self.assertEqual(['second'], [r.instance_uuid for r in rows])
 
     def test_a_boot_s_passes_replace_its_earlier_ones(self):
         since = db_api.utcnow() - datetime.timedelta(minutes=1)
+        gpu = capacity.extras({('', 'CUSTOM_GPU_A100'): 1})
         for nodes in (['node1', 'node2'], ['node2']):
             self.assertTrue(db_passes.record(
                 db_api.Context(), 'boot', ['node1', 'node2'], since, NEED,
-                set(), nodes))
-        self.assertEqual(['node2'], [r.node for r in db_passes.others(
-            db_api.Context(), 'another', ['node1', 'node2'], since)])
+                gpu, set(), nodes))
+        rows = db_passes.others(db_api.Context(), 'another',
+                                ['node1', 'node2'], since)
+        self.assertEqual([('node2', NEED, gpu)], [
+            (r.node, db_passes.need_of(r), db_passes.extras_of(r))
+            for r in rows])
 
     @staticmethod
     def _run(fn, errors: list) -> None:

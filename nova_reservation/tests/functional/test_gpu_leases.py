@@ -18,16 +18,23 @@ while a boot of CPU alone still lands beside them.
 """
 
 import os
+import time
+
+from nova import context as nova_context
+from nova import objects
+from nova.tests import fixtures as nova_fixtures
+from oslo_utils import uuidutils
 
 from devcloud import accelerators
 from nova_reservation.db import ledger as db_ledger
+from nova_reservation.filters import reservation_filter
 from nova_reservation.tests.functional import base
 
 STORE = base.STORE
 GPU = accelerators.A100
 
 
-class GPULeaseTest(base.BootTestCase):
+class GPUNodeTestCase(base.BootTestCase):
     # One node, with two GPUs: every boot goes there or nowhere.
     NODES = ()
 
@@ -59,6 +66,9 @@ class GPULeaseTest(base.BootTestCase):
         return sorted(db_ledger.extras_value(s.extras)
                       for s in db_ledger.slots(
                           STORE, lease['reservations'][0]['id']))
+
+
+class GPULeaseTest(GPUNodeTestCase):
 
     def test_each_gpu_is_promised_once(self):
         resp = self.post_lease(2)
@@ -182,3 +192,60 @@ class GPULeaseTest(base.BootTestCase):
         self.assertEqual('PENDING_APPROVAL', lease['status'])
         self.assertIn('it reserves 2 %s, more than 1 (approval_classes)'
                       % GPU, lease['status_reason'])
+
+
+class GPUBootsInFlightTest(GPUNodeTestCase):
+    """Two schedulers, one node of two GPUs, one of them promised: a GPU
+    boot that the other scheduler let onto the node and has not claimed
+    yet takes the last free GPU there (as in test_boots_in_flight, whose
+    boots take RAM).
+    """
+    # Boots are scheduled while the test goes on.
+    CAST_AS_CALL = False
+
+    def let_through(self) -> str:
+        """The other scheduler filters a boot of one GPU (gpu1 passes);
+        gives the server's uuid.
+        """
+        uuid = uuidutils.generate_uuid()
+        spec = objects.RequestSpec(
+            instance_uuid=uuid, project_id=nova_fixtures.PROJECT_ID,
+            scheduler_hints={}, num_instances=1, image=objects.ImageMeta(
+                properties=objects.ImageMetaProps()),
+            flavor=objects.Flavor(vcpus=1, memory_mb=512, root_gb=1,
+                                  ephemeral_gb=0, swap=0, extra_specs={
+                                      'resources:' + GPU: '1'}))
+        states = list(self.scheduler.manager.host_manager.
+                      get_host_states_by_uuids(
+                          nova_context.get_admin_context(),
+                          [self._get_provider_uuid_by_host('gpu1')], spec))
+        passed = reservation_filter.ReservationFilter().filter_all(
+            states, spec)
+        self.assertEqual(['gpu1'], [h.nodename for h in passed])
+        return uuid
+
+    def test_a_gpu_boot_in_flight_takes_the_last_free_gpu(self):
+        self.flags(placement_usage_interval=0.1, boot_settle_timeout=30,
+                   group='reservation')
+        self.assertEqual(201, self.post_lease(1).status_code)
+        other = self.let_through()
+        resp = self.boot(None, flavor='g1.a100', name='second')
+        self.assertEqual(202, resp.status, resp.content)
+        server = resp.body['server']
+        deadline = time.monotonic() + 60
+        while 'waits for the boots in flight on gpu1' not in \
+                self.stdlog.logger.output:
+            self.assertLess(time.monotonic(), deadline, 'no wait logged')
+            time.sleep(0.05)
+        # The other scheduler's boot claims its GPU: none is left for
+        # ordinary boots (its claim ends the wait).
+        resp = self.placement.put('/allocations/%s' % other, {
+            'allocations': {self._get_provider_uuid_by_host('gpu1'): {
+                'resources': {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 1,
+                              GPU: 1}}},
+            'project_id': nova_fixtures.PROJECT_ID, 'user_id': 'fake',
+            'consumer_generation': None}, version='1.28')
+        self.assertEqual(204, resp.status, resp.body)
+        self.addCleanup(self.placement.delete, '/allocations/%s' % other)
+        server = self._wait_for_state_change(server, 'ERROR')
+        self.assertIn('No valid host', server['fault']['message'])

@@ -26,7 +26,7 @@ import testtools
 
 from nova_reservation import capacity
 from nova_reservation.capacity import timeline as timeline_mod
-from nova_reservation.clients import placement
+from nova_reservation.clients import placement_usage
 from nova_reservation import filters
 from nova_reservation.ledger import memory as ledger_mod
 
@@ -267,7 +267,8 @@ class _Client:
 
             def json(self):
                 return {'provider_summaries': client.summaries}
-        assert version >= '1.27', version   # every class summarised
+        # Every class summarised, every provider of a tree.
+        assert version == placement_usage.SUMMARIES_VERSION, version
         return Response()
 
 
@@ -288,7 +289,7 @@ class PlacementUsageTest(testtools.TestCase):
     def setUp(self) -> None:
         super().setUp()
         self.client = _Client({})
-        self.usage = placement.Usage(lambda: self.client)
+        self.usage = placement_usage.Usage(lambda: self.client)
         self.filter = filters.ReservationFilter(
             ledger=object(), clock=lambda: NOW, usage=self.usage)
 
@@ -335,5 +336,5 @@ class PlacementUsageTest(testtools.TestCase):
             'no-vcpu': {'resources': {'DISK_GB': {'capacity': 1,
                                                   'used': 0}}}}
         self.usage.refresh()
-        self.assertEqual(['another'], list(self.usage.snapshot[1]))
+        self.assertEqual(['another'], list(self.usage.snapshot.used))
         self.assertTrue(self.passes(view((4, 8192, 10)), host_state()))

@@ -18,6 +18,7 @@ import testtools
 
 from nova_reservation import capacity
 from nova_reservation.capacity import epoch
+from nova_reservation.db import ledger as db_ledger
 from nova_reservation.filters import passes
 
 NOW = 1_800_000_000.0
@@ -44,29 +45,38 @@ class _Usage:
         return self._fresh[uuid]
 
 
-def row(uuid: str, node: str, memory_mb: float, age: float = 1.0):
+GPU = ('', 'CUSTOM_GPU')
+
+
+def row(uuid: str, node: str, memory_mb: float, age: float = 1.0,
+        gpus: int = 0):
     return types.SimpleNamespace(
         instance_uuid=uuid, node=node, vcpus=1, memory_mb=memory_mb,
-        disk_gb=0, created_at=epoch.from_epoch(NOW - age))
+        disk_gb=0, created_at=epoch.from_epoch(NOW - age),
+        extras=db_ledger.extras_column(capacity.extras({GPU: gpus})))
 
 
-def candidate(node: str, room_mb: float):
-    """A node with `room_mb` left by the last read (or `found`'s)."""
-    def fits(pending, found):
+def candidate(node: str, room_mb: float, usage, gpus=None):
+    """A node with `room_mb` (and `gpus`, if given: a boot of one GPU)
+    left by the last read, or by `usage`'s read now.
+    """
+    def fits(pending, pending_extras, fresh):
+        found = usage.node('rp-' + node) if fresh else None
         room = room_mb if found is None else found[0].memory_mb - \
             found[1].memory_mb
-        return 512 + pending.memory_mb <= room
+        return 512 + pending.memory_mb <= room and (
+            gpus is None or 1 + dict(pending_extras).get(GPU, 0) <= gpus)
     return passes.Candidate('rp-' + node, fits)
 
 
 class JudgeTest(testtools.TestCase):
 
-    def judge(self, others, usage=None, **rooms) -> tuple:
+    def judge(self, others, usage=None, gpus=None, **rooms) -> tuple:
         self.usage = usage or _Usage({}, {})
         decider = passes.Passes(self.usage, clock=lambda: NOW)
         return decider._judge(others, NOW, {
-            node: candidate(node, room) for node, room in rooms.items()},
-            SETTLE)
+            node: candidate(node, room, self.usage, gpus)
+            for node, room in rooms.items()}, SETTLE)
 
     def test_without_other_boots_every_node_is_admitted(self):
         self.assertEqual(({'a', 'b'}, set()),
@@ -119,3 +129,21 @@ class JudgeTest(testtools.TestCase):
         # went to a), and without it there is room.
         self.assertEqual(({'a'}, {'b'}),
                          self.judge(others, usage, a=1024, b=1024))
+
+    def test_gpus_of_boots_in_flight_count(self):
+        # Two GPUs left by the last read; RAM to spare.
+        one = [row('x', 'a', 0, gpus=1)]
+        self.assertEqual(({'a'}, set()), self.judge(one, gpus=2, a=4096))
+        self.assertEqual([], self.usage.asked)
+        two = one + [row('y', 'a', 0, gpus=1)]
+        self.assertEqual((set(), {'a'}), self.judge(two, gpus=2, a=4096))
+        # Boots of no GPU take none of them.
+        cpu = [row('x', 'a', 0), row('y', 'a', 0)]
+        self.assertEqual(({'a'}, set()), self.judge(cpu, gpus=1, a=4096))
+
+    def test_a_gpu_boot_claimed_here_is_counted_by_a_fresh_read(self):
+        # x claimed its GPU on a: the read now counts it, not its pass.
+        usage = _Usage({'x': {'rp-a'}}, {'rp-a': (R(8, 4096), R(1, 0))})
+        self.assertEqual(({'a'}, set()), self.judge(
+            [row('x', 'a', 0, gpus=1)], usage, gpus=1, a=4096))
+        self.assertEqual(['x', 'rp-a'], usage.asked)
