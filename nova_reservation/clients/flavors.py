@@ -152,13 +152,14 @@ def need_of_request(spec_obj) -> capacity.Resources:
             spec_obj, enable_pinning_translate=False))[0])
 
 
-def extras_of_request(spec_obj) -> tuple:
-    """What the server of a scheduler's request asks for of the classes
-    beyond vCPU, RAM and disk (dedicated CPUs as PCPU, as Nova asks for
-    them first), as a slot's extras on its node's own provider.
+def asked_of_request(spec_obj) -> dict:
+    """What the server of a scheduler's request asks Placement for
+    ({class: amount} over its groups; dedicated CPUs as PCPU, as Nova asks
+    for them first): `capacity.root_extras` of it is what it asks beyond
+    vCPU, RAM and disk, as a slot's extras on its node's own provider.
     """
-    return capacity.root_extras(asked(
-        scheduler_utils.ResourceRequest.from_request_spec(spec_obj))[0])
+    return asked(
+        scheduler_utils.ResourceRequest.from_request_spec(spec_obj))[0]
 
 
 def need_finder(ctx) -> Callable:

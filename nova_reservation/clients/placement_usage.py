@@ -16,7 +16,7 @@ now.
 """
 
 import time
-from typing import Callable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 from nova_reservation import capacity
 from nova_reservation.clients import placement
@@ -93,15 +93,28 @@ class Usage:
         # A new Snapshot at each read, so that one look at it gives a
         # read and its time.
         self.snapshot: Snapshot = NO_READ
+        # The classes whose candidates are read too (`read_also`).
+        self.classes: frozenset = frozenset()
         self._refresher = refresher.Refresher(self.refresh,
                                               'placement-usage')
 
     def refresh(self) -> None:
         began = time.time()
-        found = placement.answer(self._client().get(
-            '/allocation_candidates?resources=VCPU:1',
-            version=SUMMARIES_VERSION))['provider_summaries']
+        found: dict = {}
+        for rc in ('VCPU', *sorted(self.classes)):
+            found.update(placement.answer(self._client().get(
+                '/allocation_candidates?resources=%s:1' % rc,
+                version=SUMMARIES_VERSION))['provider_summaries'])
         self.snapshot = Snapshot(began, *tree_counts(found))
+
+    def read_also(self, classes: Iterable[str]) -> None:
+        """From the next read on, also the nodes with a unit free of each
+        of `classes`: those a boot asks for where no vCPU is asked (an
+        Ironic node's class), which the read of vCPU candidates lacks.
+        """
+        more = self.classes.union(classes)
+        if more != self.classes:
+            self.classes = more
 
     def node(self, uuid: str) -> tuple:
         """(capacity, used) of the provider `uuid` now (two requests)."""
@@ -163,3 +176,4 @@ class Usage:
         """Stop the thread of `keep_fresh` and forget what was read."""
         self._refresher.stop()
         self.snapshot = NO_READ
+        self.classes = frozenset()

@@ -65,20 +65,23 @@ class Check:
     """The rule for one request: `wanted`, the ledger `view` at `now`
     (`nodes`: those whose slots hold extras from then on), the last read
     of every node (`read`: {root provider uuid: {class: (capacity,
-    used)}}) and a read of one node now (`read_now(provider, leased)`:
-    the same, the lease servers' use left out); `kept`: what `Kept`
-    keeps from one request to the next.
+    used)}}), a read of one node now (`read_now(provider, leased)`: the
+    same, the lease servers' use left out), and `read_also(classes)`,
+    which has the next reads of every node hold the nodes with a unit of
+    those classes free (None: none); `kept`: what `Kept` keeps from one
+    request to the next.
     """
 
     def __init__(self, view, nodes: frozenset, wanted: tuple, now: float,
                  read: dict, read_now: Callable[[str, dict], dict],
-                 kept: 'Kept') -> None:
+                 read_also: Optional[Callable], kept: 'Kept') -> None:
         self.view = view
         self.nodes = nodes
         self.wanted = wanted
         self.now = now
         self.read = read
         self.read_now = read_now
+        self.read_also = read_also
         self.promised = kept.promised
         self.roomy = kept.roomy
 
@@ -98,6 +101,8 @@ class Check:
                 self.now, capacity.FOREVER)
         found = None if fresh else self.read.get(host_state.uuid)
         if found is None:
+            if not fresh and self.read_also is not None:
+                self.read_also(rc for (_, rc), _ in self.wanted)
             return fits(self.wanted, promised, lambda: self.read_now(
                 host_state.uuid, self.view.bound), pending)
         if fits(self.wanted, promised, lambda: found, pending):
@@ -125,10 +130,12 @@ class Kept:
 
     def check(self, view, peaks: dict, nodes: frozenset, wanted: tuple,
               now: float, read: dict,
-              read_now: Callable[[str, dict], dict]) -> Check:
+              read_now: Callable[[str, dict], dict],
+              read_also: Optional[Callable] = None) -> Check:
         """The `Check` of a request on `view` (its `peaks` at `now`)."""
         if peaks is not self._peaks:
             self._peaks, self.promised, self._read = peaks, {}, None
         if read is not self._read or wanted != self._wanted:
             self._read, self._wanted, self.roomy = read, wanted, set()
-        return Check(view, nodes, wanted, now, read, read_now, self)
+        return Check(view, nodes, wanted, now, read, read_now, read_also,
+                     self)

@@ -160,14 +160,19 @@ class ReservationFilter(filters.BaseHostFilter):
         # What it asks beyond vCPU, RAM and disk (a GPU), read only where
         # some node's slots hold such classes, and checked there first.
         extra_nodes = view.nodes_with_extras(now)
-        wanted = extra_nodes and flavors.extras_of_request(spec_obj)
+        asked = extra_nodes and flavors.asked_of_request(spec_obj)
+        wanted = asked and capacity.root_extras(asked)
         table, rooms = self._rooms
         if table is not peaks:
             rooms = {}
             self._rooms = (peaks, rooms)
         extras_fit = wanted and self._extras.check(
             view, peaks, extra_nodes, wanted, now,
-            snapshot.extras if snapshot else {}, self._extras_now)
+            snapshot.extras if snapshot else {}, self._extras_now,
+            # A boot of no vCPU (bare metal, dedicated CPUs) goes to nodes
+            # that the read of vCPU candidates may not hold.
+            self.usage.read_also if self.usage is not None and
+            'VCPU' not in asked else None)
         placed = self._placed_rooms(peaks, snapshot)
         freepool = CONF.reservation.freepool_name
         verdicts: dict = {}

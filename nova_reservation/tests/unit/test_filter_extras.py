@@ -55,13 +55,18 @@ class _Placement:
 
     def __init__(self, summaries: dict, used: int = 0) -> None:
         self.summaries = summaries
+        # {class: the summaries of its candidates} beyond vCPU's.
+        self.by_class: dict = {}
         self.used = used
         self.asked: list = []
 
     def get(self, url: str, version: str):
         self.asked.append(url)
-        if url.startswith('/allocation_candidates'):
+        if url == '/allocation_candidates?resources=VCPU:1':
             body = {'provider_summaries': self.summaries}
+        elif url.startswith('/allocation_candidates?resources='):
+            rc = url.split('=')[1].split(':')[0]
+            body = {'provider_summaries': self.by_class.get(rc, {})}
         elif url.startswith('/resource_providers?in_tree='):
             body = {'resource_providers': [{'uuid': NODE}]}
         elif url.endswith('/inventories'):
@@ -93,10 +98,11 @@ def host_state(instances=()) -> host_manager.HostState:
     return state
 
 
-def gpu_boot() -> objects.RequestSpec:
+def gpu_boot(**extra_specs) -> objects.RequestSpec:
     flavor = objects.Flavor(id=1, flavorid='1', name='g', vcpus=1,
                             memory_mb=512, root_gb=1, ephemeral_gb=0, swap=0,
-                            extra_specs={'resources:' + GPU: '1'})
+                            extra_specs=extra_specs or {
+                                'resources:' + GPU: '1'})
     return objects.RequestSpec(
         project_id='p', user_id='u', flavor=flavor, num_instances=1,
         scheduler_hints={}, instance_group=None, numa_topology=None,
@@ -153,8 +159,8 @@ class GPUBootTest(testtools.TestCase):
             ledger=object(), clock=lambda: NOW, usage=self.usage)
         self.placement.asked.clear()
 
-    def passes(self, ledger, state=None) -> bool:
-        return bool(self.filter._ordinary(ledger, gpu_boot(),
+    def passes(self, ledger, state=None, spec=None) -> bool:
+        return bool(self.filter._ordinary(ledger, spec or gpu_boot(),
                                           [state or host_state()]))
 
     def test_the_read_of_every_node_serves_without_a_request(self):
@@ -193,3 +199,27 @@ class GPUBootTest(testtools.TestCase):
                          self.placement.asked[0])
         self.placement.used = 1
         self.assertFalse(self.passes(view()))
+
+    def test_a_boot_of_no_vcpu_has_its_class_read_from_then_on(self):
+        # The node's unit of its class (as an Ironic node has it) is the
+        # GPU here; a boot that asks for it and for no vCPU.
+        bare_metal = gpu_boot(**{'resources:' + GPU: '1',
+                                 'resources:VCPU': '0',
+                                 'resources:MEMORY_MB': '0',
+                                 'resources:DISK_GB': '0'})
+        self.placement.summaries = {}
+        self.usage.refresh()
+        # A boot that asks for vCPU too: its nodes are vCPU candidates.
+        self.assertTrue(self.passes(view()))
+        self.assertEqual(frozenset(), self.usage.classes)
+        self.assertTrue(self.passes(view(), spec=bare_metal))
+        self.assertEqual(frozenset([GPU]), self.usage.classes)
+        self.placement.by_class[GPU] = {NODE: summary({GPU: (2, 0)}, NODE)}
+        self.placement.asked.clear()
+        self.usage.refresh()
+        self.assertEqual(['/allocation_candidates?resources=VCPU:1',
+                          '/allocation_candidates?resources=%s:1' % GPU],
+                         self.placement.asked)
+        self.placement.asked.clear()
+        self.assertTrue(self.passes(view(), spec=bare_metal))
+        self.assertEqual([], self.placement.asked)
