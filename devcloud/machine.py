@@ -231,7 +231,9 @@ class EngineProcess(fixtures.Fixture):
             stdout=self.log, stderr=subprocess.STDOUT)
         self.addCleanup(self.stop)
 
-    def engine_id(self, timeout: float = 60) -> str:
+    def engine_id(self, timeout: float = 180) -> str:
+        # Ends when the engine says it runs: a long timeout costs nothing,
+        # and holds where a loaded machine took over a minute to start it.
         deadline = time.time() + timeout
         while time.time() < deadline:
             match = re.search(r'Engine (\S+) running', self.output())

@@ -219,7 +219,7 @@ class RealClockTest(base.ReservationTestCase):
             return resp.body['server'] if resp.status == 200 else None
 
         seen = []
-        deadline = time.time() + 60
+        deadline = time.time() + 120   # ends once deleted
         while time.time() < deadline:
             server = server_or_none()
             state = server['OS-EXT-STS:vm_state'] if server else 'deleted'
@@ -247,9 +247,11 @@ class RealClockTest(base.ReservationTestCase):
                 'end': events['end'].started_at - may_end}
         self.assertLess(max(abs(t.total_seconds()) for t in late.values()),
                         1.5, late)
-        self.assertLess(abs((active_at - start).total_seconds()), 10)
+        # Nova's part, after the engine's punctual event: its unshelve and
+        # delete (16 s once for the unshelve, on a loaded machine).
+        self.assertLess(abs((active_at - start).total_seconds()), 60)
         self.assertLess(abs((deleted_at - max(end, may_end)).total_seconds()),
-                        10)
+                        60)
         # The engine records the end right after Nova took the delete.
         for _ in range(50):
             if db_leases.get_all(STORE)[0].status == 'TERMINATED':
