@@ -16,12 +16,12 @@ share a promised node's last room.
 A nova-scheduler counts the servers that computes report (Nova's host
 states), what Placement counted at its last read
 (`placement_usage.Usage`) and its own decisions; a boot that another
-scheduler has filtered and not yet claimed is in none of them.  So each
+scheduler has filtered and not yet claimed is in none of them. So each
 promised node that the filter lets an ordinary boot onto gets a pass
 (`db.passes`): the boot's server, the node and what the server takes
-(GPUs too), written under a lock, and only if the
-other passes are still those the decision counted: the schedulers decide
-one after the other.  A decision counts the other boots' passes so:
+(GPUs too), written under a lock, and only if the other passes are still
+those the decision counted: the schedulers decide one after the other. A
+decision counts the other boots' passes so:
 
 - first, each pass that the last read of Placement may lack (made less
   than `boot_settle_timeout` before that read began): a node where the
