@@ -112,9 +112,7 @@ class Usage:
         of `classes`: those a boot asks for where no vCPU is asked (an
         Ironic node's class), which the read of vCPU candidates lacks.
         """
-        more = self.classes.union(classes)
-        if more != self.classes:
-            self.classes = more
+        self.classes = self.classes.union(classes)
 
     def node(self, uuid: str) -> tuple:
         """(capacity, used) of the provider `uuid` now (two requests)."""

@@ -86,25 +86,29 @@ class Check:
         self.roomy = kept.roomy
 
     def __call__(self, host_state, pending: tuple = capacity.NO_EXTRAS,
-                 fresh: bool = False) -> bool:
+                 now: Optional[dict] = None) -> bool:
         """Whether the boot fits on `host_state`'s node beside `pending`,
-        on the last read or (`fresh`) on one now.
+        on the last read or on `now` (`read_node`'s).
         """
         name = host_state.nodename
         if name not in self.nodes or (
-                name in self.roomy and not pending and not fresh):
+                name in self.roomy and not pending and now is None):
             return True
         timeline = self.view.timelines[name]
         promised = self.promised.get(name)
         if promised is None:
             promised = self.promised[name] = timeline.peak_extras(
                 self.now, capacity.FOREVER)
-        found = None if fresh else self.read.get(host_state.uuid)
+        if now is not None:
+            return fits(self.wanted, promised, lambda: now, pending)
+        found = self.read.get(host_state.uuid)
         if found is None:
-            if not fresh and self.read_also is not None:
+            if self.read_also is not None:
+                # Once a request: the next reads hold such nodes.
                 self.read_also(rc for (_, rc), _ in self.wanted)
-            return fits(self.wanted, promised, lambda: self.read_now(
-                host_state.uuid, self.view.bound), pending)
+                self.read_also = None
+            return fits(self.wanted, promised,
+                        lambda: self.read_node(host_state), pending)
         if fits(self.wanted, promised, lambda: found, pending):
             if not pending:
                 self.roomy.add(name)
@@ -113,6 +117,14 @@ class Check:
         # promises hold too: taken out only for a second look.
         return fits(self.wanted, promised, lambda: found, pending,
                     lease_extras(timeline.slots(), host_state.instances or ()))
+
+    def read_node(self, host_state) -> Optional[dict]:
+        """The node's count now, the lease servers' use left out (None
+        where its extras are not promised: never asked for).
+        """
+        if host_state.nodename not in self.nodes:
+            return None
+        return self.read_now(host_state.uuid, self.view.bound)
 
 
 class Kept:

@@ -43,7 +43,7 @@ elsewhere or is refused, never overbooks.
 """
 
 import time
-from typing import Callable, Dict, NamedTuple
+from typing import Callable, Dict, NamedTuple, Optional
 
 from oslo_log import log as logging
 
@@ -67,11 +67,13 @@ POLL = 0.25
 class Candidate(NamedTuple):
     """A promised node where the boot fits by the scheduler's own count."""
     provider: str       # the node's resource provider in Placement
-    # fits(pending, pending_extras, fresh): whether the boot fits with
+    # fits(pending, pending_extras, found): whether the boot fits with
     # `pending` (capacity.Resources) and `pending_extras` (its classes
-    # beyond those) more in use, on Placement's count at the last read, or
-    # now (`fresh`: read again).
-    fits: Callable[[capacity.Resources, tuple, bool], bool]
+    # beyond those) more in use, on Placement's count `found` (as `read`
+    # gives it; None: the last read of every node).
+    fits: Callable[[capacity.Resources, tuple, Optional[tuple]], bool]
+    # read(): Placement's count of the node now.
+    read: Callable[[], tuple]
 
 
 # What other boots take on a node: (capacity.Resources, extras).
@@ -147,7 +149,7 @@ class Passes:
             pending[row.node] = _more(pending[row.node], row)
         admitted = {node for node, more in pending.items()
                     if more == NOTHING or
-                    candidates[node].fits(*more, False)}
+                    candidates[node].fits(*more, None)}
         left: dict = {}
         for row in others:
             if row.node not in admitted:
@@ -164,10 +166,12 @@ class Passes:
                         settle + CLOCK_SKEW):
                     in_flight = _more(in_flight, row)
             # A boot that claimed there is in Placement's count now.
-            fresh = any(candidate.provider in claims[row.instance_uuid]
-                        for row in here)
-            if candidate.fits(*in_flight, fresh):
+            found = None
+            if any(candidate.provider in claims[row.instance_uuid]
+                   for row in here):
+                found = candidate.read()
+            if candidate.fits(*in_flight, found):
                 admitted.add(node)
-            elif in_flight != NOTHING and candidate.fits(*NOTHING, fresh):
+            elif in_flight != NOTHING and candidate.fits(*NOTHING, found):
                 waiting.add(node)
         return admitted, waiting

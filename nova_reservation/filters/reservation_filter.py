@@ -238,20 +238,20 @@ class ReservationFilter(filters.BaseHostFilter):
         classes beyond vCPU, RAM and disk.
         """
         def candidate(host_state, peak):
-            def fits(pending, pending_extras, fresh):
+            def fits(pending, pending_extras, now):
                 more = need + pending
-                found = None
-                if fresh:
-                    found = self.usage.node(host_state.uuid)
-                elif placed is not None:
-                    found = placed[0].get(host_state.uuid)
+                found = now[0] if now else (
+                    placed[0].get(host_state.uuid) if placed else None)
                 return fits_besides_lease_servers(
                     host_state, peak, more, bound) and (
                     found is None or _fits_found(found, host_state, peak,
                                                  more, bound)) and (
-                    extras_fit is None or
-                    extras_fit(host_state, pending_extras, fresh))
-            return passes_mod.Candidate(host_state.uuid, fits)
+                    extras_fit is None or extras_fit(
+                        host_state, pending_extras, now and now[1]))
+
+            return passes_mod.Candidate(host_state.uuid, fits, lambda: (
+                self.usage.node(host_state.uuid),
+                extras_fit.read_node(host_state) if extras_fit else None))
 
         return self.passes.admit(
             instance_uuid, need,

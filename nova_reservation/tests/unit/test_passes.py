@@ -60,13 +60,13 @@ def candidate(node: str, room_mb: float, usage, gpus=None):
     """A node with `room_mb` (and `gpus`, if given: a boot of one GPU)
     left by the last read, or by `usage`'s read now.
     """
-    def fits(pending, pending_extras, fresh):
-        found = usage.node('rp-' + node) if fresh else None
+    def fits(pending, pending_extras, found):
         room = room_mb if found is None else found[0].memory_mb - \
             found[1].memory_mb
         return 512 + pending.memory_mb <= room and (
             gpus is None or 1 + dict(pending_extras).get(GPU, 0) <= gpus)
-    return passes.Candidate('rp-' + node, fits)
+    return passes.Candidate('rp-' + node, fits,
+                            lambda: usage.node('rp-' + node))
 
 
 class JudgeTest(testtools.TestCase):
