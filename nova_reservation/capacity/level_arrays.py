@@ -14,38 +14,65 @@
 them, pure: the levels of one resource at each step of a node, the
 highest level from each step on (`suffix_peaks`), and the highest over a
 range of steps (`block_tree`, `tree_max`).  Sizes stay a fraction of the
-levels' so that every process can hold every node's.
+levels' so that every process can hold every node's.  Whole numbers are
+kept in the narrowest array type that holds them (`holding`): the
+ledger's slot columns too.
 """
 
 import array
 import bisect
+from typing import Optional
 
 # Steps per block of the block maxima: each level of the tree is a
 # maximum per BLOCK entries of the one below.
 BLOCK = 64
-# Usage levels are whole numbers (Nova counts vCPUs, MB and GB) kept in
-# 32-bit integers, half the room of floats; a node's levels of a resource
-# become floats if a slot has a fraction or a level leaves this range.
-WHOLE = 'i'
-WHOLE_RANGE = (-2 ** 31, 2 ** 31 - 1)
+# Usage levels are whole numbers (Nova counts units, vCPUs, MB and GB),
+# each resource's kept in the narrowest of these that holds them: a count
+# of GPUs or vCPUs takes a byte a step, GB two, MB four.  A node's levels
+# of a resource are widened when a change leaves that range, and become
+# floats if a slot has a fraction or a level leaves 32 bits.
+WHOLE_TYPES = ('b', 'h', 'i')
+# Other whole numbers (slot ids, numbers of sizes or nodes) may take 64
+# bits.
+NUMBER_TYPES = WHOLE_TYPES + ('q',)
+
+
+def _whole_type(low: int, high: int,
+                types: tuple = WHOLE_TYPES) -> Optional[str]:
+    """The narrowest of `types` that holds low..high, or None."""
+    for code in types:
+        bits = 8 * array.array(code).itemsize - 1
+        if -2 ** bits <= low and high < 2 ** bits:
+            return code
+    return None
+
+
+def holding(values: array.array, number: int) -> array.array:
+    """`values`, or a copy in a wider whole-number type if it can not hold
+    `number`.
+    """
+    code = _whole_type(number, number, NUMBER_TYPES)
+    if code is None:
+        raise OverflowError('%d takes more than 64 bits' % number)
+    if NUMBER_TYPES.index(code) <= NUMBER_TYPES.index(values.typecode):
+        return values
+    return array.array(code, values)
+
+
+def numbers(count: int = 0) -> array.array:
+    """`count` zeros in the narrowest whole-number type."""
+    return array.array(WHOLE_TYPES[0], bytes(count))
 
 
 def to_array(values: list) -> array.array:
-    """The levels as whole numbers if they all are (and fit), else
-    floats.
+    """The levels in the narrowest whole-number type that holds them,
+    else floats.
     """
-    try:
-        return array.array(WHOLE, values)
-    except (TypeError, OverflowError):
-        return array.array('d', values)
-
-
-def stays_whole(values: array.array, amount) -> bool:
-    """Whether whole-number levels plus `amount` stay whole and in range."""
-    low, high = WHOLE_RANGE
-    return isinstance(amount, int) and (
-        not values or low <= min(values) + amount and
-        max(values) + amount <= high)
+    if all(type(v) is int for v in values):
+        code = _whole_type(min(values), max(values)) if values else 'b'
+        if code is not None:
+            return array.array(code, values)
+    return array.array('d', values)
 
 
 def suffix_peaks(values: array.array) -> tuple:
@@ -95,11 +122,17 @@ def tree_max(tree: list, lo: int, hi: int) -> float:
 
 def added(values: array.array, i: int, j: int,
           amount: float) -> array.array:
-    """`values` (or a float copy, where whole numbers no longer hold them)
+    """`values` (or a wider copy, where its type no longer holds them)
     with `amount` added to its steps i to j - 1.
     """
-    if values.typecode == WHOLE and not stays_whole(values[i:j], amount):
-        values = array.array('d', values)
+    if values.typecode != 'd' and j > i:
+        span = values[i:j]
+        code = (_whole_type(min(span) + amount, max(span) + amount)
+                if isinstance(amount, int) else None)
+        if code is None:
+            values = array.array('d', values)
+        elif WHOLE_TYPES.index(code) > WHOLE_TYPES.index(values.typecode):
+            values = array.array(code, values)
     for k in range(i, j):
         values[k] += amount
     return values

@@ -16,7 +16,7 @@ A copy of the ledger holds every slot of a cloud (a million at 10,000
 nodes) in every nova-api and nova-scheduler process.  As Python objects
 (a `amounts.Slot`, its floats, tuple and strings, the dict entries that
 hold it) a slot takes about a kilobyte; as columns (`array`) it takes
-about 40 bytes.  `amounts.Slot` objects are made only when asked for.
+about 30 bytes.  `amounts.Slot` objects are made only when asked for.
 """
 
 import array
@@ -26,6 +26,7 @@ import threading
 from typing import Callable, Iterable, Iterator, Optional
 
 from nova_reservation.capacity import amounts
+from nova_reservation.capacity import level_arrays
 
 
 class Sizes:
@@ -85,10 +86,13 @@ class SlotColumns:
                  'servers', 'extras')
 
     def __init__(self, slots: Iterable[amounts.Slot] = ()) -> None:
-        self.ids = array.array('q')
+        # Whole numbers in the narrowest type that holds them: a byte a
+        # slot for the number of its size while a process has seen fewer
+        # than 128 sizes.
+        self.ids = level_arrays.numbers()
         self.starts = array.array('d')
         self.ends = array.array('d')
-        self.sizes = array.array('I')   # numbers of SIZES
+        self.sizes = level_arrays.numbers()   # numbers of SIZES
         self.reservations: list = []
         # {slot id: instance uuid}, None while no slot has one.
         self.servers: Optional[dict] = None
@@ -119,13 +123,14 @@ class SlotColumns:
         """Add a slot whose id is not among them (`size`: its number in
         SIZES; `extras`: as `amounts.extras` gives).
         """
-        ids = self.ids
+        ids = self.ids = level_arrays.holding(self.ids, slot_id)
         # Slots mostly come in the order of their ids: appended.
         i = (len(ids) if not ids or slot_id > ids[-1]
              else bisect.bisect_left(ids, slot_id))
         ids.insert(i, slot_id)
         self.starts.insert(i, start)
         self.ends.insert(i, end)
+        self.sizes = level_arrays.holding(self.sizes, size)
         self.sizes.insert(i, size)
         self.reservations.insert(i, sys.intern(reservation_id))
         if instance_uuid:
@@ -134,8 +139,9 @@ class SlotColumns:
             self.servers[slot_id] = instance_uuid
         number = EXTRAS.number(extras) if extras else 0
         if number and self.extras is None:
-            self.extras = array.array('I', bytes(4 * (len(ids) - 1)))
+            self.extras = level_arrays.numbers(len(ids) - 1)
         if self.extras is not None:
+            self.extras = level_arrays.holding(self.extras, number)
             self.extras.insert(i, number)
 
     def pop(self, slot_id: int,
@@ -194,7 +200,11 @@ class SlotColumns:
             other.extras = self.extras[:] if self.extras is not None \
                 else None
             return other
-        extras = array.array('I')
+        # Of the same types: they hold the same numbers.
+        other.ids = array.array(self.ids.typecode)
+        other.sizes = array.array(self.sizes.typecode)
+        extras = array.array(self.extras.typecode if self.extras is not None
+                             else 'b')
         for i, slot_id in enumerate(self.ids):
             if slot_id not in excluded:
                 other.ids.append(slot_id)

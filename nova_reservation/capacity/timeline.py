@@ -139,8 +139,7 @@ class Timeline:
         for key, amount in extras:
             if key not in self._columns:
                 self._columns += (key,)
-                self._extra.append(
-                    array.array(level_arrays.WHOLE, [0]) * len(self._times))
+                self._extra.append(level_arrays.numbers(len(self._times)))
             n = self._columns.index(key)
             self._extra[n] = level_arrays.added(
                 self._extra[n], i, j, amount * sign)
