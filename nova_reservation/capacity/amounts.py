@@ -130,7 +130,8 @@ class Slot:
     extras: tuple = NO_EXTRAS
 
 
-@dataclasses.dataclass(frozen=True)
+# Slots: a process holds one for each node of the cloud.
+@dataclasses.dataclass(frozen=True, slots=True)
 class Host:
     """A node as the ledger sees it.
 

@@ -13,7 +13,8 @@
 """The compute nodes as the ledger sees them, read from Placement."""
 
 import dataclasses
-from typing import Callable, Iterable, NamedTuple, Optional
+import types
+from typing import Callable, Iterable, Mapping, NamedTuple, Optional
 
 from nova_reservation import capacity
 from nova_reservation.exception import PlacementUnavailable
@@ -22,6 +23,8 @@ PLACEMENT_VERSION = '1.14'
 # The trait Nova's resource tracker sets on each compute node's provider:
 # what makes a node, whatever it has (an Ironic node has no VCPU).
 COMPUTE_NODE = 'COMPUTE_NODE'
+# The consumers of a provider that has none, one for all of them.
+NO_CONSUMERS: Mapping = types.MappingProxyType({})
 
 
 def answer(resp) -> dict:
@@ -106,11 +109,44 @@ class _Provider(NamedTuple):
     capacity: capacity.Resources
     used: capacity.Resources   # by every consumer
     traits: frozenset
-    # The node with all of `used` as its base: what `_hosts` gives for it
-    # while none of its servers is a lease's (most of them), made once.
-    host: capacity.Host
+    # A root's node with all of `used` as its base: what `_hosts` gives
+    # for it while none of its servers is a lease's (most of them), made
+    # once; None below a root.
+    host: Optional[capacity.Host]
     extra: dict             # `_extra` of its inventories
     inventories: dict       # as Placement has them
+
+
+class _Alike:
+    """One object for each value that providers repeat (inventories,
+    traits, capacities, bounds): on a cloud of like nodes, a few values
+    held once, where each of thousands of providers held its own copy.
+    Values are never changed once made.
+    """
+
+    # Kept values, at most: a new table once they are more (the values
+    # already given out stay with their providers).
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._known: dict = {}
+
+    def __call__(self, value, key=None):
+        """The one object equal to `value` (by `key`, if `value` can not
+        be hashed).
+        """
+        key = value if key is None else key
+        found = self._known.get(key)
+        if found is None:
+            if len(self._known) >= self.LIMIT:
+                self._known = {}
+            found = self._known[key] = value
+        return found
+
+
+def _inventories_key(inventories: dict) -> tuple:
+    return tuple(sorted((rc, tuple(sorted(inventory.items())))
+                        for rc, inventory in inventories.items()))
 
 
 class HostView:
@@ -134,6 +170,12 @@ class HostView:
         # and no lease server in it is the same Host while none of its
         # providers was read again.
         self._trees: dict = {}
+        # What the providers give, made again only once one of them was
+        # read again: a lease on a cloud of thousands of nodes finds them
+        # as they were (`_shape`, `_plain`).
+        self._shape_now: Optional[tuple] = None
+        self._plain_hosts: Optional[tuple] = None
+        self._alike = _Alike()
 
     def hosts(self, client, fresh: bool = False,
               evictable: Optional[Callable] = None) -> list:
@@ -149,20 +191,25 @@ class HostView:
         """
         providers = answer(client.get('/resource_providers',
                                       version=PLACEMENT_VERSION))
+        known = self._providers
         seen = {}
+        moved = len(providers['resource_providers']) != len(known)
         for rp in providers['resource_providers']:
-            seen[rp['uuid']] = self._current(
-                client, rp, self._providers.get(rp['uuid']), fresh)
-        self._providers = seen
-        below: dict = {}
-        for p in seen.values():
-            if p.uuid != p.root:
-                below.setdefault(p.root, []).append(p.uuid)
-        self._below = below
-        self._trees = {uuid: known for uuid, known in self._trees.items()
-                       if uuid in seen}
-        return self._hosts([p for p in seen.values()
-                            if p.compute and p.uuid == p.root], evictable)
+            old = known.get(rp['uuid'])
+            now = seen[rp['uuid']] = self._current(client, rp, old, fresh)
+            moved = moved or now is not old
+        if moved:
+            self._providers = seen
+            below: dict = {}
+            for p in seen.values():
+                if p.uuid != p.root:
+                    below.setdefault(p.root, []).append(p.uuid)
+            self._below = below
+            self._trees = {uuid: known for uuid, known in
+                           self._trees.items() if uuid in seen}
+            self._shape_now = None
+        nodes, _ = self._shape()
+        return self._hosts(nodes, evictable)
 
     def hosts_of(self, client, nodes: Iterable[str],
                  evictable: Optional[Callable] = None) -> dict:
@@ -173,7 +220,7 @@ class HostView:
         """
         by_name = {p.name: uuid for uuid, p in self._providers.items()
                    if p.uuid == p.root}
-        below = self._children()
+        _, below = self._shape()
         current = []
         for node in sorted(set(nodes)):
             uuid = by_name.get(node)
@@ -184,8 +231,11 @@ class HostView:
                 rp = answer(client.get(
                     '/resource_providers/%s' % tree_uuid,
                     version=PLACEMENT_VERSION))
-                self._providers[tree_uuid] = self._current(
-                    client, rp, self._providers.get(tree_uuid))
+                old = self._providers.get(tree_uuid)
+                now = self._current(client, rp, old)
+                if now is not old:
+                    self._providers[tree_uuid] = now
+                    self._shape_now = None
             if self._providers[uuid].compute:
                 current.append(self._providers[uuid])
         return {h.node: h for h in self._hosts(current, evictable)}
@@ -221,38 +271,53 @@ class HostView:
         return self._provider(rp, root, known.inventories, consumers,
                               known.traits)
 
-    @staticmethod
-    def _provider(rp: dict, root: str, inventories: dict, consumers: dict,
-                  traits: frozenset) -> _Provider:
+    def _provider(self, rp: dict, root: str, inventories: dict,
+                  consumers: dict, traits: frozenset) -> _Provider:
+        alike = self._alike
         counted = counted_inventories(inventories, consumers)
-        total = capacity_of(counted)
+        total = alike(capacity_of(counted))
         used = _sum(_use(c) for c in consumers.values())
+        is_root = root == rp['uuid']
+        extra = _extra(counted, is_root)
         return _Provider(rp['uuid'], root, rp['generation'], rp['name'],
-                         root == rp['uuid'] and COMPUTE_NODE in traits,
-                         consumers, total, used, traits,
+                         is_root and COMPUTE_NODE in traits,
+                         consumers or NO_CONSUMERS, total, used, traits,
                          capacity.Host(node=rp['name'], capacity=total,
                                        base=used, traits=traits,
-                                       units=_units(counted)),
-                         _extra(counted, root == rp['uuid']), inventories)
+                                       units=alike(_units(counted)))
+                         if is_root else None,
+                         alike(extra, tuple(sorted(extra.items()))),
+                         inventories)
 
-    def _children(self) -> dict:
-        """{root uuid: [the providers below it]} of the view, as they are
-        now (`hosts_of` may have just read some again).
+    def _shape(self) -> tuple:
+        """([the compute nodes' root providers], {root uuid: [the
+        providers below it]}) of the view as it is now (`hosts_of` may
+        have just read some again).
         """
-        return {root: [self._providers[uuid] for uuid in uuids]
-                for root, uuids in self._below.items()}
+        if self._shape_now is None:
+            providers = self._providers
+            self._shape_now = (
+                [p for p in providers.values()
+                 if p.compute and p.uuid == p.root],
+                {root: [providers[uuid] for uuid in uuids]
+                 for root, uuids in self._below.items()})
+        return self._shape_now
 
     def _hosts(self, providers: list,
                evictable: Optional[Callable] = None) -> list:
-        # The children as the view has them now (`hosts_of` may have just
-        # read some again).
-        below = self._children()
+        _, below = self._shape()
         uuids = [uuid for p in providers for uuid in p.consumers]
         uuids += [uuid for p in providers for c in below.get(p.uuid, ())
                   for uuid in c.consumers]
         leased = self.leased(uuids)
         if evictable is not None:
             leased = leased | evictable(uuids)
+        # Every node as its providers give it, no server left out: the
+        # same list until one of them is read again.
+        whole = not leased and providers is self._shape()[0]
+        plain = self._plain_hosts
+        if whole and plain is not None and plain[0] is providers:
+            return list(plain[1])
         hosts = []
         for p in providers:
             # Its servers that the base leaves out: lease servers (the
@@ -268,6 +333,8 @@ class HostView:
             if p.extra or children:
                 host = self._tree_host(p, host, children, leased)
             hosts.append(host)
+        if whole:
+            self._plain_hosts = (providers, tuple(hosts))
         return hosts
 
     def _tree_host(self, root: _Provider, host: capacity.Host,
@@ -283,23 +350,27 @@ class HostView:
         if known is not None and len(known[0]) == len(tree) and all(
                 a is b for a, b in zip(known[0], tree)):
             return known[1]
-        found = dataclasses.replace(host, **_tree(root, children, leased))
+        fields = _tree(root, children, leased)
+        # Like nodes have like trees: one of each.
+        for name in ('extra_capacity', 'extra_units'):
+            fields[name] = self._alike(fields[name])
+        found = dataclasses.replace(host, **fields)
         self._trees[root.uuid] = (tree, found)
         return found
 
-    @classmethod
-    def _read(cls, client, uuid: str, root: bool) -> tuple:
+    def _read(self, client, uuid: str, root: bool) -> tuple:
         inventories = answer(client.get(
             '/resource_providers/%s/inventories' % uuid,
             version=PLACEMENT_VERSION))['inventories']
         # Setting traits moves the generation too.
-        traits = frozenset(answer(client.get(
+        traits = self._alike(frozenset(answer(client.get(
             '/resource_providers/%s/traits' % uuid,
-            version=PLACEMENT_VERSION))['traits'])
-        consumers = {}
-        if cls._has_consumers(traits, root):
-            consumers = cls._consumers(client, uuid)
-        return inventories, consumers, traits
+            version=PLACEMENT_VERSION))['traits']))
+        consumers = NO_CONSUMERS
+        if self._has_consumers(traits, root):
+            consumers = self._consumers(client, uuid)
+        return (self._alike(inventories, _inventories_key(inventories)),
+                consumers, traits)
 
     @staticmethod
     def _has_consumers(traits: frozenset, root: bool) -> bool:

@@ -357,6 +357,35 @@ class ProviderTreeTest(testtools.TestCase):
         self.assertTrue(capacity.may_hold(rp1, one._replace(
             traits=('!CUSTOM_OTHER',))))
 
+    def test_nodes_kept_between_leases_follow_every_change(self):
+        # Between leases the nodes are kept while no provider moves; each
+        # way a node changes is seen at the next lease.
+        first = self.hosts()
+        self.assertEqual(first, self.hosts())
+        self.assertEqual(['/resource_providers'], self.placement.urls)
+        # A server becomes a lease's: left out, then counted again.
+        self.leased = {'vm3'}
+        self.assertEqual(capacity.extras({('', 'VGPU'): 1}),
+                         self.hosts()['node-rp1'].extra_base)
+        self.leased = set()
+        self.assertEqual(first, self.hosts())
+        # A claim read for a lease's nodes alone.
+        self.placement.generations['gpu0'] = 2
+        self.placement.consumers['gpu0'] = {}
+        self.view.hosts_of(self.placement, ['node-rp1'])
+        self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 1}),
+                         self.hosts()['node-rp1'].extra_base)
+        # A new child (a second physical GPU), then a node gone.
+        self.placement.generations['gpu1'] = 1
+        self.placement.roots['gpu1'] = 'rp1'
+        self.placement.consumers['gpu1'] = {}
+        self.placement.traits['gpu1'] = []
+        self.assertEqual(capacity.extras({('', 'CUSTOM_GPU_A100'): 2,
+                                          ('', 'VGPU'): 8}),
+                         self.hosts()['node-rp1'].extra_capacity)
+        del self.placement.generations['rp2']
+        self.assertEqual({'node-rp1'}, set(self.hosts()))
+
 
 class CountedInventoriesTest(testtools.TestCase):
     """A unit wholly reserved while a server holds it (Ironic's node in
