@@ -37,12 +37,19 @@ WHOLE_TYPES = ('b', 'h', 'i')
 NUMBER_TYPES = WHOLE_TYPES + ('q',)
 
 
+# {type: (lowest, highest)} of each whole-number type, made once: every
+# slot a refresh puts is checked against them.
+_BOUNDS = {code: (-2 ** (8 * array.array(code).itemsize - 1),
+                  2 ** (8 * array.array(code).itemsize - 1) - 1)
+           for code in NUMBER_TYPES}
+
+
 def _whole_type(low: int, high: int,
                 types: tuple = WHOLE_TYPES) -> Optional[str]:
     """The narrowest of `types` that holds low..high, or None."""
     for code in types:
-        bits = 8 * array.array(code).itemsize - 1
-        if -2 ** bits <= low and high < 2 ** bits:
+        lowest, highest = _BOUNDS[code]
+        if lowest <= low and high <= highest:
             return code
     return None
 
@@ -51,11 +58,12 @@ def holding(values: array.array, number: int) -> array.array:
     """`values`, or a copy in a wider whole-number type if it can not hold
     `number`.
     """
+    lowest, highest = _BOUNDS[values.typecode]
+    if lowest <= number <= highest:
+        return values
     code = _whole_type(number, number, NUMBER_TYPES)
     if code is None:
         raise OverflowError('%d takes more than 64 bits' % number)
-    if NUMBER_TYPES.index(code) <= NUMBER_TYPES.index(values.typecode):
-        return values
     return array.array(code, values)
 
 
